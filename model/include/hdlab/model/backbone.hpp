@@ -1,0 +1,96 @@
+#pragma once
+// The Transformer backbone every design starts from (methods.md section 0): decoder-only,
+// pre-norm RMSNorm, RoPE, grouped-query attention, dense SwiGLU or MoE FFN.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hdlab::model {
+
+enum class DType { bf16, fp16, fp32, fp8 };
+int dtype_bytes(DType dtype);
+const char* to_string(DType dtype);
+
+// Per-layer attention of the backbone: full causal, or causal over the last `window`
+// positions (a query at t sees keys t-window < t' <= t).
+enum class AttentionKind { full, sliding };
+const char* to_string(AttentionKind kind);
+struct LayerAttention {
+  AttentionKind kind = AttentionKind::full;
+  std::int64_t window = 0;  // positions; only meaningful for sliding
+  bool operator==(const LayerAttention&) const = default;
+};
+
+enum class RouterKind { softmax, sigmoid };
+const char* to_string(RouterKind kind);
+
+struct MoeConfig {
+  std::int64_t num_experts = 0;                 // routed experts E
+  std::int64_t top_k = 0;                       // routed experts active per token
+  std::int64_t expert_intermediate = 0;         // F_e, SwiGLU width of one routed expert
+  std::int64_t num_shared_experts = 0;          // always-active experts
+  std::int64_t shared_expert_intermediate = 0;  // F of one shared expert
+  std::int64_t first_dense_layers = 0;          // leading layers with the dense FFN instead
+  RouterKind router = RouterKind::softmax;
+  bool operator==(const MoeConfig&) const = default;
+};
+
+// Multi-head latent attention (DeepSeek-V3). Parameters are counted exactly; costs
+// approximate it (see attention_shape()).
+struct MlaConfig {
+  std::int64_t q_lora_rank = 0;  // 0: queries projected directly from D
+  std::int64_t kv_lora_rank = 0;
+  std::int64_t qk_nope_head_dim = 0;
+  std::int64_t qk_rope_head_dim = 0;
+  std::int64_t v_head_dim = 0;
+  bool operator==(const MlaConfig&) const = default;
+};
+
+struct Backbone {
+  std::string name;
+  std::string source;  // where the numbers come from
+  std::int64_t num_layers = 0;
+  std::int64_t hidden = 0;        // D
+  std::int64_t num_heads = 0;     // H, query heads
+  std::int64_t num_kv_heads = 0;  // G, key/value heads (H % G == 0)
+  std::int64_t head_dim = 0;      // hd (default D / H)
+  bool qk_norm = false;
+  bool attention_bias = false;          // biases on the q, k, v projections (Qwen2)
+  std::int64_t intermediate = 0;        // dense SwiGLU F (0 when every layer is MoE)
+  std::optional<MoeConfig> moe;
+  std::optional<MlaConfig> mla;
+  std::int64_t vocab_size = 0;
+  std::int64_t vocab_pad_multiple = 1;  // vocabulary padded up to a multiple of this
+  bool tie_embeddings = false;
+  std::vector<LayerAttention> layers;   // one entry per layer
+  std::int64_t kv_mirror_layers = 0;    // M: layer num_layers-1-x takes K/V from layer x's input, x < M
+  double rope_theta = 10000.0;
+  double norm_eps = 1e-6;
+  std::int64_t max_context = 0;         // native context in tokens; 0 = not stated
+  DType dtype = DType::bf16;
+  // Facts the profile does not know and assumed instead: field -> what was assumed and why.
+  std::map<std::string, std::string> assumptions;
+
+  bool operator==(const Backbone&) const = default;
+
+  std::int64_t padded_vocab() const;
+  // Layer l uses the routed-expert FFN (false: dense SwiGLU).
+  bool is_moe_layer(std::int64_t l) const;
+  // For a KV-mirror layer, the early layer whose input hidden states feed its K/V; else -1.
+  std::int64_t mirror_source(std::int64_t l) const;
+  bool is_mirrored(std::int64_t l) const { return mirror_source(l) >= 0; }
+  std::int64_t num_sliding_layers() const;
+};
+
+// Attention projection shapes per token, standard GQA or approximated MLA.
+struct AttentionShape {
+  std::int64_t qk_head_dim = 0;         // dot-product width per head
+  std::int64_t v_head_dim = 0;          // value width per head
+  std::int64_t kv_cache_per_token = 0;  // elements kept per token per layer (K and V together)
+  std::int64_t projection_params = 0;   // q, k, v, o weights (+ biases) per layer
+};
+AttentionShape attention_shape(const Backbone& b);
+
+}  // namespace hdlab::model

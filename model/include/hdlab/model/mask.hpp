@@ -1,0 +1,85 @@
+#pragma once
+// Attention masks of every design and layer kind, exactly.
+//
+// Logical order is the interleaved one of methods.md: token i, copy k at t = i*copies + k
+// (HD streams, PHD copies; copies = 1 for the baseline). A physical layout is an
+// explicit permutation of those positions (what a kernel sees). Counts of visible pairs
+// are closed forms; counts of visible tiles are exact for any length (not only tile
+// multiples) and never enumerate the L^2 pairs.
+#include <cstdint>
+#include <vector>
+
+#include "hdlab/model/design.hpp"
+
+namespace hdlab::model {
+
+struct MaskSpec {
+  enum class Kind {
+    causal,   // t' <= t
+    sliding,  // t - window < t' <= t (HD local(w); the backbone's sliding layers)
+    intra,    // t' <= t and same copy (HD intra-stream)
+    phd,      // PHD visibility (plain / swa / cswa), copies = K
+  };
+  Kind kind = Kind::causal;
+  std::int64_t tokens = 0;   // L
+  std::int64_t copies = 1;   // n or K
+  std::int64_t window = 0;   // sliding: positions
+  PhdVariant phd_variant = PhdVariant::plain;
+  std::int64_t phd_W = 0;
+  std::int64_t phd_C = 0;
+  // HD KV-mirror layers: only the final copy (k = copies-1) issues queries. Their rows,
+  // compacted to `tokens` rows in token order, face all positions() keys.
+  bool final_copy_queries_only = false;
+
+  std::int64_t positions() const { return tokens * copies; }
+  std::int64_t query_rows() const { return final_copy_queries_only ? tokens : positions(); }
+};
+const char* to_string(MaskSpec::Kind k);
+
+// "May logical query position q see logical key position k?"
+bool visible(const MaskSpec& m, std::int64_t q, std::int64_t k);
+
+enum class Layout {
+  interleaved,   // physical = logical (token-major)
+  stream_major,  // all of copy 0, then copy 1, ...: physical p = k*L + i
+  phd_split,     // [all origins (copy 0) in token order | hidden copies ordered by hidden rank]
+};
+const char* to_string(Layout l);
+Layout layout_from_string(const std::string& s);  // throws ConfigError("", ...)
+
+// Permutations between physical and logical positions for `tokens` x `copies`.
+std::int64_t logical_of_physical(std::int64_t tokens, std::int64_t copies, Layout l, std::int64_t p);
+std::int64_t physical_of_logical(std::int64_t tokens, std::int64_t copies, Layout l, std::int64_t t);
+std::vector<std::int64_t> physical_to_logical(std::int64_t tokens, std::int64_t copies, Layout l);
+
+// Exact number of visible (query, key) pairs, O(1).
+std::int64_t visible_pairs(const MaskSpec& m);
+
+struct TileCount {
+  std::int64_t visible = 0;  // tiles with at least one visible pair (a kernel runs them)
+  std::int64_t full = 0;     // of those, tiles whose every pair is visible (no masking needed)
+  std::int64_t total = 0;    // all tiles of the query_rows() x positions() grid
+  // Pairs a kernel computes: the area of every visible tile (edge tiles are smaller).
+  std::int64_t executed_pairs = 0;
+};
+// Tiles of Bq query rows x Bk keys in the given physical layout. Query rows follow the
+// same layout (for final_copy_queries_only: the final copy's rows in token order).
+TileCount visible_tiles(const MaskSpec& m, Layout l, std::int64_t Bq, std::int64_t Bk);
+
+// Brute-force versions over the materialised mask; the closed forms are tested against
+// them. Refused (ConfigError) above max_materialize_positions.
+inline constexpr std::int64_t max_materialize_positions = 1 << 14;
+// Row-major [query_rows() x positions()] in physical order of `l`, 1 = visible.
+std::vector<std::uint8_t> materialize(const MaskSpec& m, Layout l);
+std::int64_t visible_pairs_brute(const MaskSpec& m);
+TileCount visible_tiles_brute(const MaskSpec& m, Layout l, std::int64_t Bq, std::int64_t Bk);
+
+// The mask a layer of a design uses for a sequence of `tokens` tokens (training or
+// prefill shape). Baseline and VWN layers: causal or sliding over tokens; looped layers:
+// the backbone's mask (each iteration alike); HD: per layer kind; PHD: its variant.
+MaskSpec layer_mask(const Config& c, std::int64_t layer, std::int64_t tokens);
+
+// The layout a design runs in unless told otherwise: interleaved; PHD: phd_split.
+Layout default_layout(const Design& d);
+
+}  // namespace hdlab::model

@@ -1,0 +1,77 @@
+#include "hdlab/model/backbone.hpp"
+
+namespace hdlab::model {
+
+int dtype_bytes(DType dtype) {
+  switch (dtype) {
+    case DType::bf16: return 2;
+    case DType::fp16: return 2;
+    case DType::fp32: return 4;
+    case DType::fp8: return 1;
+  }
+  return 2;
+}
+
+const char* to_string(DType dtype) {
+  switch (dtype) {
+    case DType::bf16: return "bf16";
+    case DType::fp16: return "fp16";
+    case DType::fp32: return "fp32";
+    case DType::fp8: return "fp8";
+  }
+  return "?";
+}
+
+const char* to_string(AttentionKind kind) { return kind == AttentionKind::full ? "full" : "sliding"; }
+
+const char* to_string(RouterKind kind) { return kind == RouterKind::softmax ? "softmax" : "sigmoid"; }
+
+std::int64_t Backbone::padded_vocab() const {
+  const std::int64_t m = vocab_pad_multiple < 1 ? 1 : vocab_pad_multiple;
+  return (vocab_size + m - 1) / m * m;
+}
+
+bool Backbone::is_moe_layer(std::int64_t l) const { return moe.has_value() && l >= moe->first_dense_layers; }
+
+std::int64_t Backbone::mirror_source(std::int64_t l) const {
+  // U-shaped pairs: layer num_layers-1-x mirrors layer x for x < kv_mirror_layers.
+  if (l < num_layers - kv_mirror_layers) return -1;
+  return num_layers - 1 - l;
+}
+
+std::int64_t Backbone::num_sliding_layers() const {
+  std::int64_t count = 0;
+  for (const auto& a : layers) count += a.kind == AttentionKind::sliding ? 1 : 0;
+  return count;
+}
+
+AttentionShape attention_shape(const Backbone& b) {
+  AttentionShape s;
+  const std::int64_t D = b.hidden, H = b.num_heads;
+  if (b.mla) {
+    // MLA: queries (optionally through a low-rank q_a -> q_b with its RMSNorm), a joint
+    // low-rank KV projection kv_a (latent + shared RoPE key) with its RMSNorm, kv_b up to
+    // per-head keys and values, and the output projection. Cost approximation: the cache
+    // keeps the latent and the RoPE key per token (absorbed-weight inference), and each
+    // head scores with qk_nope + qk_rope dims and sums v_head_dim values.
+    const MlaConfig& m = *b.mla;
+    const std::int64_t qk = m.qk_nope_head_dim + m.qk_rope_head_dim;
+    s.qk_head_dim = qk;
+    s.v_head_dim = m.v_head_dim;
+    s.kv_cache_per_token = m.kv_lora_rank + m.qk_rope_head_dim;
+    std::int64_t q = m.q_lora_rank > 0 ? D * m.q_lora_rank + m.q_lora_rank + m.q_lora_rank * H * qk : D * H * qk;
+    std::int64_t kv = D * (m.kv_lora_rank + m.qk_rope_head_dim) + m.kv_lora_rank +
+                      m.kv_lora_rank * H * (m.qk_nope_head_dim + m.v_head_dim);
+    s.projection_params = q + kv + H * m.v_head_dim * D;
+    return s;
+  }
+  const std::int64_t G = b.num_kv_heads, hd = b.head_dim;
+  s.qk_head_dim = hd;
+  s.v_head_dim = hd;
+  s.kv_cache_per_token = 2 * G * hd;
+  s.projection_params = D * H * hd + 2 * D * G * hd + H * hd * D;
+  if (b.attention_bias) s.projection_params += H * hd + 2 * G * hd;
+  return s;
+}
+
+}  // namespace hdlab::model
