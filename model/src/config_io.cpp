@@ -1,8 +1,8 @@
 #include "hdlab/model/config_io.hpp"
 
-#include <fstream>
 #include <sstream>
 
+#include "hdlab/model/files.hpp"
 #include "hdlab/model/hf_import.hpp"
 #include "hdlab/model/json_reader.hpp"
 
@@ -301,6 +301,7 @@ void validate(const Backbone& b, const std::string& p) {
   for (std::size_t i = 0; i < b.layers.size(); ++i)
     if (b.layers[i].kind == AttentionKind::sliding && b.layers[i].window < 1)
       fail(at("attention") + "/sliding_window", "must be >= 1 for sliding layer " + std::to_string(i));
+  range("norms_per_layer", b.norms_per_layer, 0, 16);
   range("kv_mirror_layers", b.kv_mirror_layers, 0, b.num_layers / 2);
   if (!(b.rope_theta > 0)) fail(at("rope_theta"), "must be > 0");
   if (!(b.norm_eps > 0)) fail(at("norm_eps"), "must be > 0");
@@ -336,6 +337,7 @@ Backbone parse_backbone(const Json& j, const std::string& pointer) {
   } else {
     b.layers.assign(static_cast<std::size_t>(b.num_layers), LayerAttention{});
   }
+  b.norms_per_layer = r.integer("norms_per_layer", 2, 0, 16);
   b.kv_mirror_layers = r.integer("kv_mirror_layers", 0, 0, Limits::max_layers);
   b.rope_theta = r.number("rope_theta", 10000.0);
   b.norm_eps = r.number("norm_eps", 1e-6);
@@ -385,6 +387,7 @@ Json to_json(const Backbone& b) {
   j["vocab_pad_multiple"] = b.vocab_pad_multiple;
   j["tie_embeddings"] = b.tie_embeddings;
   j["attention"] = attention_to_json(b);
+  j["norms_per_layer"] = b.norms_per_layer;
   j["kv_mirror_layers"] = b.kv_mirror_layers;
   j["rope_theta"] = b.rope_theta;
   j["norm_eps"] = b.norm_eps;
@@ -482,15 +485,11 @@ Config parse_config(const Json& doc) {
 Json to_json(const Config& c) { return Json{{"backbone", to_json(c.base)}, {"design", to_json(c.design)}}; }
 
 Json read_json_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(path, "cannot open file");
-  std::stringstream ss;
-  ss << in.rdbuf();
+  const std::string text = read_text_file(path);
   try {
-    return Json::parse(ss.str());
+    return Json::parse(text);
   } catch (const Json::parse_error& e) {
     // e.byte is the offset; turn it into line:column.
-    const std::string text = ss.str();
     std::size_t line = 1, col = 1;
     for (std::size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
       if (text[i] == '\n') {

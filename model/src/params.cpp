@@ -32,7 +32,7 @@ ParamCounts count_params(const Config& c) {
   for (std::int64_t l = 0; l < b.num_layers; ++l) {
     p.attention += att.projection_params;
     if (b.qk_norm && !b.mla) p.qk_norm += 2 * b.head_dim;
-    p.norms += 2 * D;  // pre-attention and pre-FFN RMSNorm
+    p.norms += b.norms_per_layer * D;  // pre-attention and pre-FFN RMSNorm (Gemma: also post)
     if (b.is_moe_layer(l)) {
       const MoeConfig& m = *b.moe;
       p.router += m.num_experts * D;

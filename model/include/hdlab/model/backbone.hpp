@@ -65,6 +65,7 @@ struct Backbone {
   std::int64_t vocab_pad_multiple = 1;  // vocabulary padded up to a multiple of this
   bool tie_embeddings = false;
   std::vector<LayerAttention> layers;   // one entry per layer
+  std::int64_t norms_per_layer = 2;     // RMSNorms of size D per layer (Gemma: 4, pre and post)
   std::int64_t kv_mirror_layers = 0;    // M: layer num_layers-1-x takes K/V from layer x's input, x < M
   double rope_theta = 10000.0;
   double norm_eps = 1e-6;

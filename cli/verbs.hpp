@@ -1,0 +1,11 @@
+#pragma once
+// Every verb of `hdlab`: add_<verb> creates its subcommand on `app` and returns the Verb;
+// main() wires them; nothing else reads argv.
+#include "common.hpp"
+
+namespace hdlab::cli {
+
+Verb add_check(CLI::App& app);
+Verb add_params(CLI::App& app);
+
+}  // namespace hdlab::cli
