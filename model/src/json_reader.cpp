@@ -45,6 +45,12 @@ std::string shown(const json& j) {
   return s;
 }
 
+// "null", "string \"big\"", "array [1,2]": the type and, where it helps, the value.
+std::string described(const json& j) {
+  if (j.is_null()) return "null";
+  return json_type_name(j) + " " + shown(j);
+}
+
 std::size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
   for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
@@ -78,7 +84,7 @@ std::int64_t read_integer(const json& j, const std::string& pointer, std::int64_
                         ", got " + shown(j));
     v = static_cast<std::int64_t>(d);
   } else {
-    fail(pointer, "must be an integer, got " + json_type_name(j) + " " + shown(j));
+    fail(pointer, "must be an integer, got " + described(j));
   }
   if (v < min) fail(pointer, "must be >= " + std::to_string(min) + ", got " + std::to_string(v));
   if (v > max) fail(pointer, "must be <= " + std::to_string(max) + ", got " + std::to_string(v));
@@ -86,7 +92,7 @@ std::int64_t read_integer(const json& j, const std::string& pointer, std::int64_
 }
 
 double read_number(const json& j, const std::string& pointer, double min, double max) {
-  if (!j.is_number()) fail(pointer, "must be a number, got " + json_type_name(j) + " " + shown(j));
+  if (!j.is_number()) fail(pointer, "must be a number, got " + described(j));
   double v = j.get<double>();
   if (!std::isfinite(v)) fail(pointer, "must be finite");
   auto num = [](double x) {
@@ -99,12 +105,12 @@ double read_number(const json& j, const std::string& pointer, double min, double
 }
 
 bool read_bool(const json& j, const std::string& pointer) {
-  if (!j.is_boolean()) fail(pointer, "must be true or false, got " + json_type_name(j) + " " + shown(j));
+  if (!j.is_boolean()) fail(pointer, "must be true or false, got " + described(j));
   return j.get<bool>();
 }
 
 std::string read_string(const json& j, const std::string& pointer) {
-  if (!j.is_string()) fail(pointer, "must be a string, got " + json_type_name(j) + " " + shown(j));
+  if (!j.is_string()) fail(pointer, "must be a string, got " + described(j));
   return j.get<std::string>();
 }
 
@@ -122,8 +128,18 @@ const json* ObjectReader::find(const std::string& key) {
 
 const json& ObjectReader::required(const std::string& key) {
   const json* v = find(key);
-  if (!v) fail(at(key), "is required");
+  if (!v) missing(key);
   return *v;
+}
+
+void ObjectReader::missing(const std::string& key) const {
+  // A required key that is absent next to a near-miss spelling is most likely that typo:
+  // name the typo, which is what the user has to fix.
+  for (const auto& [other, value] : json_->items()) {
+    if (!known_.count(other) && edit_distance(other, key) <= 2)
+      fail(at(other), "unknown key (did you mean \"" + key + "\"?)");
+  }
+  fail(at(key), "is required");
 }
 
 std::int64_t ObjectReader::integer(const std::string& key, std::optional<std::int64_t> dflt, std::int64_t min,
@@ -131,7 +147,7 @@ std::int64_t ObjectReader::integer(const std::string& key, std::optional<std::in
   const json* v = find(key);
   if (!v) {
     if (dflt) return *dflt;
-    fail(at(key), "is required");
+    missing(key);
   }
   return read_integer(*v, at(key), min, max);
 }
@@ -140,7 +156,7 @@ double ObjectReader::number(const std::string& key, std::optional<double> dflt, 
   const json* v = find(key);
   if (!v) {
     if (dflt) return *dflt;
-    fail(at(key), "is required");
+    missing(key);
   }
   return read_number(*v, at(key), min, max);
 }
@@ -149,7 +165,7 @@ bool ObjectReader::boolean(const std::string& key, std::optional<bool> dflt) {
   const json* v = find(key);
   if (!v) {
     if (dflt) return *dflt;
-    fail(at(key), "is required");
+    missing(key);
   }
   return read_bool(*v, at(key));
 }
@@ -158,7 +174,7 @@ std::string ObjectReader::string(const std::string& key, std::optional<std::stri
   const json* v = find(key);
   if (!v) {
     if (dflt) return *dflt;
-    fail(at(key), "is required");
+    missing(key);
   }
   return read_string(*v, at(key));
 }

@@ -61,7 +61,7 @@ class ObjectReader {
     const nlohmann::json* v = find(key);
     if (!v) {
       if (dflt) return *dflt;
-      fail(at(key), "is required");
+      missing(key);
     }
     std::string s = read_string(*v, at(key));
     std::string names;
@@ -82,6 +82,7 @@ class ObjectReader {
   void allow(std::initializer_list<const char*> keys);
 
  private:
+  [[noreturn]] void missing(const std::string& key) const;
   const nlohmann::json* json_;
   std::string pointer_;
   std::set<std::string> known_;

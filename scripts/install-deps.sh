@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages hdlab builds with, only those that are missing.
+set -euo pipefail
+packages=(
+  build-essential cmake g++ clang libclang-rt-14-dev
+  nlohmann-json3-dev catch2 libboost-graph-dev libopenblas-dev libcli11-dev libfmt-dev
+  libpng-dev libbenchmark-dev qt6-base-dev qt6-charts-dev libgl-dev
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+echo "install-deps: installing ${missing[*]}"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

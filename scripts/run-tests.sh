@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Every test: installs what is missing, builds (Release, with CUDA and the GUI where
+# found) and runs all CTest tests; then the same tests under AddressSanitizer +
+# UndefinedBehaviorSanitizer; then the config-loader fuzzer for a bounded time.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+jobs="$(nproc)"
+
+echo "== build and test (Release) =="
+scripts/build.sh build
+ctest --test-dir build -j "$jobs" --output-on-failure
+
+echo "== build and test (ASan + UBSan) =="
+scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHDLAB_SANITIZE=ON -DHDLAB_GUI=OFF \
+  -DHDLAB_CUDA=OFF -DHDLAB_BUILD_BENCH=OFF
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build-asan -j "$jobs" --output-on-failure
+
+echo "== fuzz the config loader (libFuzzer, ${HDLAB_FUZZ_SECONDS:-60} s) =="
+CXX=clang++ CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHDLAB_FUZZ=ON \
+  -DHDLAB_BUILD_TESTS=OFF -DHDLAB_BUILD_BENCH=OFF -DHDLAB_GUI=OFF -DHDLAB_CUDA=OFF >build-fuzz.configure.log 2>&1 \
+  || { cat build-fuzz.configure.log; exit 1; }
+cmake --build build-fuzz -j "$jobs" --target fuzz_config
+corpus="$(mktemp -d)"
+cp fuzz/seeds/* "$corpus/"
+build-fuzz/fuzz/fuzz_config -max_total_time="${HDLAB_FUZZ_SECONDS:-60}" -timeout=10 -rss_limit_mb=4096 \
+  -print_final_stats=1 "$corpus" 2>&1 | tail -n 12
+rm -rf "$corpus"
+echo "== all tests passed =="
