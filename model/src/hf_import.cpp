@@ -25,8 +25,8 @@ enum class Family { llama, mistral, qwen2, qwen3, qwen3_moe, mixtral, gemma2, ge
 // What transformers' configuration class for a model_type uses when config.json leaves a
 // key out (the keyword defaults of e.g. LlamaConfig.__init__). Sizing keys (layers,
 // hidden, heads, FFN, vocabulary) have no entry: a config without them is an error, not
-// a silent model of HF's example default. (Exception: Gemma3TextConfig's vocabulary, which
-// the official multimodal gemma-3 configs rely on.)
+// a silent model of HF's example default. (Exception: Gemma3TextConfig's heads and
+// vocabulary, which the official multimodal gemma-3 configs rely on.)
 struct TypeInfo {
   const char* name;
   Family family;
@@ -345,7 +345,13 @@ Backbone import_text_model(const Json& hf, const std::string& pointer, const Typ
 
   b.num_layers = r.required_integer("num_hidden_layers", 1, Limits::max_layers);
   b.hidden = r.required_integer("hidden_size", 1, Limits::max_hidden);
-  b.num_heads = r.required_integer("num_attention_heads", 1, Limits::max_heads);
+  if (f == Family::gemma3_text) {
+    // The official multimodal gemma-3 configs leave heads (and vocabulary) to
+    // Gemma3TextConfig's defaults.
+    b.num_heads = r.integer_or("num_attention_heads", 8, 1, Limits::max_heads, "num_heads");
+  } else {
+    b.num_heads = r.required_integer("num_attention_heads", 1, Limits::max_heads);
+  }
 
   // num_key_value_heads: an absent key takes the class default; an explicit null means MHA.
   if (r.has_key("num_key_value_heads") || type.kv_heads == 0) {
