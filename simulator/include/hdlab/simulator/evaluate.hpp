@@ -1,0 +1,206 @@
+#pragma once
+// One call that costs a design on a device in every phase: the headline numbers a sweep
+// writes as CSV columns and the CLI prints.
+//
+// For the sweep engine (read this first):
+//  - Parse the scenario once (parse_scenario), the hardware once (hardware.hpp), and per
+//    grid point build the model::Config and call evaluate(config, hw, scenario, metrics)
+//    with one Metrics object reused across calls: after the first call it allocates
+//    nothing (the serving vector keeps its capacity), so millions of calls are fine.
+//  - Columns: metric_columns(scenario) once per sweep (names carry their units:
+//    *_s seconds, *_flops FLOPs, *_bytes bytes, *_tokens_per_s, *_params, *_seqs,
+//    *_ratio and *_fraction dimensionless, *_fits 1/0); metric_row(metrics, row) per
+//    point gives the values in the same order. A single value by name:
+//    metric_value(metrics, "decode_tokens_per_s"); scalar ones by enum: metrics[Metric::x].
+//  - Bad input (a tp that does not divide the heads, an fp8 model on a device without
+//    fp8...) is a model::ConfigError naming the scenario's JSON pointer
+//    ("/scenario/parallel/tp"); a sweep can record it as that point's error and go on.
+//  - Serving cells are named serving_b<batch>_in<input tokens>_{tokens_per_s,ratio,fits}.
+//  - Scenario fields are all JSON-addressable, so a sweep axis such as
+//    "/scenario/decode/batch": [1, 8, 64] maps onto parse_scenario's input.
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "hdlab/model/design.hpp"
+#include "hdlab/model/mask.hpp"
+#include "hdlab/simulator/hardware.hpp"
+
+namespace hdlab::simulator {
+
+// What the backward pass may recompute instead of keeping (Korthikanti et al. 2022):
+// none keeps every activation (attention probabilities included), selective recomputes
+// the core attention (softmax(QK^T)V), full keeps only each layer's input and reruns
+// the layer's forward in the backward pass.
+enum class Recompute { none, selective, full };
+const char* to_string(Recompute r);
+// ZeRO stages over the data-parallel ranks: none; optimizer (states sharded, ZeRO-1);
+// gradients (+ gradients, ZeRO-2); weights (+ weights, ZeRO-3).
+enum class OptimizerSharding { none, optimizer, gradients, weights };
+const char* to_string(OptimizerSharding s);
+// Which attention count times the attention op: the pairs a tiled kernel computes
+// (executed) or only the visible pairs (exact). Both are always reported.
+enum class AttentionCount { executed, exact };
+const char* to_string(AttentionCount c);
+
+struct TrainScenario {
+  std::int64_t seq_len = 4096;      // tokens per training sequence (before HD/PHD expansion)
+  std::int64_t micro_batch = 1;     // sequences per data-parallel rank per micro-step
+  std::int64_t grad_accum = 1;      // micro-steps per optimizer step
+  Recompute recompute = Recompute::selective;
+  OptimizerSharding sharding = OptimizerSharding::none;
+  double vwn_eta = 1.0;             // VWN: share of width-connection inputs saved, not recomputed
+  bool overlap_dp_comm = true;      // gradient all-reduce hidden behind the backward pass
+  bool operator==(const TrainScenario&) const = default;
+};
+
+struct PrefillScenario {
+  std::int64_t tokens = 4096;  // prompt tokens L per sequence
+  std::int64_t batch = 1;      // sequences prefilled together
+  bool operator==(const PrefillScenario&) const = default;
+};
+
+struct DecodeScenario {
+  std::int64_t batch = 32;      // sequences decoded together per step (per model replica)
+  std::int64_t context = 4096;  // tokens already in the KV cache of each sequence
+  bool operator==(const DecodeScenario&) const = default;
+};
+
+// Decode throughput over a batch x input-length matrix, as published HD serving results
+// are reported. A cell decodes at context = input + output_tokens / 2 (the mean context
+// while generating output_tokens), against the same backbone without the design.
+struct ServingScenario {
+  std::vector<std::int64_t> batches{1, 8, 32, 128};
+  std::vector<std::int64_t> input_lengths{1024, 4096, 16384};
+  std::int64_t output_tokens = 1024;
+  bool operator==(const ServingScenario&) const = default;
+};
+
+struct KvScenario {
+  std::int64_t context = 32768;     // tokens per sequence for kv_bytes_per_seq and max_batch_seqs
+  double memory_utilization = 0.9;  // share of device memory usable for weights + KV cache
+  bool operator==(const KvScenario&) const = default;
+};
+
+// Devices: world = tp * dp. Tensor parallel shards every layer over tp devices; expert
+// parallel shards the routed experts over ep devices carved out of the data-parallel
+// ranks (ep divides dp); in inference a model replica spans tp * ep devices, its dense
+// part running data-parallel over the ep ranks. Collectives inside one node of
+// gpus_per_node devices use NVLink, larger ones the network.
+struct ParallelScenario {
+  std::int64_t tp = 1;
+  std::int64_t ep = 1;
+  std::int64_t dp = 1;
+  std::int64_t gpus_per_node = 8;
+  bool operator==(const ParallelScenario&) const = default;
+};
+
+struct AttentionScenario {
+  std::optional<model::Layout> layout;  // physical layout; empty: the design's default
+  std::int64_t tile_q = 128;            // kernel tile: query rows
+  std::int64_t tile_k = 128;            // kernel tile: keys
+  AttentionCount count = AttentionCount::executed;
+  bool operator==(const AttentionScenario&) const = default;
+};
+
+struct Scenario {
+  TrainScenario train;
+  PrefillScenario prefill;
+  DecodeScenario decode;
+  ServingScenario serving;
+  KvScenario kv;
+  ParallelScenario parallel;
+  AttentionScenario attention;
+  bool operator==(const Scenario&) const = default;
+};
+
+// {"train": {"seq_len", "micro_batch", "grad_accum", "recompute", "optimizer_sharding",
+//            "vwn_eta", "overlap_dp_comm"},
+//  "prefill": {"tokens", "batch"}, "decode": {"batch", "context"},
+//  "serving": {"batches": [...], "input_lengths": [...], "output_tokens"},
+//  "kv": {"context", "memory_utilization"},
+//  "parallel": {"tp", "ep", "dp", "gpus_per_node"},
+//  "attention": {"layout": "default"|"interleaved"|"stream_major"|"phd_split",
+//                "tile_q", "tile_k", "count": "executed"|"exact"}}
+// Every key optional (defaults above); unknown keys are ConfigErrors at their pointer.
+Scenario parse_scenario(const nlohmann::json& j, const std::string& pointer = "/scenario");
+nlohmann::json to_json(const Scenario& s);  // every field explicit
+
+// Scalar metrics. Names carry units; see metric_name / metric_unit.
+enum class Metric : int {
+  params_total,                      // parameters of the design (embeddings included)
+  params_active,                     // per token, embeddings excluded
+  train_step_s,                      // one optimizer step (grad_accum micro-steps)
+  train_tokens_per_s,                // tokens (not expanded positions) per second, all devices
+  train_flops,                       // FLOPs of one optimizer step, all devices (executed attention)
+  train_mfu_fraction,                // train_flops / (step time * peak * devices)
+  train_comm_s,                      // collective time per step not hidden behind compute
+  train_memory_bytes,                // peak per device: weights + gradients + optimizer + activations
+  train_weight_bytes,                // per device
+  train_grad_bytes,                  // per device
+  train_optimizer_bytes,             // per device (fp32 master + Adam moments)
+  train_activation_bytes,            // per device, one micro-batch
+  train_fits,                        // 1 when train_memory_bytes <= device memory
+  prefill_s,                         // prefill of prefill.batch sequences of prefill.tokens
+  prefill_tokens_per_s,              // prompt tokens per second
+  prefill_flops,
+  prefill_attention_flops_exact,     // visible pairs only
+  prefill_attention_flops_executed,  // whole visible tiles
+  decode_step_s,                     // one decode step at decode.batch, decode.context
+  decode_tokens_per_s,               // generated tokens per second (per replica)
+  decode_flops,                      // per step
+  decode_bytes,                      // per step, every byte moved
+  decode_weight_bytes,               // weights read per step
+  decode_kv_read_bytes,              // KV cache read per step
+  decode_comm_s,                     // collective time per step
+  decode_vs_baseline_ratio,          // decode_tokens_per_s / the baseline's at the same point
+  kv_bytes_per_seq,                  // KV cache of one sequence at kv.context
+  kv_bytes,                          // KV cache of decode.batch sequences at decode.context
+  inference_weight_bytes,            // resident weights per device in inference
+  max_batch_seqs,                    // most sequences at kv.context whose cache fits
+  count_
+};
+inline constexpr int metric_count = static_cast<int>(Metric::count_);
+const char* metric_name(Metric m);  // "train_step_s"
+const char* metric_unit(Metric m);  // "s", "FLOP", "B", "tokens/s", "params", "seqs", "1"
+std::optional<Metric> metric_from_name(std::string_view name);
+
+struct ServingPoint {
+  std::int64_t batch = 0;
+  std::int64_t input_tokens = 0;
+  std::int64_t context = 0;  // tokens decoded against: input + output_tokens / 2
+  double tokens_per_s = 0;
+  double baseline_tokens_per_s = 0;
+  double ratio = 0;          // tokens_per_s / baseline_tokens_per_s
+  bool fits = false;         // weights + KV cache at input + output_tokens fit the devices
+};
+
+struct Metrics {
+  std::array<double, metric_count> values{};
+  std::vector<ServingPoint> serving;  // batches-major: batches[i] x input_lengths[j]
+  double operator[](Metric m) const { return values[static_cast<int>(m)]; }
+  double& operator[](Metric m) { return values[static_cast<int>(m)]; }
+};
+
+// Every scalar metric, then three columns per serving cell (batches-major).
+std::vector<std::string> metric_columns(const Scenario& s);
+// Values in metric_columns() order, written over `row` (resized, capacity reused).
+void metric_row(const Metrics& m, std::vector<double>& row);
+// A scalar metric or a serving column by name; ConfigError("", ...) when unknown.
+double metric_value(const Metrics& m, std::string_view name);
+
+// Checks a scenario against a config and device (tp divides the heads, ep divides the
+// experts and dp, ...). ConfigError naming "<pointer>/parallel/tp" etc.
+void check_scenario(const model::Config& c, const HardwareProfile& hw, const Scenario& s,
+                    const std::string& pointer = "/scenario");
+
+// Evaluates every phase. Calls check_scenario first.
+void evaluate(const model::Config& c, const HardwareProfile& hw, const Scenario& s, Metrics& out);
+Metrics evaluate(const model::Config& c, const HardwareProfile& hw, const Scenario& s);
+
+}  // namespace hdlab::simulator
