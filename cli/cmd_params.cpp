@@ -10,7 +10,8 @@ namespace hdlab::cli {
 
 namespace {
 
-nlohmann::json params_json(const model::ParamCounts& p) {
+// Components in reading order: (name, count).
+std::vector<std::pair<const char*, std::int64_t>> components(const model::ParamCounts& p) {
   return {{"embedding_input", p.embedding_input},
           {"embedding_output", p.embedding_output},
           {"embedding", p.embedding()},
@@ -24,9 +25,15 @@ nlohmann::json params_json(const model::ParamCounts& p) {
           {"ghc", p.ghc},
           {"adapters", p.adapters},
           {"mtp", p.mtp},
-          {"total", p.total},
           {"non_embedding", p.non_embedding()},
-          {"active_per_token", p.active_per_token}};
+          {"active_per_token", p.active_per_token},
+          {"total", p.total}};
+}
+
+nlohmann::json params_json(const model::ParamCounts& p) {
+  nlohmann::json j;
+  for (const auto& [name, count] : components(p)) j[name] = count;
+  return j;
 }
 
 std::string billions(std::int64_t v) { return fmt::format("{:.3f}", static_cast<double>(v) / 1e9); }
@@ -61,19 +68,20 @@ Verb add_params(CLI::App& app) {
               return exit_ok;
             }
             std::cout << fmt::format("{}: parameters in billions (1e9)\n", configs.front().base.name);
-            std::vector<nlohmann::json> rows;
+            std::vector<std::vector<std::pair<const char*, std::int64_t>>> columns;
             std::string header = fmt::format("{:<22}", "component");
-            for (const auto& c : configs) {
-              rows.push_back(params_json(model::count_params(c)));
-              header += fmt::format(" {:>24}", model::describe(c.design).substr(0, 24));
+            for (std::size_t i = 0; i < configs.size(); ++i) {
+              columns.push_back(components(model::count_params(configs[i])));
+              header += fmt::format(" {:>10}", fmt::format("#{}", i + 1));
+              std::cout << fmt::format("  #{}: {}\n", i + 1, model::describe(configs[i].design));
             }
             std::cout << header << "\n";
-            for (const auto& [key, _] : rows.front().items()) {
+            for (std::size_t row = 0; row < columns.front().size(); ++row) {
               bool any = false;
-              for (const auto& r : rows) any = any || r[key].get<std::int64_t>() != 0;
+              for (const auto& col : columns) any = any || col[row].second != 0;
               if (!any) continue;
-              std::string line = fmt::format("{:<22}", key);
-              for (const auto& r : rows) line += fmt::format(" {:>24}", billions(r[key].get<std::int64_t>()));
+              std::string line = fmt::format("{:<22}", columns.front()[row].first);
+              for (const auto& col : columns) line += fmt::format(" {:>10}", billions(col[row].second));
               std::cout << line << "\n";
             }
             return exit_ok;

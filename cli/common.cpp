@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <iostream>
 
-#include "hdlab/model/json_reader.hpp"
+#include "hdlab/model/hf_import.hpp"
 
 namespace hdlab::cli {
 
