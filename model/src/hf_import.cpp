@@ -241,6 +241,7 @@ void read_moe(HfReader& r, Backbone& b) {
     m.top_k = r.required_integer("num_experts_per_tok", 1, Limits::max_experts);
     // In Mixtral, intermediate_size is the size of each expert; there is no dense FFN.
     m.expert_intermediate = r.required_integer("intermediate_size", 1, Limits::max_intermediate);
+    m.shared_expert_intermediate = m.expert_intermediate;  // no shared experts; parse_moe's canonical value
     b.moe = m;
     b.intermediate = 0;
     return;
@@ -250,6 +251,7 @@ void read_moe(HfReader& r, Backbone& b) {
     m.num_experts = r.required_integer("num_experts", 1, Limits::max_experts);
     m.top_k = r.required_integer("num_experts_per_tok", 1, Limits::max_experts);
     m.expert_intermediate = r.required_integer("moe_intermediate_size", 1, Limits::max_intermediate);
+    m.shared_expert_intermediate = m.expert_intermediate;  // no shared experts; parse_moe's canonical value
     // HF: layer l is sparse iff l not in mlp_only_layers and (l + 1) % decoder_sparse_step == 0.
     const std::int64_t step = r.integer_or("decoder_sparse_step", 1, 1, Limits::max_layers, "moe");
     std::set<std::int64_t> mlp_only;
@@ -366,6 +368,10 @@ Backbone import_text_model(const Json& hf, const std::string& pointer, const Typ
   } else {
     b.num_kv_heads = r.integer_or("num_key_value_heads", type.kv_heads, 1, Limits::max_heads, "num_kv_heads");
   }
+
+  if (b.num_heads % b.num_kv_heads != 0)
+    fail(r.at("num_key_value_heads"), num(b.num_heads) + " query heads cannot be grouped into " +
+                                          num(b.num_kv_heads) + " KV heads");
 
   if (f == Family::deepseek_v3) {
     read_mla(r, b);
