@@ -7,6 +7,7 @@
 // are closed forms; counts of visible tiles are exact for any length (not only tile
 // multiples) and never enumerate the L^2 pairs.
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "hdlab/model/design.hpp"
@@ -36,7 +37,15 @@ struct MaskSpec {
 };
 const char* to_string(MaskSpec::Kind k);
 
-// "May logical query position q see logical key position k?"
+// Largest positions() the exact counts accept: pair and tile counts then stay below 2^62.
+inline constexpr std::int64_t max_count_positions = std::int64_t{1} << 31;
+// Checks a spec (tokens, copies >= 1; sliding window >= 1; PHD W >= 1 for swa/cswa, C >= 1
+// for cswa; positions() <= max_count_positions). ConfigError naming the field otherwise.
+void validate(const MaskSpec& m);
+
+// "May logical query position q see logical key position k?" Positions outside
+// [0, positions()) are never visible; with final_copy_queries_only, only queries of the
+// final copy see anything.
 bool visible(const MaskSpec& m, std::int64_t q, std::int64_t k);
 
 enum class Layout {
@@ -64,6 +73,9 @@ struct TileCount {
 };
 // Tiles of Bq query rows x Bk keys in the given physical layout. Query rows follow the
 // same layout (for final_copy_queries_only: the final copy's rows in token order).
+// Every (kind, layout) pair is supported; the work is O(log N) per query block, except
+// PHD-CSWA whose blocks cost O(1 + tokens the block spans / C) (see mask_tiles.cpp).
+// ConfigError for Bq or Bk < 1 or an invalid spec.
 TileCount visible_tiles(const MaskSpec& m, Layout l, std::int64_t Bq, std::int64_t Bk);
 
 // Brute-force versions over the materialised mask; the closed forms are tested against
