@@ -320,11 +320,11 @@ void read_mla(HfReader& r, Backbone& b) {
   b.mla = m;
   // The dot-product width per head; the MLA fields, not head_dim, drive counts and costs.
   b.head_dim = m.qk_nope_head_dim + m.qk_rope_head_dim;
-  b.assumptions["mla"] =
+  r.note("mla",
       "parameters exact (q_a/q_b with q_a_layernorm, kv_a_proj_with_mqa with kv_a_layernorm, kv_b, o); costs "
       "approximated: the KV cache keeps the latent (kv_lora_rank) and the shared RoPE key (qk_rope_head_dim) per "
       "token per layer (absorbed-weight inference), and each head scores with qk_nope_head_dim + qk_rope_head_dim "
-      "dims and sums v_head_dim values";
+      "dims and sums v_head_dim values");
   b.assumptions["head_dim"] = "qk_nope_head_dim + qk_rope_head_dim = " + num(b.head_dim) +
                               " (the per-head dot-product width; MLA shapes come from the mla fields)";
 }

@@ -417,6 +417,17 @@ TEST_CASE("HF defaults are applied per model_type and recorded as assumptions", 
     CHECK(b.assumptions.count("rope_theta") == 0);
     CHECK(b.assumptions.count("dtype") == 0);
   }
+  SECTION("deepseek_v3: absent q_lora_rank takes HF's 1536, explicit null projects queries directly") {
+    Json j = hf_json("deepseek-v3");
+    j.erase("q_lora_rank");
+    Backbone b = import_hf_config(j);
+    CHECK(b.mla->q_lora_rank == 1536);
+    CHECK(contains(b.assumptions.at("mla"), "q_lora_rank"));
+    CHECK(contains(b.assumptions.at("mla"), "approximated"));  // both notes kept
+    j["q_lora_rank"] = nullptr;
+    b = import_hf_config(j);
+    CHECK(b.mla->q_lora_rank == 0);
+  }
   SECTION("keys hdlab does not use are accepted") {
     Json j = hf_json("qwen3-8b");
     j["some_future_key"] = {{"anything", 1}};
