@@ -12,6 +12,11 @@ namespace {
 
 std::string num(std::int64_t v) { return std::to_string(v); }
 
+void check_range(const std::string& pointer, std::int64_t v, std::int64_t lo, std::int64_t hi) {
+  if (v < lo) fail(pointer, "must be >= " + num(lo) + ", got " + num(v));
+  if (v > hi) fail(pointer, "must be <= " + num(hi) + ", got " + num(v));
+}
+
 // ---- backbone ------------------------------------------------------------------------
 
 std::vector<LayerAttention> parse_layer_attention(ObjectReader& r, std::int64_t num_layers) {
@@ -66,7 +71,7 @@ MoeConfig parse_moe(ObjectReader r) {
   m.expert_intermediate = r.integer("expert_intermediate_size", std::nullopt, 1, Limits::max_intermediate);
   m.num_shared_experts = r.integer("num_shared_experts", 0, 0, Limits::max_experts);
   m.shared_expert_intermediate =
-      r.integer("shared_expert_intermediate_size", m.expert_intermediate, 1, Limits::max_intermediate);
+      r.integer("shared_expert_intermediate_size", m.expert_intermediate, 0, Limits::max_intermediate);
   m.first_dense_layers = r.integer("first_dense_layers", 0, 0, Limits::max_layers);
   m.router = r.choice<RouterKind>("router", {{"softmax", RouterKind::softmax}, {"sigmoid", RouterKind::sigmoid}},
                                   RouterKind::softmax);
@@ -274,8 +279,7 @@ GrowthDesign parse_growth(ObjectReader r, const Backbone& base) {
 void validate(const Backbone& b, const std::string& p) {
   auto at = [&](const char* key) { return pointer_join(p, key); };
   auto range = [&](const char* key, std::int64_t v, std::int64_t lo, std::int64_t hi) {
-    if (v < lo) fail(at(key), "must be >= " + num(lo) + ", got " + num(v));
-    if (v > hi) fail(at(key), "must be <= " + num(hi) + ", got " + num(v));
+    check_range(at(key), v, lo, hi);
   };
   range("num_layers", b.num_layers, 1, Limits::max_layers);
   range("hidden_size", b.hidden, 1, Limits::max_hidden);
@@ -288,10 +292,34 @@ void validate(const Backbone& b, const std::string& p) {
   const bool any_dense = !b.moe || b.moe->first_dense_layers > 0;
   range("intermediate_size", b.intermediate, any_dense ? 1 : 0, Limits::max_intermediate);
   if (b.moe) {
-    if (b.moe->top_k > b.moe->num_experts)
-      fail(at("moe") + "/top_k", "must be <= num_experts (" + num(b.moe->num_experts) + "), got " + num(b.moe->top_k));
-    if (b.moe->first_dense_layers > b.num_layers)
-      fail(at("moe") + "/first_dense_layers", "must be <= num_layers (" + num(b.num_layers) + ")");
+    const MoeConfig& m = *b.moe;
+    const std::string moe = at("moe");
+    auto moe_range = [&](const char* key, std::int64_t v, std::int64_t lo, std::int64_t hi) {
+      check_range(pointer_join(moe, key), v, lo, hi);
+    };
+    moe_range("num_experts", m.num_experts, 1, Limits::max_experts);
+    if (m.top_k > m.num_experts)
+      fail(moe + "/top_k", "must be <= num_experts (" + num(m.num_experts) + "), got " + num(m.top_k));
+    moe_range("top_k", m.top_k, 1, m.num_experts);
+    moe_range("expert_intermediate_size", m.expert_intermediate, 1, Limits::max_intermediate);
+    moe_range("num_shared_experts", m.num_shared_experts, 0, Limits::max_experts);
+    moe_range("shared_expert_intermediate_size", m.shared_expert_intermediate, m.num_shared_experts > 0 ? 1 : 0,
+              Limits::max_intermediate);
+    if (m.first_dense_layers > b.num_layers)
+      fail(moe + "/first_dense_layers", "must be <= num_layers (" + num(b.num_layers) + ")");
+    moe_range("first_dense_layers", m.first_dense_layers, 0, b.num_layers);
+  }
+  if (b.mla) {
+    const MlaConfig& m = *b.mla;
+    const std::string mla = at("mla");
+    auto mla_range = [&](const char* key, std::int64_t v, std::int64_t lo, std::int64_t hi) {
+      check_range(pointer_join(mla, key), v, lo, hi);
+    };
+    mla_range("q_lora_rank", m.q_lora_rank, 0, Limits::max_hidden);
+    mla_range("kv_lora_rank", m.kv_lora_rank, 1, Limits::max_hidden);
+    mla_range("qk_nope_head_dim", m.qk_nope_head_dim, 0, Limits::max_head_dim);
+    mla_range("qk_rope_head_dim", m.qk_rope_head_dim, 1, Limits::max_head_dim);
+    mla_range("v_head_dim", m.v_head_dim, 1, Limits::max_head_dim);
   }
   range("vocab_size", b.vocab_size, 1, Limits::max_vocab);
   range("vocab_pad_multiple", b.vocab_pad_multiple, 1, 1 << 16);
