@@ -1,0 +1,85 @@
+#pragma once
+// Every phase of a design costed on a device, with the intermediates a report or a test
+// wants (op tables, per-op times, communication). evaluate.hpp condenses these into the
+// headline metrics; the CLI's --json prints them whole.
+//
+// Training step (per device, one optimizer step):
+//   micro-step = 3 x forward (backward = 2 x forward for every op, the matrix-product
+//                convention applied to all ops) + recomputation + TP/EP collectives
+//                (forward's, again in the backward, again for full recomputation)
+//   recomputation: selective reruns the attention op (and VWN's GHC norm, dynamic
+//                coefficients and the (1 - eta) share of width connections); full
+//                reruns every layer's forward
+//   step = grad_accum x micro-step + exposed DP gradient all-reduce (hidden behind the
+//          backward of the last micro-step when overlap_dp_comm) + ZeRO-3 weight
+//          all-gathers (forward and backward of each micro-step) + the optimizer update
+//          (memory bound: reads weights, gradients and fp32 states, writes weights and
+//          states)
+// Prefill and decode: the pass's op times plus its collectives, nothing overlapped.
+#include <memory>
+
+#include "hdlab/model/params.hpp"
+#include "hdlab/simulator/evaluate.hpp"
+#include "hdlab/simulator/memory.hpp"
+#include "hdlab/simulator/phases.hpp"
+#include "hdlab/simulator/roofline.hpp"
+
+namespace hdlab::simulator {
+
+// What every phase needs, derived once per evaluation.
+struct CostContext {
+  const model::Config* config = nullptr;
+  const HardwareProfile* hw = nullptr;
+  const Scenario* scenario = nullptr;
+  ModelShape shape;
+  LayerPlan plan;
+  ModelShape baseline_shape;  // the same backbone without the method (serving ratios)
+  LayerPlan baseline_plan;
+  PassOptions options;
+  Sharding sharding;
+  Roofline roofline;
+  Link tp_link, ep_link, dp_link;
+  model::ParamCounts params;
+};
+// Checks the scenario (check_scenario) and derives the context.
+void make_context(const model::Config& c, const HardwareProfile& hw, const Scenario& s, CostContext& out);
+
+struct TrainResult {
+  PassTime forward;            // one micro-step's forward on one device
+  PassComm forward_comm;       // its TP/EP collectives
+  double recompute_s = 0;      // per micro-step
+  double micro_step_s = 0;
+  double dp_comm_s = 0;        // gradient all-reduce per step
+  double exposed_dp_s = 0;
+  double zero3_gather_s = 0;   // per micro-step
+  double optimizer_s = 0;
+  double step_s = 0;
+  double comm_s = 0;           // collectives not hidden, per step
+  double flops = 0;            // per step, all devices, attention executed
+  double model_flops = 0;      // per step, all devices, no recomputation, attention exact
+  double tokens = 0;           // per step, all devices
+  TrainMemory memory;
+};
+// `forward` receives the training forward pass (micro_batch * ep sequences).
+void cost_train(const CostContext& ctx, PassCost& forward, TrainResult& out);
+
+struct InferenceResult {
+  PassTime time;
+  PassComm comm;
+  double seconds = 0;  // op times + collectives
+};
+void cost_prefill(const CostContext& ctx, PassCost& pass, InferenceResult& out);
+// A decode step of `batch` sequences at `context`; baseline = the backbone without the method.
+void cost_decode(const CostContext& ctx, bool baseline, std::int64_t batch, std::int64_t context, PassCost& pass,
+                 InferenceResult& out);
+
+// Inference memory per device.
+double inference_weight_bytes(const CostContext& ctx);
+double kv_bytes_per_seq(const CostContext& ctx, std::int64_t context);
+// Sequences of `context` tokens whose KV cache fits next to the weights (per replica).
+double max_batch(const CostContext& ctx, std::int64_t context);
+
+// FLOPs of the attention op of a pass for a pair count (2*H*(qk+v) per pair).
+double attention_flops(const ModelShape& s, double pairs);
+
+}  // namespace hdlab::simulator

@@ -1,0 +1,50 @@
+#pragma once
+// Device memory: resident weights, training state (mixed-precision Adam, optional ZeRO
+// sharding) and saved activations.
+//
+// Training state per parameter: weights and gradients in the model's dtype (e bytes
+// each) plus the optimizer: an fp32 master copy and two fp32 Adam moments (12 bytes;
+// 8 when the model itself is fp32 and needs no master copy), as in ZeRO's accounting.
+// Sharding over the data-parallel ranks: ZeRO-1 shards the optimizer, ZeRO-2 also the
+// gradients, ZeRO-3 also the weights; routed experts shard over the dp / ep ranks that
+// hold copies of the same experts.
+//
+// Saved activations per layer pass (Korthikanti et al. 2022 applied to our layer: every
+// op keeps its inputs for its backward, flash attention also its output; residual adds
+// keep nothing), for the training sequences of one micro-batch:
+//   selective: those tensors; the attention probabilities are recomputed, not kept;
+//   none:      + the attention probabilities, H * executed pairs * e bytes;
+//   full:      the layer input only ([rows, D], VWN the wide [rows, (n/m) D]), plus one
+//              layer's selective set live while it is recomputed in the backward.
+// VWN (selective and none): the GHC ops are recomputed except a share eta of the width
+// connection inputs, which adds 2 * e * eta * (n/m) * D bytes per token and layer
+// (the published 4 eta (n/m) D at bf16). HD's KV-mirror layers keep activations of their
+// final-stream rows only (K/V of all positions), which is where their saving shows.
+// Outside the layers: the final norm and head inputs and the logits (e bytes each).
+// With tensor parallelism activations are split over the tp ranks (sequence parallel).
+#include "hdlab/model/params.hpp"
+#include "hdlab/simulator/evaluate.hpp"
+#include "hdlab/simulator/op_table.hpp"
+
+namespace hdlab::simulator {
+
+// Parameters one device holds: dense part over tp, routed experts over tp * ep.
+double params_per_device(const model::ParamCounts& p, double tp, double ep);
+
+struct TrainMemory {
+  double weight_bytes = 0;
+  double grad_bytes = 0;
+  double optimizer_bytes = 0;
+  double activation_bytes = 0;
+  double total() const { return weight_bytes + grad_bytes + optimizer_bytes + activation_bytes; }
+};
+
+// Saved-activation bytes of a training forward pass (logical: every sequence in it).
+double saved_activation_bytes(const PassCost& forward, const ModelShape& s, Recompute r, double vwn_eta);
+
+// Per device. `forward` is the training forward pass of micro_batch * ep sequences (the
+// tp x ep group's share), as evaluate() builds it.
+TrainMemory train_memory(const model::ParamCounts& p, const ModelShape& s, const PassCost& forward,
+                         const Scenario& sc);
+
+}  // namespace hdlab::simulator

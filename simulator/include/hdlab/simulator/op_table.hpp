@@ -1,0 +1,144 @@
+#pragma once
+// Op tables: the cost of every op of every layer in one pass (a training forward, a
+// prefill, a decode step), in the shared names and record of model/ops.hpp.
+//
+// Identical layers are grouped and costed once: a group carries how many times its ops
+// run per pass (layers x loop iterations), how many distinct layers hold weights, and
+// how many KV caches it keeps. Tables are fixed arrays indexed by OpKind, so building one
+// allocates nothing (the hot path of a sweep).
+//
+// Counting conventions (methods.md section 6, plus the choices below):
+//  - 2 FLOPs per multiply-add; RMSNorm 4 FLOPs per element (square-accumulate, scale,
+//    weight), the published VWN norm count; RoPE 3 per rotated element (2 multiplies, 1
+//    add); SiLU(gate)*up 5 per element (SiLU as 4: exp, add, divide, multiply); a
+//    residual add 1 per element; biases 1 per output element.
+//  - Attention 4*hd*H FLOPs per visible pair (MLA: 2*H*(qk_head_dim + v_head_dim));
+//    softmax FLOPs are not counted. Both the exact and the tile-executed pair counts are
+//    kept; the op's flops use the one the scenario chooses (executed by default).
+//  - Bytes: weights read once per pass, activations written and read by each op (an op
+//    reads its inputs and writes its outputs to device memory: no fusion is assumed),
+//    KV cache read and written by the attention op.
+//  - Costs in a table are logical: the whole model replica, unsharded. The roofline
+//    divides them over tensor/expert-parallel devices.
+#include <array>
+#include <cstdint>
+
+#include "hdlab/model/design.hpp"
+#include "hdlab/model/ops.hpp"
+
+namespace hdlab::simulator {
+
+// One op in one pass of one layer (or outside the layers).
+struct OpRow {
+  model::OpCost cost;         // logical cost of one run of the op
+  double params = 0;          // parameters the op owns (resident weights, per layer)
+  double calls = 0;           // kernel launches per run
+  double rows = 0;            // GEMM M: tokens through the op (experts: expected tokens per expert)
+  double weight_dim_min = 0;  // GEMM: the smaller weight dimension (min(N, K))
+};
+using OpTable = std::array<OpRow, model::op_kind_count>;
+
+inline OpRow& row(OpTable& t, model::OpKind k) { return t[static_cast<std::size_t>(k)]; }
+inline const OpRow& row(const OpTable& t, model::OpKind k) { return t[static_cast<std::size_t>(k)]; }
+// Sum of the cost records of a table.
+model::OpCost table_total(const OpTable& t);
+
+// The sizes a layer's ops are made of, derived once per (backbone, method).
+struct ModelShape {
+  double D = 0, H = 0, G = 0;
+  double qk_head_dim = 0, v_head_dim = 0, rope_dim = 0;
+  double q_weights = 0, q_bias = 0;    // query projection (MLA: with its low-rank path)
+  double kv_weights = 0, kv_bias = 0;  // key/value projections (MLA: the latent path)
+  double o_params = 0;
+  double kv_out = 0;                   // K/V elements written per position (= cache entry size)
+  bool qk_norm = false;
+  double norms_attn = 0, norms_ffn = 0;  // RMSNorms of size D around each sublayer
+  double F = 0;                          // dense SwiGLU width
+  double E = 0, top_k = 0, Fe = 0, S = 0, Fs = 0;  // MoE
+  double V = 0;                          // padded vocabulary
+  bool tied = false;
+  double bytes = 2;                      // bytes per stored element (the backbone's dtype)
+  model::DType dtype = model::DType::bf16;
+  // Method parameters (zero when the method is another).
+  double hd_n = 1;                       // HD streams (input tables)
+  double phd_K = 1;
+  bool vwn = false, vwn_dynamic = false, vwn_identity = false, vwn_projected = false, vwn_mtp = false;
+  double vwn_m = 1, vwn_n = 1;           // D' = (n/m) D
+  double loop_iterations = 1;
+  bool injection = false;
+};
+ModelShape model_shape(const model::Backbone& b, const model::Method& m);
+
+// What makes two layers cost the same.
+enum class LoopRole : std::uint8_t { none, prelude, recurrent, coda };
+struct LayerSignature {
+  model::AttentionKind base_kind = model::AttentionKind::full;
+  std::int64_t base_window = 0;
+  model::HdLayerKind hd_kind = model::HdLayerKind::full;  // HD only
+  bool moe = false;
+  bool kv_from_source = false;      // KV mirror: K/V projected from an early layer's input
+  bool final_queries_only = false;  // HD KV mirror: only the final stream issues queries
+  LoopRole role = LoopRole::none;
+  bool operator==(const LayerSignature&) const = default;
+};
+
+struct LayerGroupPlan {
+  LayerSignature sig;
+  std::int64_t first_layer = 0;  // a representative layer index (for masks and reports)
+  double instances = 0;          // distinct layers: weights resident
+  double passes = 0;             // runs per pass through the model (recurrent: x iterations)
+  double kv_caches = 0;          // KV caches kept (looped per-iteration: x iterations)
+};
+
+// More distinct layer shapes than this is refused (a config has at most a few dozen).
+inline constexpr int max_layer_groups = 48;
+struct LayerPlan {
+  int count = 0;
+  std::array<LayerGroupPlan, max_layer_groups> groups{};
+};
+LayerPlan plan_layers(const model::Backbone& b, const model::Method& m);
+
+// The work one layer does in a pass, per sequence.
+struct LayerWork {
+  double seqs = 0;            // sequences in the pass
+  double rows_q = 0;          // rows through q, o, the FFN and the residual
+  double rows_kv = 0;         // rows whose K/V are projected
+  double pairs_exact = 0;     // visible (query, key) pairs
+  double pairs_executed = 0;  // pairs inside visible kernel tiles
+  double kv_read = 0;         // KV-cache entries read (decode)
+  double kv_written = 0;      // KV-cache entries written
+  bool reads_cache = false;   // decode: K/V come from the cache, not from activations
+};
+// Fills the table of one layer of signature `sig` doing `w`.
+void layer_ops(const ModelShape& s, const LayerSignature& sig, const LayerWork& w, bool count_executed,
+               OpTable& out);
+
+// Work outside the layers, per sequence.
+struct OutsideWork {
+  double seqs = 0;
+  double embed_rows = 0;      // positions looked up (HD: one row per stream from its table)
+  double logit_rows = 0;      // rows through the final norm and the head (loss / sampling rows)
+  double recurrent_rows = 0;  // looped: rows through the injection adapter per iteration
+  double mtp_rows = 0;        // VWN multi-token prediction rows (training)
+};
+void outside_ops(const ModelShape& s, const OutsideWork& w, OpTable& out);
+
+struct LayerGroupCost {
+  LayerGroupPlan plan;
+  LayerWork work;
+  OpTable ops{};  // one run of one layer
+};
+
+// One pass through the model: groups of identical layers plus the ops outside them.
+struct PassCost {
+  int count = 0;
+  std::array<LayerGroupCost, max_layer_groups> groups{};
+  OpTable outside{};
+  // Summed over groups (x passes) and the outside ops.
+  model::OpCost total() const;
+  model::OpCost op_total(model::OpKind k) const;
+  double attention_pairs_exact() const;     // summed over layer passes
+  double attention_pairs_executed() const;
+};
+
+}  // namespace hdlab::simulator

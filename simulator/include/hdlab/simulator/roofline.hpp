@@ -1,0 +1,101 @@
+#pragma once
+// Roofline timing of op tables on a hardware profile, and collective communication.
+//
+// Per op and device:
+//   time = max(flops / (peak * compute_eff), bytes / (bandwidth * memory_eff)) + calls * launch
+// where peak is the matrix rate of the model's dtype for gemm and attention ops and the
+// fp32 vector rate for vector ops (memory ops have no compute term); the op is compute
+// bound when the first term wins. Efficiencies come from the profile (scalar or curve,
+// see hardware.hpp).
+//
+// Sharding of a table's logical costs over a tensor-parallel group of tp devices and
+// an expert-parallel group of ep devices (tables are built for the sequences of the
+// whole tp x ep group; the dense part runs data-parallel over the ep ranks, and tensor
+// parallelism comes with sequence parallelism, so norms and other vector ops split too):
+//   FLOPs, activation and KV bytes / (tp * ep) for every op;
+//   weight bytes / tp, except the routed experts' / (tp * ep) (each device holds E / ep
+//   experts and 1/tp of each; every ep rank reads its own copy of the dense weights).
+// With tp > G the K/V heads are replicated: KV bytes split over min(tp, G) only.
+//
+// Collectives (p ranks, S bytes per device, bandwidth B per direction times
+// efficiency.communication, latency a per step):
+//   ring all-reduce  2 (p-1)/p * S / B + 2 (p-1) a
+//   all-gather and reduce-scatter (p-1)/p * S / B + (p-1) a
+//   all-to-all       (p-1)/p * S / B + (p-1) a        (S: bytes a device sends)
+// Per layer pass: tensor parallel all-reduces the attention and the FFN outputs
+// ([rows, D]) once each in the forward (twice as many in training: backward too);
+// expert parallel dispatches and combines each token's top-k copies ([rows, k, D]).
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "hdlab/simulator/hardware.hpp"
+#include "hdlab/simulator/op_table.hpp"
+
+namespace hdlab::simulator {
+
+struct Sharding {
+  double tp = 1;
+  double ep = 1;
+  double kv_tp = 1;  // min(tp, G): K/V heads split this many ways (replicated beyond)
+};
+
+struct OpTime {
+  double seconds = 0;  // max(compute_s, memory_s) + launch_s
+  double compute_s = 0;
+  double memory_s = 0;
+  double launch_s = 0;
+  bool compute_bound = false;
+};
+
+// The share of an op's logical cost one device carries.
+model::OpCost device_cost(model::OpKind k, const OpRow& r, const Sharding& s);
+
+// One device's rates for one model dtype and sharding, looked up once per evaluation.
+struct Roofline {
+  const HardwareProfile* hw = nullptr;
+  Sharding sharding;
+  double matrix_peak = 0;  // FLOP/s of the model's dtype
+  // peak * scalar efficiency by OpClass (memory ops: 0, no compute term), FLOP/s
+  std::array<double, 4> compute_rate{};
+  double memory_rate = 0;  // bandwidth * scalar memory efficiency, B/s
+  double launch_s = 0;
+  bool curves = false;     // the profile has efficiency curves: evaluate them per op
+  double inv_group = 1, inv_tp = 1, inv_kv = 1;  // 1 / (tp*ep), 1 / tp, 1 / (kv_tp*ep)
+};
+// ConfigError when the device has no matrix rate for the dtype (fp8 on a device without).
+Roofline make_roofline(const HardwareProfile& hw, model::DType dtype, const Sharding& s);
+OpTime op_time(model::OpKind k, const OpRow& r, const Roofline& rl);
+
+// Per-op time of a pass on one device, summed over layer passes.
+struct PassTime {
+  std::array<double, model::op_kind_count> op_s{};  // by OpKind
+  std::array<double, model::op_kind_count> compute_bound_s{};  // the part of op_s in compute-bound runs
+  double total_s = 0;
+  double layers_s = 0;  // ops inside the layers only
+};
+void pass_time(const PassCost& p, const Roofline& rl, PassTime& out);
+
+struct Link {
+  double bytes_per_s = 0;  // per direction, efficiency applied
+  double latency_s = 0;
+};
+// The link a group spanning `span` devices uses: NVLink inside a node of gpus_per_node
+// devices, the network beyond. ConfigError at `pointer` when the profile has no such link.
+Link link_for(const HardwareProfile& hw, std::int64_t span, std::int64_t gpus_per_node, const std::string& pointer);
+
+double ring_all_reduce_s(double bytes, double ranks, const Link& l);
+double all_gather_s(double bytes, double ranks, const Link& l);  // also reduce-scatter
+double all_to_all_s(double bytes_sent, double ranks, const Link& l);
+
+// Collective time of one forward pass on one device: tensor-parallel all-reduces and
+// expert-parallel all-to-alls per layer pass.
+struct PassComm {
+  double tp_s = 0;
+  double ep_s = 0;
+  double total() const { return tp_s + ep_s; }
+};
+PassComm pass_comm(const PassCost& p, const ModelShape& s, const Sharding& sh, const Link& tp_link,
+                   const Link& ep_link);
+
+}  // namespace hdlab::simulator

@@ -1,0 +1,195 @@
+#include "hdlab/simulator/cost_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "hdlab/model/json_reader.hpp"
+
+namespace hdlab::simulator {
+
+using model::OpKind;
+
+namespace {
+
+double d(std::int64_t v) { return static_cast<double>(v); }
+
+std::string num(std::int64_t v) { return std::to_string(v); }
+
+void check_parallel(const model::Backbone& b, const ParallelScenario& p, const std::string& ptr) {
+  if (b.num_heads % p.tp != 0)
+    model::fail(ptr + "/tp", "must divide the " + num(b.num_heads) + " query heads, got " + num(p.tp));
+  if (p.ep > 1) {
+    if (!b.moe) model::fail(ptr + "/ep", "expert parallelism needs an MoE backbone; " + b.name + " is dense");
+    if (b.moe->num_experts % p.ep != 0)
+      model::fail(ptr + "/ep", "must divide the " + num(b.moe->num_experts) + " experts, got " + num(p.ep));
+  }
+  if (p.dp % p.ep != 0)
+    model::fail(ptr + "/ep", "must divide dp (" + num(p.dp) + "): expert-parallel ranks are data-parallel ranks");
+}
+
+// Updates that read weights, gradients and fp32 states and write weights and states.
+double optimizer_update_s(const CostContext& ctx) {
+  const Scenario& s = *ctx.scenario;
+  const double e = ctx.shape.bytes, states = e >= 4 ? 8 : 12;
+  const double tp = d(s.parallel.tp), ep = d(s.parallel.ep), dp = d(s.parallel.dp);
+  const double experts = d(ctx.params.routed_experts), dense = d(ctx.params.total) - experts;
+  const bool sharded = s.train.sharding != OptimizerSharding::none;
+  const double params = dense / tp / (sharded ? dp : 1) + experts / (tp * ep) / (sharded ? dp / ep : 1);
+  const double bytes = params * (3 * e + 2 * states);
+  const HardwareProfile& hw = *ctx.hw;
+  return bytes / (hw.memory_bandwidth_bytes_per_s() * hw.efficiency_at(EfficiencyClass::memory, bytes)) +
+         hw.launch_overhead_s();
+}
+
+// Gradient all-reduce over the data-parallel ranks: dense gradients over dp ranks,
+// expert gradients over the dp / ep ranks that hold the same experts.
+double dp_gradient_s(const CostContext& ctx) {
+  const ParallelScenario& p = ctx.scenario->parallel;
+  const double e = ctx.shape.bytes, tp = d(p.tp), ep = d(p.ep), dp = d(p.dp);
+  const double experts = d(ctx.params.routed_experts), dense = d(ctx.params.total) - experts;
+  return ring_all_reduce_s(dense / tp * e, dp, ctx.dp_link) + ring_all_reduce_s(experts / (tp * ep) * e, dp / ep, ctx.dp_link);
+}
+
+double zero3_gather_s(const CostContext& ctx) {
+  const ParallelScenario& p = ctx.scenario->parallel;
+  if (ctx.scenario->train.sharding != OptimizerSharding::weights) return 0;
+  const double e = ctx.shape.bytes, tp = d(p.tp), ep = d(p.ep), dp = d(p.dp);
+  const double experts = d(ctx.params.routed_experts), dense = d(ctx.params.total) - experts;
+  // weights gathered before the forward and again before the backward
+  return 2 * (all_gather_s(dense / tp * e, dp, ctx.dp_link) + all_gather_s(experts / (tp * ep) * e, dp / ep, ctx.dp_link));
+}
+
+double recompute_time(const CostContext& ctx, const PassTime& fwd) {
+  const TrainScenario& t = ctx.scenario->train;
+  auto op = [&](OpKind k) { return fwd.op_s[static_cast<std::size_t>(k)]; };
+  switch (t.recompute) {
+    case Recompute::none: return 0;
+    case Recompute::full: return fwd.layers_s;
+    case Recompute::selective:
+      return op(OpKind::attention) + op(OpKind::ghc_norm) + op(OpKind::ghc_dynamic) +
+             (1 - t.vwn_eta) * op(OpKind::ghc_width);
+  }
+  return 0;
+}
+
+double recompute_flops(const CostContext& ctx, const PassCost& fwd) {
+  const TrainScenario& t = ctx.scenario->train;
+  switch (t.recompute) {
+    case Recompute::none: return 0;
+    case Recompute::full: return fwd.total().flops - table_total(fwd.outside).flops;
+    case Recompute::selective:
+      return fwd.op_total(OpKind::attention).flops + fwd.op_total(OpKind::ghc_norm).flops +
+             fwd.op_total(OpKind::ghc_dynamic).flops + (1 - t.vwn_eta) * fwd.op_total(OpKind::ghc_width).flops;
+  }
+  return 0;
+}
+
+}  // namespace
+
+double attention_flops(const ModelShape& s, double pairs) { return 2 * s.H * (s.qk_head_dim + s.v_head_dim) * pairs; }
+
+void check_scenario(const model::Config& c, const HardwareProfile& hw, const Scenario& s, const std::string& pointer) {
+  check_parallel(c.effective, s.parallel, pointer + "/parallel");
+  const ParallelScenario& p = s.parallel;
+  if (p.tp > 1) link_for(hw, p.tp, p.gpus_per_node, pointer + "/parallel/tp");
+  if (p.ep > 1) link_for(hw, p.tp * p.ep, p.gpus_per_node, pointer + "/parallel/ep");
+  if (p.dp > 1) link_for(hw, p.tp * p.dp, p.gpus_per_node, pointer + "/parallel/dp");
+  if (s.serving.batches.empty()) model::fail(pointer + "/serving/batches", "must not be empty");
+  if (s.serving.input_lengths.empty()) model::fail(pointer + "/serving/input_lengths", "must not be empty");
+  if (s.attention.tile_q < 1) model::fail(pointer + "/attention/tile_q", "must be >= 1");
+  if (s.attention.tile_k < 1) model::fail(pointer + "/attention/tile_k", "must be >= 1");
+  if (!(s.kv.memory_utilization > 0 && s.kv.memory_utilization <= 1))
+    model::fail(pointer + "/kv/memory_utilization", "must be in (0, 1]");
+  if (!(s.train.vwn_eta >= 0 && s.train.vwn_eta <= 1)) model::fail(pointer + "/train/vwn_eta", "must be in [0, 1]");
+  hw.matrix_peak_flop_per_s(c.effective.dtype);  // throws when the device lacks the dtype's rate
+}
+
+void make_context(const model::Config& c, const HardwareProfile& hw, const Scenario& s, CostContext& out) {
+  check_scenario(c, hw, s);
+  out.config = &c;
+  out.hw = &hw;
+  out.scenario = &s;
+  out.shape = model_shape(c.effective, c.design.method);
+  out.plan = plan_layers(c.effective, c.design.method);
+  const model::Method baseline = model::BaselineDesign{};
+  out.baseline_shape = model_shape(c.effective, baseline);
+  out.baseline_plan = plan_layers(c.effective, baseline);
+  out.options.layout = s.attention.layout.value_or(model::default_layout(c.design));
+  out.options.tile_q = s.attention.tile_q;
+  out.options.tile_k = s.attention.tile_k;
+  out.options.count_executed = s.attention.count == AttentionCount::executed;
+  const ParallelScenario& p = s.parallel;
+  out.sharding = Sharding{d(p.tp), d(p.ep), d(std::min(p.tp, c.effective.num_kv_heads))};
+  out.roofline = make_roofline(hw, c.effective.dtype, out.sharding);
+  out.tp_link = p.tp > 1 ? link_for(hw, p.tp, p.gpus_per_node, "/scenario/parallel/tp") : Link{};
+  out.ep_link = p.ep > 1 ? link_for(hw, p.tp * p.ep, p.gpus_per_node, "/scenario/parallel/ep") : Link{};
+  out.dp_link = p.dp > 1 ? link_for(hw, p.tp * p.dp, p.gpus_per_node, "/scenario/parallel/dp") : Link{};
+  out.params = model::count_params(c);
+}
+
+void cost_train(const CostContext& ctx, PassCost& forward, TrainResult& out) {
+  const Scenario& s = *ctx.scenario;
+  const TrainScenario& t = s.train;
+  const double ep = ctx.sharding.ep, accum = d(t.grad_accum);
+  train_forward_pass(*ctx.config, ctx.shape, ctx.plan, d(t.micro_batch) * ep, t.seq_len, ctx.options, forward);
+  pass_time(forward, ctx.roofline, out.forward);
+  out.forward_comm = pass_comm(forward, ctx.shape, ctx.sharding, ctx.tp_link, ctx.ep_link);
+  out.recompute_s = recompute_time(ctx, out.forward);
+  const double comm_passes = t.recompute == Recompute::full ? 3 : 2;  // forward, backward (, recomputed forward)
+  const double micro_comm = out.forward_comm.total() * comm_passes;
+  out.micro_step_s = 3 * out.forward.total_s + out.recompute_s + micro_comm;
+  out.dp_comm_s = dp_gradient_s(ctx);
+  const double backward_s = 2 * out.forward.total_s;
+  out.exposed_dp_s = t.overlap_dp_comm ? std::max(0.0, out.dp_comm_s - backward_s) : out.dp_comm_s;
+  out.zero3_gather_s = zero3_gather_s(ctx);
+  out.optimizer_s = optimizer_update_s(ctx);
+  out.step_s = accum * (out.micro_step_s + out.zero3_gather_s) + out.exposed_dp_s + out.optimizer_s;
+  out.comm_s = accum * (micro_comm + out.zero3_gather_s) + out.exposed_dp_s;
+
+  // All devices: dp / ep groups of tp x ep devices, each running `forward`.
+  const double groups = d(s.parallel.dp) / ep;
+  const model::OpCost total = forward.total();
+  out.flops = accum * groups * (3 * total.flops + recompute_flops(ctx, forward));
+  const double exact_fwd = total.flops - forward.op_total(OpKind::attention).flops +
+                           attention_flops(ctx.shape, forward.attention_pairs_exact());
+  out.model_flops = accum * groups * 3 * exact_fwd;
+  out.tokens = accum * d(s.parallel.dp) * d(t.micro_batch) * d(t.seq_len);
+  out.memory = train_memory(ctx.params, ctx.shape, forward, s);
+}
+
+void cost_prefill(const CostContext& ctx, PassCost& pass, InferenceResult& out) {
+  const PrefillScenario& p = ctx.scenario->prefill;
+  prefill_pass(*ctx.config, ctx.shape, ctx.plan, d(p.batch), p.tokens, ctx.options, pass);
+  pass_time(pass, ctx.roofline, out.time);
+  out.comm = pass_comm(pass, ctx.shape, ctx.sharding, ctx.tp_link, ctx.ep_link);
+  out.seconds = out.time.total_s + out.comm.total();
+}
+
+void cost_decode(const CostContext& ctx, bool baseline, std::int64_t batch, std::int64_t context, PassCost& pass,
+                 InferenceResult& out) {
+  static const model::Method kBaseline = model::BaselineDesign{};
+  const model::Method& m = baseline ? kBaseline : ctx.config->design.method;
+  const ModelShape& shape = baseline ? ctx.baseline_shape : ctx.shape;
+  decode_pass(m, shape, baseline ? ctx.baseline_plan : ctx.plan, d(batch), context, ctx.options, pass);
+  pass_time(pass, ctx.roofline, out.time);
+  out.comm = pass_comm(pass, shape, ctx.sharding, ctx.tp_link, ctx.ep_link);
+  out.seconds = out.time.total_s + out.comm.total();
+}
+
+double inference_weight_bytes(const CostContext& ctx) {
+  return params_per_device(ctx.params, ctx.sharding.tp, ctx.sharding.ep) * ctx.shape.bytes;
+}
+
+double kv_bytes_per_seq(const CostContext& ctx, std::int64_t context) {
+  return kv_cache_bytes_per_seq(ctx.config->design.method, ctx.shape, ctx.plan, context);
+}
+
+double max_batch(const CostContext& ctx, std::int64_t context) {
+  const double usable = ctx.hw->memory_bytes() * ctx.scenario->kv.memory_utilization - inference_weight_bytes(ctx);
+  const double per_seq_per_device = kv_bytes_per_seq(ctx, context) / (ctx.sharding.kv_tp * ctx.sharding.ep);
+  if (usable <= 0) return 0;
+  return std::floor(usable / per_seq_per_device);
+}
+
+}  // namespace hdlab::simulator

@@ -1,0 +1,189 @@
+#include "hdlab/simulator/hardware.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "hdlab/model/json_reader.hpp"
+
+namespace hdlab::simulator {
+
+using model::fail;
+using model::ObjectReader;
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kClassNames[efficiency_class_count] = {"gemm", "attention", "vector", "memory",
+                                                             "communication"};
+
+// A required key whose value may be null (the device has no such link, or it is unknown).
+std::optional<double> nullable_number(ObjectReader& r, const char* key, double min) {
+  const json& v = r.required(key);
+  if (v.is_null()) return std::nullopt;
+  return model::read_number(v, r.at(key), min);
+}
+
+std::map<std::string, std::string> string_map(ObjectReader& r, const char* key) {
+  const json& v = r.required(key);
+  if (!v.is_object()) fail(r.at(key), "must be an object of key -> text, got " + model::json_type_name(v));
+  std::map<std::string, std::string> out;
+  for (const auto& [k, text] : v.items()) out[k] = model::read_string(text, model::pointer_join(r.at(key), k));
+  return out;
+}
+
+json free_form_object(ObjectReader& r, const char* key) {
+  const json* v = r.find(key);
+  if (!v || v->is_null()) return nullptr;
+  if (!v->is_object()) fail(r.at(key), "must be an object, got " + model::json_type_name(*v));
+  return *v;
+}
+
+EfficiencyCurve parse_curve(const json& j, const std::string& ptr) {
+  if (!j.is_array() || j.size() < 1) fail(ptr, "must be a non-empty list of [x, efficiency] points");
+  EfficiencyCurve c;
+  for (std::size_t i = 0; i < j.size(); ++i) {
+    const std::string p = model::pointer_join(ptr, i);
+    if (!j[i].is_array() || j[i].size() != 2) fail(p, "must be a pair [x, efficiency]");
+    const double x = model::read_number(j[i][0], model::pointer_join(p, std::size_t{0}), 0.0);
+    const double e = model::read_number(j[i][1], model::pointer_join(p, std::size_t{1}), 0.0, 1.0);
+    if (x <= 0) fail(model::pointer_join(p, std::size_t{0}), "must be > 0 (the curve is interpolated in log x)");
+    if (e <= 0) fail(model::pointer_join(p, std::size_t{1}), "must be > 0");
+    if (!c.x.empty() && x <= c.x.back())
+      fail(model::pointer_join(p, std::size_t{0}), "must be larger than the previous point's x");
+    c.x.push_back(x);
+    c.efficiency.push_back(e);
+  }
+  return c;
+}
+
+void parse_efficiency(ObjectReader r, HardwareProfile& h) {
+  for (int i = 0; i < efficiency_class_count; ++i) {
+    const double e = r.number(kClassNames[i], std::nullopt, 0.0, 1.0);
+    if (e <= 0) fail(r.at(kClassNames[i]), "must be > 0");
+    h.efficiency[static_cast<std::size_t>(i)] = e;
+  }
+  r.finish();
+}
+
+void parse_curves(ObjectReader r, HardwareProfile& h) {
+  // Communication has no curve: links are timed by the ring formulas with one efficiency.
+  for (int i = 0; i < efficiency_class_count - 1; ++i)
+    if (const json* v = r.find(kClassNames[i])) h.curves[static_cast<std::size_t>(i)] = parse_curve(*v, r.at(kClassNames[i]));
+  r.finish();
+}
+
+json curve_to_json(const EfficiencyCurve& c) {
+  json out = json::array();
+  for (std::size_t i = 0; i < c.x.size(); ++i) out.push_back({c.x[i], c.efficiency[i]});
+  return out;
+}
+
+}  // namespace
+
+const char* to_string(EfficiencyClass c) { return kClassNames[static_cast<int>(c)]; }
+
+EfficiencyClass efficiency_class(model::OpClass c) {
+  switch (c) {
+    case model::OpClass::gemm: return EfficiencyClass::gemm;
+    case model::OpClass::attention: return EfficiencyClass::attention;
+    case model::OpClass::vector: return EfficiencyClass::vector;
+    case model::OpClass::memory: return EfficiencyClass::memory;
+  }
+  return EfficiencyClass::vector;
+}
+
+double EfficiencyCurve::at(double x_value) const {
+  if (x_value <= x.front()) return efficiency.front();
+  if (x_value >= x.back()) return efficiency.back();
+  const auto hi = static_cast<std::size_t>(std::upper_bound(x.begin(), x.end(), x_value) - x.begin());
+  const std::size_t lo = hi - 1;
+  const double t = std::log(x_value / x[lo]) / std::log(x[hi] / x[lo]);
+  return efficiency[lo] + t * (efficiency[hi] - efficiency[lo]);
+}
+
+double HardwareProfile::efficiency_at(EfficiencyClass c, double x) const {
+  const EfficiencyCurve& curve = curves[static_cast<int>(c)];
+  return curve.empty() ? efficiency[static_cast<int>(c)] : curve.at(x);
+}
+
+double HardwareProfile::matrix_peak_flop_per_s(model::DType dtype) const {
+  switch (dtype) {
+    case model::DType::bf16: return peak_bf16_tflop_per_s * 1e12;
+    case model::DType::fp16: return peak_fp16_tflop_per_s * 1e12;
+    case model::DType::fp32: return peak_fp32_tflop_per_s * 1e12;
+    case model::DType::fp8:
+      if (!peak_fp8_tflop_per_s) fail("/peak_fp8_tflop_per_s", "is null: " + name + " has no fp8 matrix rate");
+      return *peak_fp8_tflop_per_s * 1e12;
+  }
+  return peak_bf16_tflop_per_s * 1e12;
+}
+
+HardwareProfile parse_hardware_profile(const json& j, const std::string& pointer) {
+  ObjectReader r(j, pointer);
+  HardwareProfile h;
+  h.name = r.string("name", std::nullopt);
+  h.kind = r.choice<DeviceKind>("kind", {{"gpu", DeviceKind::gpu}, {"cpu", DeviceKind::cpu}}, std::nullopt);
+  auto positive = [&](const char* key) {
+    const double v = r.number(key, std::nullopt, 0.0);
+    if (v <= 0) fail(r.at(key), "must be > 0");
+    return v;
+  };
+  h.peak_bf16_tflop_per_s = positive("peak_bf16_tflop_per_s");
+  h.peak_fp16_tflop_per_s = positive("peak_fp16_tflop_per_s");
+  h.peak_fp8_tflop_per_s = nullable_number(r, "peak_fp8_tflop_per_s", 0.0);
+  if (h.peak_fp8_tflop_per_s && *h.peak_fp8_tflop_per_s <= 0)
+    fail(r.at("peak_fp8_tflop_per_s"), "must be > 0 or null");
+  h.peak_fp32_tflop_per_s = positive("peak_fp32_tflop_per_s");
+  h.memory_gb = positive("memory_gb");
+  h.memory_bandwidth_gb_per_s = positive("memory_bandwidth_gb_per_s");
+  h.l2_cache_mb = nullable_number(r, "l2_cache_mb", 0.0);
+  h.nvlink_bandwidth_gb_per_s = nullable_number(r, "nvlink_bandwidth_gb_per_s", 0.0);
+  h.nvlink_latency_us = nullable_number(r, "nvlink_latency_us", 0.0);
+  h.network_bandwidth_gb_per_s = nullable_number(r, "network_bandwidth_gb_per_s", 0.0);
+  h.network_latency_us = nullable_number(r, "network_latency_us", 0.0);
+  h.pcie_bandwidth_gb_per_s = nullable_number(r, "pcie_bandwidth_gb_per_s", 0.0);
+  h.kernel_launch_overhead_us = r.number("kernel_launch_overhead_us", std::nullopt, 0.0);
+  parse_efficiency(r.object("efficiency"), h);
+  if (auto c = r.optional_object("efficiency_curves")) parse_curves(*c, h);
+  h.measured = free_form_object(r, "measured");
+  h.sources = string_map(r, "sources");
+  h.assumptions = string_map(r, "assumptions");
+  h.calibration = free_form_object(r, "calibration");
+  r.finish();
+  return h;
+}
+
+json to_json(const HardwareProfile& h) {
+  auto nullable = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
+  json eff = json::object();
+  json curves = json::object();
+  for (int i = 0; i < efficiency_class_count; ++i) {
+    eff[kClassNames[i]] = h.efficiency[static_cast<std::size_t>(i)];
+    if (!h.curves[static_cast<std::size_t>(i)].empty())
+      curves[kClassNames[i]] = curve_to_json(h.curves[static_cast<std::size_t>(i)]);
+  }
+  json j = {{"name", h.name},
+            {"kind", h.kind == DeviceKind::gpu ? "gpu" : "cpu"},
+            {"peak_bf16_tflop_per_s", h.peak_bf16_tflop_per_s},
+            {"peak_fp16_tflop_per_s", h.peak_fp16_tflop_per_s},
+            {"peak_fp8_tflop_per_s", nullable(h.peak_fp8_tflop_per_s)},
+            {"peak_fp32_tflop_per_s", h.peak_fp32_tflop_per_s},
+            {"memory_gb", h.memory_gb},
+            {"memory_bandwidth_gb_per_s", h.memory_bandwidth_gb_per_s},
+            {"l2_cache_mb", nullable(h.l2_cache_mb)},
+            {"nvlink_bandwidth_gb_per_s", nullable(h.nvlink_bandwidth_gb_per_s)},
+            {"nvlink_latency_us", nullable(h.nvlink_latency_us)},
+            {"network_bandwidth_gb_per_s", nullable(h.network_bandwidth_gb_per_s)},
+            {"network_latency_us", nullable(h.network_latency_us)},
+            {"pcie_bandwidth_gb_per_s", nullable(h.pcie_bandwidth_gb_per_s)},
+            {"kernel_launch_overhead_us", h.kernel_launch_overhead_us},
+            {"efficiency", eff},
+            {"sources", h.sources},
+            {"assumptions", h.assumptions}};
+  if (!curves.empty()) j["efficiency_curves"] = curves;
+  if (!h.measured.is_null()) j["measured"] = h.measured;
+  if (!h.calibration.is_null()) j["calibration"] = h.calibration;
+  return j;
+}
+
+}  // namespace hdlab::simulator

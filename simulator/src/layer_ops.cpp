@@ -1,0 +1,209 @@
+// The op table of one layer and of the ops outside the layers. Shapes in comments are
+// per pass: N rows of width D, e bytes per element; conventions in op_table.hpp.
+#include <cmath>
+
+#include "hdlab/simulator/op_table.hpp"
+
+namespace hdlab::simulator {
+
+using model::OpKind;
+
+namespace {
+
+// An element-wise or reduction op over `elements_in` -> `elements_out` elements.
+void vector_op(OpRow& r, double flops, double params, double elements_in, double elements_out, double e) {
+  r.cost.flops = flops;
+  r.cost.weight_bytes = params * e;
+  r.cost.act_bytes_in = elements_in * e;
+  r.cost.act_bytes_out = elements_out * e;
+  r.params = params;
+  r.calls = flops > 0 ? 1 : 0;
+  r.rows = 0;
+  r.weight_dim_min = 0;
+}
+
+// A matrix product [N, in] x [in, out] -> [N, out] (+ bias).
+void gemm_op(OpRow& r, double N, double in, double out, double bias, double e) {
+  r.cost.flops = 2 * N * in * out + N * bias;
+  r.cost.weight_bytes = (in * out + bias) * e;
+  r.cost.act_bytes_in = N * in * e;
+  r.cost.act_bytes_out = N * out * e;
+  r.params = in * out + bias;
+  r.calls = 1;
+  r.rows = N;
+  r.weight_dim_min = in < out ? in : out;
+}
+
+// Expected distinct experts hit by `tokens` tokens each picking top_k of E experts,
+// under balanced (uniform) routing: E * (1 - (1 - k/E)^tokens).
+double experts_hit(double E, double k, double tokens) {
+  if (E <= 0 || tokens <= 0) return 0;
+  if (k >= E) return E;
+  return E * (1 - std::exp(tokens * std::log1p(-k / E)));
+}
+
+void attention_ops(const ModelShape& s, const LayerSignature& sig, const LayerWork& w, bool executed, OpTable& t) {
+  const double e = s.bytes;
+  const double Nq = w.seqs * w.rows_q, Nkv = w.seqs * w.rows_kv;
+  // KV mirror: K/V come from an early layer's input, normalised here with this layer's
+  // own norm weights, so the norm runs over both inputs.
+  const double norm_rows = sig.kv_from_source ? Nq + Nkv : Nq;
+  const double post = s.norms_attn > 1 ? (s.norms_attn - 1) * Nq : 0;  // post-norms on the output
+  if (s.norms_attn > 0)
+    vector_op(row(t, OpKind::attn_norm), 4 * s.D * (norm_rows + post), s.norms_attn * s.D, (norm_rows + post) * s.D,
+              (norm_rows + post) * s.D, e);
+
+  // [Nq, D] -> q [Nq, H*qk]; [Nkv, D] -> k, v [Nkv, kv_out]
+  OpRow& qkv = row(t, OpKind::qkv_proj);
+  qkv.cost.flops = 2 * (Nq * s.q_weights + Nkv * s.kv_weights) + Nq * s.q_bias + Nkv * s.kv_bias;
+  qkv.params = s.q_weights + s.q_bias + s.kv_weights + s.kv_bias;
+  qkv.cost.weight_bytes = qkv.params * e;
+  qkv.cost.act_bytes_in = (sig.kv_from_source ? Nq + Nkv : Nq) * s.D * e;
+  qkv.cost.act_bytes_out = (Nq * s.H * s.qk_head_dim + Nkv * s.kv_out) * e;
+  qkv.calls = 1;
+  qkv.rows = Nq;
+  qkv.weight_dim_min = s.D < s.G * s.qk_head_dim ? s.D : s.G * s.qk_head_dim;
+
+  const double q_el = Nq * s.H * s.qk_head_dim, k_el = Nkv * s.G * s.qk_head_dim;
+  if (s.qk_norm) vector_op(row(t, OpKind::qk_norm), 4 * (q_el + k_el), 2 * s.qk_head_dim, q_el + k_el, q_el + k_el, e);
+  const double rope_el = (Nq * s.H + Nkv * s.G) * s.rope_dim;
+  vector_op(row(t, OpKind::rope), 3 * rope_el, 0, rope_el, rope_el, e);
+
+  // softmax(q k^T) v over the visible pairs: [Nq, H, qk] x keys -> [Nq, H, v]
+  OpRow& att = row(t, OpKind::attention);
+  const double per_pair = 2 * s.H * (s.qk_head_dim + s.v_head_dim);  // 4*hd*H for GQA
+  att.cost.flops = per_pair * w.seqs * (executed ? w.pairs_executed : w.pairs_exact);
+  att.cost.act_bytes_in = (q_el + (w.reads_cache ? 0 : Nkv * s.kv_out)) * e;
+  att.cost.act_bytes_out = Nq * s.H * s.v_head_dim * e;
+  att.cost.kv_bytes_read = w.seqs * w.kv_read * s.kv_out * e;
+  att.cost.kv_bytes_written = w.seqs * w.kv_written * s.kv_out * e;
+  att.calls = 1;
+  att.rows = w.rows_q;
+
+  gemm_op(row(t, OpKind::o_proj), Nq, s.H * s.v_head_dim, s.D, 0, e);
+}
+
+void swiglu(OpRow& r, double tokens, double D, double F, double e) {
+  // gate/up [T, D] -> [T, 2F]; SiLU(gate)*up -> [T, F]; down [T, F] -> [T, D]
+  r.cost.flops = tokens * (2 * D * 2 * F + 5 * F + 2 * F * D);
+  r.cost.act_bytes_in = tokens * (D + 2 * F + F) * e;
+  r.cost.act_bytes_out = tokens * (2 * F + F + D) * e;
+  r.calls = 3;
+}
+
+void ffn_ops(const ModelShape& s, const LayerSignature& sig, const LayerWork& w, OpTable& t) {
+  const double e = s.bytes, N = w.seqs * w.rows_q;
+  if (s.norms_ffn > 0)
+    vector_op(row(t, OpKind::ffn_norm), 4 * s.D * N * s.norms_ffn, s.norms_ffn * s.D, N * s.norms_ffn * s.D,
+              N * s.norms_ffn * s.D, e);
+  if (!sig.moe) {
+    gemm_op(row(t, OpKind::ffn_gate_up), N, s.D, 2 * s.F, 0, e);
+    vector_op(row(t, OpKind::ffn_act), 5 * N * s.F, 0, 2 * N * s.F, N * s.F, e);
+    gemm_op(row(t, OpKind::ffn_down), N, s.F, s.D, 0, e);
+    return;
+  }
+  // Router logits [N, D] x [D, E]; top-k selection not counted.
+  vector_op(row(t, OpKind::router), 2 * N * s.D * s.E, s.E * s.D, N * s.D, N * s.E, e);
+  // Routed experts: N*k token copies, balanced over E experts; weights of the experts hit.
+  OpRow& ex = row(t, OpKind::experts);
+  const double expert_params = 3 * s.D * s.Fe;
+  swiglu(ex, N * s.top_k, s.D, s.Fe, e);
+  ex.params = s.E * expert_params;
+  ex.cost.weight_bytes = experts_hit(s.E, s.top_k, N) * expert_params * e;
+  ex.rows = N * s.top_k / s.E;
+  ex.weight_dim_min = s.D < s.Fe ? s.D : s.Fe;
+  if (s.S > 0) {
+    OpRow& sh = row(t, OpKind::shared_experts);
+    swiglu(sh, N * s.S, s.D, s.Fs, e);
+    sh.params = s.S * 3 * s.D * s.Fs;
+    sh.cost.weight_bytes = sh.params * e;
+    sh.rows = N;
+    sh.weight_dim_min = s.D < s.Fs ? s.D : s.Fs;
+  }
+}
+
+// VWN's two generalized hyper-connections (around attention and FFN), per-token FLOPs
+// as published: norm 4rD, dynamic 2(2m+n)rD, width 2(m+n)rD, depth 2nD (r = n/m).
+void ghc_ops(const ModelShape& s, const LayerWork& w, OpTable& t) {
+  const double e = s.bytes, N = w.seqs * w.rows_q, m = s.vwn_m, n = s.vwn_n, D = s.D;
+  const double r = n / m, slot = D / m, wide = r * D;
+  const double coefficients = n * (m + n) + m * n;  // alpha and beta per token
+  if (s.vwn_identity) {
+    // m = n, static: the GHC is the residual connection; its static A, B stay resident.
+    row(t, OpKind::ghc_width).params = 2 * n * (m + n);
+    row(t, OpKind::ghc_depth).params = 2 * m * n;
+    return;
+  }
+  if (s.vwn_dynamic) {
+    vector_op(row(t, OpKind::ghc_norm), 2 * N * 4 * wide, 2 * slot, 2 * N * wide, 2 * N * wide, e);
+    vector_op(row(t, OpKind::ghc_dynamic), 2 * N * 2 * (2 * m + n) * wide, 2 * (slot * (m + n) + slot * m + 2),
+              2 * N * wide, 2 * N * coefficients, e);
+  }
+  // H' [N, n, D/m] -> sublayer input [N, m, D/m] and carried state [N, n, D/m]
+  vector_op(row(t, OpKind::ghc_width), 2 * N * 2 * (m + n) * wide, 2 * n * (m + n), 2 * N * (wide + coefficients),
+            2 * N * (m + n) * slot, e);
+  // Z [N, m, D/m] and carried state -> new H' [N, n, D/m]
+  vector_op(row(t, OpKind::ghc_depth), 2 * N * 2 * n * D, 2 * m * n, 2 * N * (D + wide), 2 * N * wide, e);
+}
+
+}  // namespace
+
+void layer_ops(const ModelShape& s, const LayerSignature& sig, const LayerWork& w, bool count_executed, OpTable& out) {
+  out = OpTable{};
+  attention_ops(s, sig, w, count_executed, out);
+  ffn_ops(s, sig, w, out);
+  const double N = w.seqs * w.rows_q;
+  if (s.vwn) ghc_ops(s, w, out);
+  if (!s.vwn || s.vwn_identity)  // two residual adds [N, D] + [N, D] -> [N, D]
+    vector_op(row(out, OpKind::residual), 2 * N * s.D, 0, 4 * N * s.D, 2 * N * s.D, s.bytes);
+}
+
+void outside_ops(const ModelShape& s, const OutsideWork& w, OpTable& out) {
+  out = OpTable{};
+  const double e = s.bytes, D = s.D;
+  const double wide = s.vwn ? s.vwn_n / s.vwn_m * D : D;
+  const double embed_rows = w.seqs * w.embed_rows, logits = w.seqs * w.logit_rows;
+
+  // Lookups: one table row per position (HD: from the stream's table). Weight bytes are
+  // the rows gathered; resident parameters are every table.
+  OpRow& emb = row(out, OpKind::embedding);
+  const double width = s.vwn && !s.vwn_projected ? wide : D;
+  emb.params = s.vwn && !s.vwn_projected ? s.V * wide : s.hd_n * s.V * D;
+  emb.cost.weight_bytes = std::fmin(embed_rows, s.hd_n * s.V) * width * e;
+  emb.cost.act_bytes_in = embed_rows * 4;  // int32 token ids
+  emb.cost.act_bytes_out = embed_rows * width * e;
+  emb.calls = 1;
+  if (s.vwn && s.vwn_projected) gemm_op(row(out, OpKind::vwn_embed_proj), embed_rows, D, wide, 0, e);
+  if (s.vwn) {
+    // GroupNorm over D' in groups of D, then D' -> D, on the rows that need logits.
+    OpRow& red = row(out, OpKind::vwn_reduce);
+    gemm_op(red, logits, wide, D, 0, e);
+    red.cost.flops += 4 * logits * wide;
+    red.cost.weight_bytes += wide * e;
+    red.params += wide;
+    red.calls = 2;
+  }
+  if (s.injection) {
+    // [h; e] [N, 2D] -> [N, D] once per iteration; one adapter shared by the iterations.
+    OpRow& inj = row(out, OpKind::injection);
+    gemm_op(inj, w.seqs * w.recurrent_rows, 2 * D, D, 0, e);
+    const double k = s.loop_iterations;
+    inj.cost = model::OpCost{inj.cost.flops * k, inj.cost.weight_bytes * k, inj.cost.act_bytes_in * k,
+                             inj.cost.act_bytes_out * k, 0, 0};
+    inj.calls = k;
+  }
+  if (s.vwn && s.vwn_mtp) {
+    // One linear 2D/m -> D/m shared across the n blocks: [N, n, 2D/m] -> [N, n, D/m].
+    // Runs in training only (mtp_rows = 0 elsewhere); resident either way.
+    const double slot = D / s.vwn_m;
+    OpRow& mtp = row(out, OpKind::mtp);
+    gemm_op(mtp, w.seqs * w.mtp_rows * s.vwn_n, 2 * slot, slot, 0, e);
+    if (w.mtp_rows <= 0) mtp = OpRow{model::OpCost{}, 2 * slot * slot, 0, 0, 0};
+  }
+  vector_op(row(out, OpKind::final_norm), 4 * logits * D, D, logits * D, logits * D, e);
+  OpRow& head = row(out, OpKind::lm_head);
+  gemm_op(head, logits, D, s.V, 0, e);
+  if (s.tied) head.params = 0;  // the input table's weights, counted there
+}
+
+}  // namespace hdlab::simulator

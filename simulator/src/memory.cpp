@@ -1,0 +1,79 @@
+#include "hdlab/simulator/memory.hpp"
+
+#include <algorithm>
+
+namespace hdlab::simulator {
+
+using model::OpKind;
+
+namespace {
+
+bool is_ghc(OpKind k) {
+  return k == OpKind::ghc_norm || k == OpKind::ghc_dynamic || k == OpKind::ghc_width || k == OpKind::ghc_depth;
+}
+
+// Tensors one layer keeps for its backward under selective recomputation.
+double selective_layer_bytes(const LayerGroupCost& lg, const ModelShape& s, double vwn_eta) {
+  double bytes = 0;
+  for (int i = 0; i < model::op_kind_count; ++i) {
+    const auto k = static_cast<OpKind>(i);
+    if (k == OpKind::residual || is_ghc(k)) continue;
+    bytes += lg.ops[static_cast<std::size_t>(i)].cost.act_bytes_in;
+  }
+  bytes += row(lg.ops, OpKind::attention).cost.act_bytes_out;  // flash attention keeps its output
+  if (s.vwn && !s.vwn_identity)
+    bytes += 2 * s.bytes * vwn_eta * (s.vwn_n / s.vwn_m) * s.D * lg.work.seqs * lg.work.rows_q;
+  return bytes;
+}
+
+}  // namespace
+
+double params_per_device(const model::ParamCounts& p, double tp, double ep) {
+  const double experts = static_cast<double>(p.routed_experts);
+  return (static_cast<double>(p.total) - experts) / tp + experts / (tp * ep);
+}
+
+double saved_activation_bytes(const PassCost& forward, const ModelShape& s, Recompute r, double vwn_eta) {
+  double bytes = 0, largest_layer = 0;
+  for (int g = 0; g < forward.count; ++g) {
+    const LayerGroupCost& lg = forward.groups[static_cast<std::size_t>(g)];
+    const double selective = selective_layer_bytes(lg, s, vwn_eta);
+    largest_layer = std::max(largest_layer, selective);
+    double per_layer = selective;
+    if (r == Recompute::none) per_layer += s.H * lg.work.seqs * lg.work.pairs_executed * s.bytes;
+    if (r == Recompute::full) {
+      const double width = s.vwn ? s.vwn_n / s.vwn_m * s.D : s.D;
+      per_layer = lg.work.seqs * lg.work.rows_q * width * s.bytes;
+    }
+    bytes += lg.plan.passes * per_layer;
+  }
+  if (r == Recompute::full) bytes += largest_layer;
+  const OpTable& out = forward.outside;
+  bytes += row(out, OpKind::vwn_reduce).cost.act_bytes_in + row(out, OpKind::final_norm).cost.act_bytes_in +
+           row(out, OpKind::lm_head).cost.act_bytes_in + row(out, OpKind::lm_head).cost.act_bytes_out +
+           row(out, OpKind::mtp).cost.act_bytes_in;
+  return bytes;
+}
+
+TrainMemory train_memory(const model::ParamCounts& p, const ModelShape& s, const PassCost& forward,
+                         const Scenario& sc) {
+  const ParallelScenario& par = sc.parallel;
+  const double tp = static_cast<double>(par.tp), ep = static_cast<double>(par.ep), dp = static_cast<double>(par.dp);
+  const double experts = static_cast<double>(p.routed_experts);
+  const double dense = static_cast<double>(p.total) - experts;
+  const OptimizerSharding z = sc.train.sharding;
+  // Parameters per device with the state sharded over `shards_dense` / `shards_expert` ranks.
+  auto per_device = [&](bool sharded) {
+    const double sd = sharded ? dp : 1, se = sharded ? dp / ep : 1;
+    return dense / tp / sd + experts / (tp * ep) / se;
+  };
+  const double optimizer_bytes_per_param = s.bytes >= 4 ? 8 : 12;
+  TrainMemory m;
+  m.weight_bytes = per_device(z == OptimizerSharding::weights) * s.bytes;
+  m.grad_bytes = per_device(z == OptimizerSharding::weights || z == OptimizerSharding::gradients) * s.bytes;
+  m.optimizer_bytes = per_device(z != OptimizerSharding::none) * optimizer_bytes_per_param;
+  m.activation_bytes = saved_activation_bytes(forward, s, sc.train.recompute, sc.train.vwn_eta) / (tp * ep);
+  return m;
+}
+
+}  // namespace hdlab::simulator

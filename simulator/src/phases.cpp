@@ -1,0 +1,251 @@
+// Rows, attention pairs and KV traffic of each layer group in each phase; see phases.hpp.
+#include "hdlab/simulator/phases.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+
+namespace hdlab::simulator {
+
+using namespace hdlab::model;
+
+namespace {
+
+double d(std::int64_t v) { return static_cast<double>(v); }
+
+// model::visible_tiles is exact for any length but costs tens to hundreds of
+// microseconds for long expanded sequences, while a sweep asks for the same few masks
+// again and again (only decode batch, context, hardware or parallelism change). A small
+// per-thread table remembers the last results; it is keyed on every input, so a hit
+// returns exactly what the call would.
+struct TileQuery {
+  MaskSpec mask;
+  Layout layout = Layout::interleaved;
+  std::int64_t bq = 0, bk = 0;
+  bool operator==(const TileQuery& o) const {
+    const MaskSpec& a = mask;
+    const MaskSpec& b = o.mask;
+    return a.kind == b.kind && a.tokens == b.tokens && a.copies == b.copies && a.window == b.window &&
+           a.phd_variant == b.phd_variant && a.phd_W == b.phd_W && a.phd_C == b.phd_C &&
+           a.final_copy_queries_only == b.final_copy_queries_only && layout == o.layout && bq == o.bq && bk == o.bk;
+  }
+};
+
+std::int64_t executed_pairs(const MaskSpec& m, Layout layout, std::int64_t bq, std::int64_t bk) {
+  constexpr std::size_t slots = 64;
+  struct Slot {
+    bool used = false;
+    TileQuery query;
+    std::int64_t executed = 0;
+  };
+  thread_local std::array<Slot, slots> cache{};
+  const TileQuery q{m, layout, bq, bk};
+  std::uint64_t h = static_cast<std::uint64_t>(m.tokens) * 0x9E3779B97F4A7C15ull;
+  for (std::int64_t v : {static_cast<std::int64_t>(m.kind), m.copies, m.window, m.phd_W, m.phd_C,
+                         static_cast<std::int64_t>(m.phd_variant), static_cast<std::int64_t>(layout), bq, bk,
+                         static_cast<std::int64_t>(m.final_copy_queries_only)})
+    h = (h ^ static_cast<std::uint64_t>(v)) * 0x100000001B3ull;
+  Slot& slot = cache[(h >> 32) % slots];
+  if (slot.used && slot.query == q) return slot.executed;
+  slot = Slot{true, q, visible_tiles(m, layout, bq, bk).executed_pairs};
+  return slot.executed;
+}
+
+// Attention work of a whole-sequence mask from model/: rows and both pair counts.
+void mask_work(const MaskSpec& m, const PassOptions& o, LayerWork& w) {
+  w.rows_q = d(m.query_rows());
+  w.rows_kv = d(m.positions());
+  w.pairs_exact = d(visible_pairs(m));
+  w.pairs_executed = d(executed_pairs(m, o.layout, o.tile_q, o.tile_k));
+}
+
+MaskSpec causal(std::int64_t tokens) {
+  MaskSpec m;
+  m.kind = MaskSpec::Kind::causal;
+  m.tokens = tokens;
+  return m;
+}
+
+// PHD prefill that computes the L origins and the hidden copies of only the last
+// `tail` tokens (plain: tail 1, CSWA: the last chunk). Origins see earlier origins
+// (causal over L); a hidden copy of a tail token sees every origin before its token, its
+// own token's copies up to itself and, within the tail, the hidden keys of the windowed
+// rule; the tail's hidden rows are counted with model/'s mask over the tail alone plus
+// the (L - tail) earlier origins every one of them sees.
+void phd_partial_prefill(const PhdDesign& p, std::int64_t L, std::int64_t tail, const PassOptions& o, LayerWork& w) {
+  const std::int64_t K = p.K, hidden_rows = tail * (K - 1);
+  MaskSpec t;
+  t.kind = MaskSpec::Kind::phd;
+  t.tokens = tail;
+  t.copies = K;
+  t.phd_variant = p.variant == PhdVariant::plain ? PhdVariant::plain : PhdVariant::swa;
+  t.phd_W = p.W;
+  const double origin_pairs = d(L) * d(L + 1) / 2;
+  const double tail_origin_pairs = d(tail) * d(tail + 1) / 2;
+  const double cross = d(hidden_rows) * d(L - tail);
+  w.rows_q = w.rows_kv = d(L + hidden_rows);
+  w.pairs_exact = origin_pairs + (d(visible_pairs(t)) - tail_origin_pairs) + cross;
+  const double origin_exec = d(executed_pairs(causal(L), Layout::interleaved, o.tile_q, o.tile_k));
+  const double tail_exec = d(executed_pairs(t, Layout::phd_split, o.tile_q, o.tile_k)) -
+                           d(executed_pairs(causal(tail), Layout::interleaved, o.tile_q, o.tile_k));
+  w.pairs_executed = origin_exec + std::max(tail_exec, 0.0) + cross;
+}
+
+// Decode-step attention of a layer with one copy per token (baseline, VWN, looped).
+void decode_plain(const LayerSignature& sig, double c, LayerWork& w) {
+  const double keys = sig.base_kind == AttentionKind::sliding ? std::min(c + 1, d(sig.base_window)) : c + 1;
+  w.rows_q = w.rows_kv = 1;
+  w.pairs_exact = w.pairs_executed = w.kv_read = keys;
+  w.kv_written = 1;
+}
+
+void decode_hd(const HdDesign& hd, const LayerSignature& sig, double c, Layout layout, LayerWork& w) {
+  const double n = d(hd.n), all = n * c + n;  // entries after appending this step's n
+  const double first = sig.final_queries_only ? n - 1 : 0;  // first stream issuing a query
+  w.rows_kv = n;
+  w.rows_q = n - first;
+  w.kv_written = n;
+  switch (sig.hd_kind) {
+    case HdLayerKind::full:
+      // stream k's query at t = c*n + k sees t + 1 keys
+      w.pairs_exact = 0;
+      for (double k = first; k < n; ++k) w.pairs_exact += n * c + k + 1;
+      w.kv_read = all;
+      w.pairs_executed = w.rows_q * all;
+      break;
+    case HdLayerKind::intra:
+      w.pairs_exact = w.rows_q * (c + 1);
+      w.kv_read = w.rows_q * (c + 1);  // each querying stream's own entries
+      // Interleaved: every key tile holds every stream, so each row's tiles span all keys.
+      w.pairs_executed = layout == Layout::stream_major ? w.pairs_exact : w.rows_q * all;
+      break;
+    case HdLayerKind::local: {
+      const double win = d(hd.window);
+      w.pairs_exact = 0;
+      for (double k = first; k < n; ++k) w.pairs_exact += std::min(win, n * c + k + 1);
+      const double t_min = n * c + first, t_max = n * c + n - 1;
+      w.kv_read = t_max - std::max(0.0, t_min - win + 1) + 1;
+      w.pairs_executed = w.rows_q * w.kv_read;
+      break;
+    }
+  }
+}
+
+// Hidden keys of earlier tokens a PHD hidden copy may see: SWA all earlier hidden
+// tokens, CSWA those of the same chunk, plain none.
+double phd_hidden_available(const PhdDesign& p, double c) {
+  switch (p.variant) {
+    case PhdVariant::plain: return 0;
+    case PhdVariant::swa: return c * d(p.K - 1);
+    case PhdVariant::cswa: return d(static_cast<std::int64_t>(c) % p.C) * d(p.K - 1);
+  }
+  return 0;
+}
+
+void decode_phd(const PhdDesign& p, double c, LayerWork& w) {
+  const double K = d(p.K), W = d(p.W), avail = phd_hidden_available(p, c);
+  w.rows_q = w.rows_kv = K;
+  w.pairs_exact = c + 1;  // the origin: earlier origins and itself
+  for (double j = 1; j < K; ++j) {
+    // earlier origins, own copies 0..j, earlier tokens' hidden keys within W ranks (the
+    // own token's j-1 earlier hidden copies already count among its copies)
+    const double windowed = p.variant == PhdVariant::plain ? 0 : std::min(std::max(W - (j - 1), 0.0), avail);
+    w.pairs_exact += c + j + 1 + windowed;
+  }
+  w.kv_read = c + K + (p.variant == PhdVariant::plain ? 0 : std::min(W, avail));
+  w.pairs_executed = K * w.kv_read;
+  w.kv_written = p.variant == PhdVariant::plain ? 1 : K;  // plain keeps the origin only
+}
+
+void fill_groups(const ModelShape& s, const LayerPlan& plan, const PassOptions& o, PassCost& out) {
+  out.count = plan.count;
+  for (int g = 0; g < plan.count; ++g) {
+    LayerGroupCost& lg = out.groups[static_cast<std::size_t>(g)];
+    lg.plan = plan.groups[static_cast<std::size_t>(g)];
+    layer_ops(s, lg.plan.sig, lg.work, o.count_executed, lg.ops);
+  }
+}
+
+double expanded(const ModelShape& s) { return s.hd_n * s.phd_K; }
+
+}  // namespace
+
+void train_forward_pass(const Config& c, const ModelShape& s, const LayerPlan& plan, double seqs, std::int64_t tokens,
+                        const PassOptions& o, PassCost& out) {
+  for (int g = 0; g < plan.count; ++g) {
+    LayerWork& w = out.groups[static_cast<std::size_t>(g)].work;
+    w = LayerWork{};
+    w.seqs = seqs;
+    mask_work(layer_mask(c, plan.groups[static_cast<std::size_t>(g)].first_layer, tokens), o, w);
+  }
+  fill_groups(s, plan, o, out);
+  const double L = d(tokens);
+  outside_ops(s, OutsideWork{seqs, expanded(s) * L, L, L, L}, out.outside);
+}
+
+void prefill_pass(const Config& c, const ModelShape& s, const LayerPlan& plan, double seqs, std::int64_t tokens,
+                  const PassOptions& o, PassCost& out) {
+  const auto* phd = std::get_if<PhdDesign>(&c.design.method);
+  const std::int64_t L = tokens;
+  double positions = expanded(s) * d(L);
+  for (int g = 0; g < plan.count; ++g) {
+    LayerWork& w = out.groups[static_cast<std::size_t>(g)].work;
+    w = LayerWork{};
+    w.seqs = seqs;
+    if (phd && phd->variant != PhdVariant::swa) {
+      const std::int64_t tail = phd->variant == PhdVariant::plain ? 1 : L - (L - 1) / phd->C * phd->C;
+      phd_partial_prefill(*phd, L, tail, o, w);
+      w.kv_written = d(L) + (phd->variant == PhdVariant::plain ? 0 : std::min(d(phd->W), d(tail * (phd->K - 1))));
+    } else {
+      mask_work(layer_mask(c, plan.groups[static_cast<std::size_t>(g)].first_layer, L), o, w);
+      w.kv_written = phd ? d(L) + std::min(d(phd->W), d(L * (phd->K - 1))) : w.rows_kv;
+    }
+    positions = w.rows_kv;
+  }
+  fill_groups(s, plan, o, out);
+  outside_ops(s, OutsideWork{seqs, positions, 1, d(L), 0}, out.outside);
+}
+
+void decode_pass(const Method& m, const ModelShape& s, const LayerPlan& plan, double seqs,
+                 std::int64_t context, const PassOptions& o, PassCost& out) {
+  const double c = d(context);
+  const auto* hd = std::get_if<HdDesign>(&m);
+  const auto* phd = std::get_if<PhdDesign>(&m);
+  for (int g = 0; g < plan.count; ++g) {
+    LayerWork& w = out.groups[static_cast<std::size_t>(g)].work;
+    w = LayerWork{};
+    w.seqs = seqs;
+    w.reads_cache = true;
+    const LayerSignature& sig = plan.groups[static_cast<std::size_t>(g)].sig;
+    if (hd) decode_hd(*hd, sig, c, o.layout, w);
+    else if (phd) decode_phd(*phd, c, w);
+    else decode_plain(sig, c, w);
+  }
+  fill_groups(s, plan, o, out);
+  outside_ops(s, OutsideWork{seqs, expanded(s), 1, 1, 0}, out.outside);
+}
+
+double kv_entries(const Method& m, const LayerSignature& sig, std::int64_t context) {
+  const double c = d(context);
+  if (const auto* hd = std::get_if<HdDesign>(&m)) {
+    const double all = d(hd->n) * c;
+    return sig.hd_kind == HdLayerKind::local ? std::min(all, d(hd->window)) : all;
+  }
+  if (const auto* p = std::get_if<PhdDesign>(&m)) {
+    if (p->variant == PhdVariant::plain) return c;
+    const double tokens = p->variant == PhdVariant::swa ? c : std::min(c, d(p->C - 1));
+    return c + std::min(d(p->W), tokens * d(p->K - 1));
+  }
+  return sig.base_kind == AttentionKind::sliding ? std::min(c, d(sig.base_window)) : c;
+}
+
+double kv_cache_bytes_per_seq(const Method& m, const ModelShape& s, const LayerPlan& plan, std::int64_t context) {
+  double entries = 0;
+  for (int g = 0; g < plan.count; ++g) {
+    const LayerGroupPlan& gp = plan.groups[static_cast<std::size_t>(g)];
+    entries += gp.kv_caches * kv_entries(m, gp.sig, context);
+  }
+  return entries * s.kv_out * s.bytes;
+}
+
+}  // namespace hdlab::simulator

@@ -1,0 +1,174 @@
+// Shapes and layer groups: what a pass is made of, derived once per (backbone, method).
+#include <stdexcept>
+#include <string>
+
+#include "hdlab/simulator/op_table.hpp"
+
+namespace hdlab::simulator {
+
+using namespace hdlab::model;
+
+namespace {
+
+void set_attention_shape(const Backbone& b, ModelShape& s) {
+  const AttentionShape a = attention_shape(b);
+  s.qk_head_dim = static_cast<double>(a.qk_head_dim);
+  s.v_head_dim = static_cast<double>(a.v_head_dim);
+  s.kv_out = static_cast<double>(a.kv_cache_per_token);
+  s.o_params = s.H * s.v_head_dim * s.D;
+  if (b.mla) {
+    // MLA (approximate costs): the query path, possibly low-rank with its RMSNorm; the
+    // rest of the projection parameters form the latent K/V path.
+    const MlaConfig& m = *b.mla;
+    const double qk = static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim);
+    const double ql = static_cast<double>(m.q_lora_rank);
+    s.q_weights = ql > 0 ? s.D * ql + ql + ql * s.H * qk : s.D * s.H * qk;
+    s.kv_weights = static_cast<double>(a.projection_params) - s.q_weights - s.o_params;
+    s.rope_dim = static_cast<double>(m.qk_rope_head_dim);
+    s.qk_norm = false;  // MLA's norms sit on the low-rank paths, counted with the weights
+    return;
+  }
+  s.q_weights = s.D * s.H * s.qk_head_dim;
+  s.kv_weights = 2 * s.D * s.G * s.qk_head_dim;
+  if (b.attention_bias) {
+    s.q_bias = s.H * s.qk_head_dim;
+    s.kv_bias = 2 * s.G * s.qk_head_dim;
+  }
+  s.rope_dim = s.qk_head_dim;
+  s.qk_norm = b.qk_norm;
+}
+
+}  // namespace
+
+model::OpCost table_total(const OpTable& t) {
+  model::OpCost c;
+  for (const OpRow& r : t) c += r.cost;
+  return c;
+}
+
+ModelShape model_shape(const Backbone& b, const Method& m) {
+  ModelShape s;
+  s.D = static_cast<double>(b.hidden);
+  s.H = static_cast<double>(b.num_heads);
+  s.G = static_cast<double>(b.num_kv_heads);
+  set_attention_shape(b, s);
+  // Gemma-style post-norms: the first half of the per-layer norms wrap attention.
+  s.norms_attn = static_cast<double>((b.norms_per_layer + 1) / 2);
+  s.norms_ffn = static_cast<double>(b.norms_per_layer) - s.norms_attn;
+  s.F = static_cast<double>(b.intermediate);
+  if (b.moe) {
+    s.E = static_cast<double>(b.moe->num_experts);
+    s.top_k = static_cast<double>(b.moe->top_k);
+    s.Fe = static_cast<double>(b.moe->expert_intermediate);
+    s.S = static_cast<double>(b.moe->num_shared_experts);
+    s.Fs = static_cast<double>(b.moe->shared_expert_intermediate);
+  }
+  s.V = static_cast<double>(b.padded_vocab());
+  s.tied = b.tie_embeddings;
+  s.dtype = b.dtype;
+  s.bytes = dtype_bytes(b.dtype);
+  if (const auto* hd = std::get_if<HdDesign>(&m)) s.hd_n = static_cast<double>(hd->n);
+  if (const auto* phd = std::get_if<PhdDesign>(&m)) s.phd_K = static_cast<double>(phd->K);
+  if (const auto* v = std::get_if<VwnDesign>(&m)) {
+    s.vwn = true;
+    s.vwn_m = static_cast<double>(v->m);
+    s.vwn_n = static_cast<double>(v->n);
+    s.vwn_dynamic = v->dynamic;
+    // m = n without dynamic coefficients is exactly a residual connection (methods.md 3).
+    s.vwn_identity = v->m == v->n && !v->dynamic;
+    s.vwn_projected = v->embedding == VwnEmbedding::projected;
+    s.vwn_mtp = v->mtp;
+  }
+  if (const auto* l = std::get_if<LoopedDesign>(&m)) {
+    s.loop_iterations = static_cast<double>(l->iterations);
+    s.injection = l->input_injection;
+  }
+  return s;
+}
+
+LayerPlan plan_layers(const Backbone& b, const Method& m) {
+  LayerPlan plan;
+  const auto* hd = std::get_if<HdDesign>(&m);
+  const auto* loop = std::get_if<LoopedDesign>(&m);
+  for (std::int64_t l = 0; l < b.num_layers; ++l) {
+    LayerSignature sig;
+    const LayerAttention& att = b.layers[static_cast<std::size_t>(l)];
+    sig.base_kind = att.kind;
+    sig.base_window = att.kind == AttentionKind::sliding ? att.window : 0;
+    sig.moe = b.is_moe_layer(l);
+    sig.kv_from_source = b.is_mirrored(l);
+    double passes = 1, kv = 1;
+    if (hd) {
+      sig.hd_kind = hd->layer_kinds[static_cast<std::size_t>(l)];
+      sig.final_queries_only = sig.kv_from_source && hd->kv_mirror;
+    }
+    if (loop) {
+      if (l < loop->prelude) {
+        sig.role = LoopRole::prelude;
+      } else if (l < loop->prelude + loop->recurrent) {
+        sig.role = LoopRole::recurrent;
+        passes = static_cast<double>(loop->iterations);
+        kv = loop->kv == LoopKv::per_iteration ? passes : 1;
+      } else {
+        sig.role = LoopRole::coda;
+      }
+    }
+    int g = 0;
+    while (g < plan.count && !(plan.groups[static_cast<std::size_t>(g)].sig == sig)) ++g;
+    if (g == plan.count) {
+      if (plan.count == max_layer_groups)
+        throw std::length_error("more than " + std::to_string(max_layer_groups) + " distinct layer shapes");
+      plan.groups[static_cast<std::size_t>(g)] = LayerGroupPlan{sig, l, 0, 0, 0};
+      ++plan.count;
+    }
+    LayerGroupPlan& group = plan.groups[static_cast<std::size_t>(g)];
+    group.instances += 1;
+    group.passes += passes;
+    group.kv_caches += kv;
+  }
+  return plan;
+}
+
+model::OpCost PassCost::total() const {
+  model::OpCost c = table_total(outside);
+  for (int g = 0; g < count; ++g) {
+    const LayerGroupCost& lg = groups[static_cast<std::size_t>(g)];
+    const model::OpCost t = table_total(lg.ops);
+    const double p = lg.plan.passes;
+    c += model::OpCost{t.flops * p, t.weight_bytes * p, t.act_bytes_in * p, t.act_bytes_out * p, t.kv_bytes_read * p,
+                       t.kv_bytes_written * p};
+  }
+  return c;
+}
+
+model::OpCost PassCost::op_total(model::OpKind k) const {
+  model::OpCost c = row(outside, k).cost;
+  for (int g = 0; g < count; ++g) {
+    const LayerGroupCost& lg = groups[static_cast<std::size_t>(g)];
+    const model::OpCost& t = row(lg.ops, k).cost;
+    const double p = lg.plan.passes;
+    c += model::OpCost{t.flops * p, t.weight_bytes * p, t.act_bytes_in * p, t.act_bytes_out * p, t.kv_bytes_read * p,
+                       t.kv_bytes_written * p};
+  }
+  return c;
+}
+
+double PassCost::attention_pairs_exact() const {
+  double p = 0;
+  for (int g = 0; g < count; ++g) {
+    const LayerGroupCost& lg = groups[static_cast<std::size_t>(g)];
+    p += lg.plan.passes * lg.work.seqs * lg.work.pairs_exact;
+  }
+  return p;
+}
+
+double PassCost::attention_pairs_executed() const {
+  double p = 0;
+  for (int g = 0; g < count; ++g) {
+    const LayerGroupCost& lg = groups[static_cast<std::size_t>(g)];
+    p += lg.plan.passes * lg.work.seqs * lg.work.pairs_executed;
+  }
+  return p;
+}
+
+}  // namespace hdlab::simulator

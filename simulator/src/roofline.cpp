@@ -1,0 +1,169 @@
+#include "hdlab/simulator/roofline.hpp"
+
+#include <algorithm>
+
+#include "hdlab/model/error.hpp"
+
+namespace hdlab::simulator {
+
+using model::OpClass;
+using model::OpKind;
+
+model::OpCost device_cost(OpKind k, const OpRow& r, const Sharding& s) {
+  const model::OpCost& c = r.cost;
+  const double group = s.tp * s.ep;
+  // Routed experts are split over every device of the group; other weights over tp only.
+  const double weight_split = k == OpKind::experts ? group : s.tp;
+  const double kv_split = s.kv_tp * s.ep;
+  return {c.flops / group,         c.weight_bytes / weight_split, c.act_bytes_in / group,
+          c.act_bytes_out / group, c.kv_bytes_read / kv_split,    c.kv_bytes_written / kv_split};
+}
+
+Roofline make_roofline(const HardwareProfile& hw, model::DType dtype, const Sharding& s) {
+  Roofline rl;
+  rl.hw = &hw;
+  rl.sharding = s;
+  rl.matrix_peak = hw.matrix_peak_flop_per_s(dtype);
+  rl.compute_rate[static_cast<std::size_t>(OpClass::gemm)] = rl.matrix_peak * hw.scalar_efficiency(EfficiencyClass::gemm);
+  rl.compute_rate[static_cast<std::size_t>(OpClass::attention)] =
+      rl.matrix_peak * hw.scalar_efficiency(EfficiencyClass::attention);
+  rl.compute_rate[static_cast<std::size_t>(OpClass::vector)] =
+      hw.vector_peak_flop_per_s() * hw.scalar_efficiency(EfficiencyClass::vector);
+  rl.memory_rate = hw.memory_bandwidth_bytes_per_s() * hw.scalar_efficiency(EfficiencyClass::memory);
+  rl.launch_s = hw.launch_overhead_s();
+  for (const EfficiencyCurve& c : hw.curves) rl.curves = rl.curves || !c.empty();
+  rl.inv_group = 1 / (s.tp * s.ep);
+  rl.inv_tp = 1 / s.tp;
+  rl.inv_kv = 1 / (s.kv_tp * s.ep);
+  return rl;
+}
+
+namespace {
+
+// op_class() lives in another translation unit; the hot loop reads this table instead.
+const std::array<OpClass, model::op_kind_count>& op_classes() {
+  static const std::array<OpClass, model::op_kind_count> table = [] {
+    std::array<OpClass, model::op_kind_count> t{};
+    for (int i = 0; i < model::op_kind_count; ++i) t[static_cast<std::size_t>(i)] = model::op_class(static_cast<OpKind>(i));
+    return t;
+  }();
+  return table;
+}
+
+// Compute and memory rates of one op where the profile has efficiency curves.
+void curve_rates(OpKind k, OpClass cls, const OpRow& r, double bytes, const Roofline& rl, double& compute,
+                 double& memory) {
+  const HardwareProfile& hw = *rl.hw;
+  const Sharding& s = rl.sharding;
+  switch (cls) {
+    case OpClass::gemm: {
+      // smallest GEMM dimension on this device: tokens (split over ep) or a weight side
+      const double m = r.rows / s.ep, wmin = r.weight_dim_min / s.tp;
+      compute = rl.matrix_peak * hw.efficiency_at(EfficiencyClass::gemm, std::max(1.0, std::min(m, wmin)));
+      break;
+    }
+    case OpClass::attention:
+      compute = rl.matrix_peak * hw.efficiency_at(EfficiencyClass::attention, std::max(1.0, r.rows));
+      break;
+    case OpClass::vector:
+      compute = hw.vector_peak_flop_per_s() * hw.efficiency_at(EfficiencyClass::vector, std::max(1.0, bytes));
+      break;
+    case OpClass::memory: compute = 0; break;
+  }
+  (void)k;
+  memory = hw.memory_bandwidth_bytes_per_s() * hw.efficiency_at(EfficiencyClass::memory, std::max(1.0, bytes));
+}
+
+}  // namespace
+
+OpTime op_time(OpKind k, const OpRow& r, const Roofline& rl) {
+  OpTime t;
+  if (r.calls <= 0) return t;
+  const model::OpCost& c = r.cost;
+  const OpClass cls = op_classes()[static_cast<std::size_t>(k)];
+  // device_cost(), inlined with reciprocals: this runs hundreds of times per evaluation
+  const double weight_split = k == OpKind::experts ? rl.inv_group : rl.inv_tp;
+  const double flops = c.flops * rl.inv_group;
+  const double bytes = (c.act_bytes_in + c.act_bytes_out) * rl.inv_group + c.weight_bytes * weight_split +
+                       (c.kv_bytes_read + c.kv_bytes_written) * rl.inv_kv;
+  double compute = rl.compute_rate[static_cast<std::size_t>(cls)], memory = rl.memory_rate;
+  if (rl.curves) curve_rates(k, cls, r, bytes, rl, compute, memory);
+  if (compute > 0 && flops > 0) t.compute_s = flops / compute;
+  if (bytes > 0) t.memory_s = bytes / memory;
+  t.launch_s = r.calls * rl.launch_s;
+  t.compute_bound = t.compute_s > t.memory_s;
+  t.seconds = std::max(t.compute_s, t.memory_s) + t.launch_s;
+  return t;
+}
+
+namespace {
+
+void add_table(const OpTable& table, double passes, const Roofline& rl, PassTime& out, bool layer) {
+  for (int i = 0; i < model::op_kind_count; ++i) {
+    const OpRow& r = table[static_cast<std::size_t>(i)];
+    if (r.calls <= 0) continue;
+    const OpTime t = op_time(static_cast<OpKind>(i), r, rl);
+    const double sec = t.seconds * passes;
+    out.op_s[static_cast<std::size_t>(i)] += sec;
+    if (t.compute_bound) out.compute_bound_s[static_cast<std::size_t>(i)] += sec;
+    out.total_s += sec;
+    if (layer) out.layers_s += sec;
+  }
+}
+
+}  // namespace
+
+void pass_time(const PassCost& p, const Roofline& rl, PassTime& out) {
+  out = PassTime{};
+  for (int g = 0; g < p.count; ++g) {
+    const LayerGroupCost& lg = p.groups[static_cast<std::size_t>(g)];
+    add_table(lg.ops, lg.plan.passes, rl, out, true);
+  }
+  add_table(p.outside, 1, rl, out, false);
+}
+
+Link link_for(const HardwareProfile& hw, std::int64_t span, std::int64_t gpus_per_node, const std::string& pointer) {
+  const double eff = hw.scalar_efficiency(EfficiencyClass::communication);
+  if (span <= gpus_per_node) {
+    if (!hw.nvlink_bandwidth_gb_per_s || *hw.nvlink_bandwidth_gb_per_s <= 0)
+      throw model::ConfigError(pointer, "needs a device-to-device link but " + hw.name +
+                                            " has no nvlink_bandwidth_gb_per_s");
+    return {*hw.nvlink_bandwidth_gb_per_s * 1e9 * eff, hw.nvlink_latency_us.value_or(0) * 1e-6};
+  }
+  if (!hw.network_bandwidth_gb_per_s || *hw.network_bandwidth_gb_per_s <= 0)
+    throw model::ConfigError(pointer, "spans " + std::to_string(span) + " devices (more than one node of " +
+                                          std::to_string(gpus_per_node) + ") but " + hw.name +
+                                          " has no network_bandwidth_gb_per_s");
+  return {*hw.network_bandwidth_gb_per_s * 1e9 * eff, hw.network_latency_us.value_or(0) * 1e-6};
+}
+
+double ring_all_reduce_s(double bytes, double ranks, const Link& l) {
+  if (ranks <= 1 || bytes <= 0) return 0;
+  return 2 * (ranks - 1) / ranks * bytes / l.bytes_per_s + 2 * (ranks - 1) * l.latency_s;
+}
+
+double all_gather_s(double bytes, double ranks, const Link& l) {
+  if (ranks <= 1 || bytes <= 0) return 0;
+  return (ranks - 1) / ranks * bytes / l.bytes_per_s + (ranks - 1) * l.latency_s;
+}
+
+double all_to_all_s(double bytes_sent, double ranks, const Link& l) {
+  if (ranks <= 1 || bytes_sent <= 0) return 0;
+  return (ranks - 1) / ranks * bytes_sent / l.bytes_per_s + (ranks - 1) * l.latency_s;
+}
+
+PassComm pass_comm(const PassCost& p, const ModelShape& s, const Sharding& sh, const Link& tp_link,
+                   const Link& ep_link) {
+  PassComm c;
+  for (int g = 0; g < p.count; ++g) {
+    const LayerGroupCost& lg = p.groups[static_cast<std::size_t>(g)];
+    // rows one device of the ep group holds: [seqs / ep * rows_q, D]
+    const double rows = lg.work.seqs / sh.ep * lg.work.rows_q;
+    c.tp_s += lg.plan.passes * 2 * ring_all_reduce_s(rows * s.D * s.bytes, sh.tp, tp_link);
+    if (lg.plan.sig.moe)
+      c.ep_s += lg.plan.passes * 2 * all_to_all_s(rows * s.top_k * s.D * s.bytes, sh.ep, ep_link);
+  }
+  return c;
+}
+
+}  // namespace hdlab::simulator

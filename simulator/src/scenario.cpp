@@ -1,0 +1,244 @@
+// Scenario JSON and the metric catalogue (names, units, columns).
+#include <string>
+
+#include "hdlab/model/json_reader.hpp"
+#include "hdlab/simulator/evaluate.hpp"
+
+namespace hdlab::simulator {
+
+using model::ObjectReader;
+using nlohmann::json;
+
+namespace {
+
+// Largest sizes a scenario may ask for: beyond them counts lose meaning (doubles stay
+// exact below 2^53 pairs) and nobody runs them.
+constexpr std::int64_t max_tokens = std::int64_t{1} << 24;
+constexpr std::int64_t max_batch = std::int64_t{1} << 20;
+constexpr std::int64_t max_devices = std::int64_t{1} << 16;
+constexpr std::int64_t max_tile = 1 << 14;
+constexpr std::size_t max_list = 64;
+
+struct MetricInfo {
+  const char* name;
+  const char* unit;
+};
+constexpr MetricInfo kMetrics[] = {
+    {"params_total", "params"},
+    {"params_active", "params"},
+    {"train_step_s", "s"},
+    {"train_tokens_per_s", "tokens/s"},
+    {"train_flops", "FLOP"},
+    {"train_mfu_fraction", "1"},
+    {"train_comm_s", "s"},
+    {"train_memory_bytes", "B"},
+    {"train_weight_bytes", "B"},
+    {"train_grad_bytes", "B"},
+    {"train_optimizer_bytes", "B"},
+    {"train_activation_bytes", "B"},
+    {"train_fits", "1"},
+    {"prefill_s", "s"},
+    {"prefill_tokens_per_s", "tokens/s"},
+    {"prefill_flops", "FLOP"},
+    {"prefill_attention_flops_exact", "FLOP"},
+    {"prefill_attention_flops_executed", "FLOP"},
+    {"decode_step_s", "s"},
+    {"decode_tokens_per_s", "tokens/s"},
+    {"decode_flops", "FLOP"},
+    {"decode_bytes", "B"},
+    {"decode_weight_bytes", "B"},
+    {"decode_kv_read_bytes", "B"},
+    {"decode_comm_s", "s"},
+    {"decode_vs_baseline_ratio", "1"},
+    {"kv_bytes_per_seq", "B"},
+    {"kv_bytes", "B"},
+    {"inference_weight_bytes", "B"},
+    {"max_batch_seqs", "seqs"},
+};
+static_assert(sizeof(kMetrics) / sizeof(kMetrics[0]) == metric_count, "one entry per Metric");
+
+std::vector<std::int64_t> int_list(ObjectReader& r, const char* key, std::vector<std::int64_t> dflt,
+                                   std::int64_t max) {
+  const json* v = r.find(key);
+  if (!v) return dflt;
+  if (!v->is_array() || v->empty() || v->size() > max_list)
+    model::fail(r.at(key), "must be a list of 1 to " + std::to_string(max_list) + " positive integers");
+  std::vector<std::int64_t> out;
+  for (std::size_t i = 0; i < v->size(); ++i)
+    out.push_back(model::read_integer((*v)[i], model::pointer_join(r.at(key), i), 1, max));
+  return out;
+}
+
+void parse_train(ObjectReader r, TrainScenario& t) {
+  t.seq_len = r.integer("seq_len", t.seq_len, 1, max_tokens);
+  t.micro_batch = r.integer("micro_batch", t.micro_batch, 1, max_batch);
+  t.grad_accum = r.integer("grad_accum", t.grad_accum, 1, max_batch);
+  t.recompute = r.choice<Recompute>(
+      "recompute", {{"none", Recompute::none}, {"selective", Recompute::selective}, {"full", Recompute::full}},
+      t.recompute);
+  t.sharding = r.choice<OptimizerSharding>("optimizer_sharding",
+                                           {{"none", OptimizerSharding::none},
+                                            {"optimizer", OptimizerSharding::optimizer},
+                                            {"gradients", OptimizerSharding::gradients},
+                                            {"weights", OptimizerSharding::weights}},
+                                           t.sharding);
+  t.vwn_eta = r.number("vwn_eta", t.vwn_eta, 0.0, 1.0);
+  t.overlap_dp_comm = r.boolean("overlap_dp_comm", t.overlap_dp_comm);
+  r.finish();
+}
+
+void parse_attention(ObjectReader r, AttentionScenario& a) {
+  const std::string layout = r.string("layout", "default");
+  if (layout == "default") a.layout.reset();
+  else if (layout == "interleaved") a.layout = model::Layout::interleaved;
+  else if (layout == "stream_major") a.layout = model::Layout::stream_major;
+  else if (layout == "phd_split") a.layout = model::Layout::phd_split;
+  else
+    model::fail(r.at("layout"), "must be one of default, interleaved, stream_major, phd_split, got \"" + layout + "\"");
+  a.tile_q = r.integer("tile_q", a.tile_q, 1, max_tile);
+  a.tile_k = r.integer("tile_k", a.tile_k, 1, max_tile);
+  a.count = r.choice<AttentionCount>("count", {{"executed", AttentionCount::executed}, {"exact", AttentionCount::exact}},
+                                     a.count);
+  r.finish();
+}
+
+}  // namespace
+
+const char* to_string(Recompute r) {
+  switch (r) {
+    case Recompute::none: return "none";
+    case Recompute::selective: return "selective";
+    case Recompute::full: return "full";
+  }
+  return "?";
+}
+
+const char* to_string(OptimizerSharding s) {
+  switch (s) {
+    case OptimizerSharding::none: return "none";
+    case OptimizerSharding::optimizer: return "optimizer";
+    case OptimizerSharding::gradients: return "gradients";
+    case OptimizerSharding::weights: return "weights";
+  }
+  return "?";
+}
+
+const char* to_string(AttentionCount c) { return c == AttentionCount::executed ? "executed" : "exact"; }
+
+Scenario parse_scenario(const json& j, const std::string& pointer) {
+  ObjectReader r(j, pointer);
+  Scenario s;
+  if (auto o = r.optional_object("train")) parse_train(*o, s.train);
+  if (auto o = r.optional_object("prefill")) {
+    s.prefill.tokens = o->integer("tokens", s.prefill.tokens, 1, max_tokens);
+    s.prefill.batch = o->integer("batch", s.prefill.batch, 1, max_batch);
+    o->finish();
+  }
+  if (auto o = r.optional_object("decode")) {
+    s.decode.batch = o->integer("batch", s.decode.batch, 1, max_batch);
+    s.decode.context = o->integer("context", s.decode.context, 0, max_tokens);
+    o->finish();
+  }
+  if (auto o = r.optional_object("serving")) {
+    s.serving.batches = int_list(*o, "batches", s.serving.batches, max_batch);
+    s.serving.input_lengths = int_list(*o, "input_lengths", s.serving.input_lengths, max_tokens);
+    s.serving.output_tokens = o->integer("output_tokens", s.serving.output_tokens, 1, max_tokens);
+    o->finish();
+  }
+  if (auto o = r.optional_object("kv")) {
+    s.kv.context = o->integer("context", s.kv.context, 1, max_tokens);
+    s.kv.memory_utilization = o->number("memory_utilization", s.kv.memory_utilization, 0.0, 1.0);
+    if (s.kv.memory_utilization <= 0) model::fail(o->at("memory_utilization"), "must be > 0");
+    o->finish();
+  }
+  if (auto o = r.optional_object("parallel")) {
+    s.parallel.tp = o->integer("tp", s.parallel.tp, 1, max_devices);
+    s.parallel.ep = o->integer("ep", s.parallel.ep, 1, max_devices);
+    s.parallel.dp = o->integer("dp", s.parallel.dp, 1, max_devices);
+    s.parallel.gpus_per_node = o->integer("gpus_per_node", s.parallel.gpus_per_node, 1, max_devices);
+    if (s.parallel.dp % s.parallel.ep != 0)
+      model::fail(o->at("ep"), "must divide dp (" + std::to_string(s.parallel.dp) +
+                                   "): expert-parallel ranks are carved out of the data-parallel ones");
+    o->finish();
+  }
+  if (auto o = r.optional_object("attention")) parse_attention(*o, s.attention);
+  r.finish();
+  return s;
+}
+
+json to_json(const Scenario& s) {
+  const char* layout = s.attention.layout ? model::to_string(*s.attention.layout) : "default";
+  return {{"train",
+           {{"seq_len", s.train.seq_len},
+            {"micro_batch", s.train.micro_batch},
+            {"grad_accum", s.train.grad_accum},
+            {"recompute", to_string(s.train.recompute)},
+            {"optimizer_sharding", to_string(s.train.sharding)},
+            {"vwn_eta", s.train.vwn_eta},
+            {"overlap_dp_comm", s.train.overlap_dp_comm}}},
+          {"prefill", {{"tokens", s.prefill.tokens}, {"batch", s.prefill.batch}}},
+          {"decode", {{"batch", s.decode.batch}, {"context", s.decode.context}}},
+          {"serving",
+           {{"batches", s.serving.batches},
+            {"input_lengths", s.serving.input_lengths},
+            {"output_tokens", s.serving.output_tokens}}},
+          {"kv", {{"context", s.kv.context}, {"memory_utilization", s.kv.memory_utilization}}},
+          {"parallel",
+           {{"tp", s.parallel.tp}, {"ep", s.parallel.ep}, {"dp", s.parallel.dp},
+            {"gpus_per_node", s.parallel.gpus_per_node}}},
+          {"attention",
+           {{"layout", layout}, {"tile_q", s.attention.tile_q}, {"tile_k", s.attention.tile_k},
+            {"count", to_string(s.attention.count)}}}};
+}
+
+const char* metric_name(Metric m) { return kMetrics[static_cast<int>(m)].name; }
+const char* metric_unit(Metric m) { return kMetrics[static_cast<int>(m)].unit; }
+
+std::optional<Metric> metric_from_name(std::string_view name) {
+  for (int i = 0; i < metric_count; ++i)
+    if (name == kMetrics[i].name) return static_cast<Metric>(i);
+  return std::nullopt;
+}
+
+namespace {
+constexpr const char* kServingSuffix[] = {"tokens_per_s", "ratio", "fits"};
+
+std::string serving_column(std::int64_t batch, std::int64_t input, const char* suffix) {
+  return "serving_b" + std::to_string(batch) + "_in" + std::to_string(input) + "_" + suffix;
+}
+
+double serving_value(const ServingPoint& p, int which) {
+  switch (which) {
+    case 0: return p.tokens_per_s;
+    case 1: return p.ratio;
+    default: return p.fits ? 1.0 : 0.0;
+  }
+}
+}  // namespace
+
+std::vector<std::string> metric_columns(const Scenario& s) {
+  std::vector<std::string> cols;
+  for (const MetricInfo& m : kMetrics) cols.emplace_back(m.name);
+  for (std::int64_t b : s.serving.batches)
+    for (std::int64_t in : s.serving.input_lengths)
+      for (const char* suffix : kServingSuffix) cols.push_back(serving_column(b, in, suffix));
+  return cols;
+}
+
+void metric_row(const Metrics& m, std::vector<double>& row) {
+  row.resize(static_cast<std::size_t>(metric_count) + 3 * m.serving.size());
+  std::size_t i = 0;
+  for (double v : m.values) row[i++] = v;
+  for (const ServingPoint& p : m.serving)
+    for (int k = 0; k < 3; ++k) row[i++] = serving_value(p, k);
+}
+
+double metric_value(const Metrics& m, std::string_view name) {
+  if (auto id = metric_from_name(name)) return m[*id];
+  for (const ServingPoint& p : m.serving)
+    for (int k = 0; k < 3; ++k)
+      if (name == serving_column(p.batch, p.input_tokens, kServingSuffix[k])) return serving_value(p, k);
+  model::fail("", "unknown metric \"" + std::string(name) + "\"");
+}
+
+}  // namespace hdlab::simulator
