@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   const std::vector<Verb> verbs = {
       add_check(app),
       add_params(app),
+      add_mask(app),
   };
 
   try {

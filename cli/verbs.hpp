@@ -7,5 +7,6 @@ namespace hdlab::cli {
 
 Verb add_check(CLI::App& app);
 Verb add_params(CLI::App& app);
+Verb add_mask(CLI::App& app);
 
 }  // namespace hdlab::cli
