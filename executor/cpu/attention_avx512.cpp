@@ -1,0 +1,10 @@
+// The CPU attention work item for avx512 (16 floats per vector); see attention_kernel.inc.
+#include "attention_cpu.hpp"
+
+namespace hdlab::executor::cpu {
+#define HDLAB_ATTN_FN attend_tile_avx512
+#define HDLAB_ATTN_LANES 16
+#define HDLAB_ATTN_ROWS 4
+#define HDLAB_ATTN_BLOCK 4
+#include "attention_kernel.inc"
+}  // namespace hdlab::executor::cpu

@@ -1,0 +1,218 @@
+#pragma once
+// The one interface every executor backend fills (CPU: OpenBLAS + own kernels; CUDA:
+// cuBLAS + own kernels). The public op functions check shapes and types once, here,
+// then call the backend's *_impl; a backend says which (op, element type) pairs it
+// supports and refuses the others with BackendError.
+//
+// Shapes use T = tokens (rows), D = hidden width, H/G = query/kv heads, hd = head dim,
+// E = experts, F = FFN width, and for VWN (methods.md section 3) n slots of s = D/m.
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "hdlab/executor/attention_mask.hpp"
+#include "hdlab/executor/tensor.hpp"
+#include "hdlab/model/backbone.hpp"
+
+namespace hdlab::executor {
+
+enum class BackendOp {
+  gemm,
+  attention,
+  rms_norm,
+  rope,
+  swiglu,
+  add,
+  topk_routing,
+  gather_rows,
+  scatter_add_rows,
+  ghc_dynamic,
+  ghc_width,
+  ghc_depth,
+  convert,
+  count_
+};
+inline constexpr int backend_op_count = static_cast<int>(BackendOp::count_);
+const char* to_string(BackendOp op);
+
+class BackendError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A run that would not fit: what it needs and what the backend can still give.
+class OutOfMemoryError : public BackendError {
+ public:
+  OutOfMemoryError(std::string what, std::size_t needed, std::size_t available);
+  std::size_t needed_bytes() const { return needed_; }
+  std::size_t available_bytes() const { return available_; }
+
+ private:
+  std::size_t needed_, available_;
+};
+
+struct MemoryStats {
+  std::size_t allocated_bytes = 0;  // live allocations of this backend
+  std::size_t peak_bytes = 0;       // high-water mark since construction or reset_peak()
+  std::size_t available_bytes = 0;  // what the host (MemAvailable) or device (free) can still give
+  std::size_t total_bytes = 0;      // physical memory of the host or the device
+};
+
+// Times work issued to a backend between start() and stop() (CUDA: events on the
+// backend's stream; CPU: a steady clock, its ops being synchronous).
+class EventTimer {
+ public:
+  virtual ~EventTimer() = default;
+  virtual void start() = 0;
+  virtual void stop() = 0;
+  virtual double elapsed_ms() = 0;  // waits for the stop event
+};
+
+// Where gathered row i lands in the output: row first + i * stride.
+struct RowMap {
+  std::int64_t first = 0;
+  std::int64_t stride = 1;
+};
+
+class Backend {
+ public:
+  Backend() = default;
+  Backend(const Backend&) = delete;
+  Backend& operator=(const Backend&) = delete;
+  // Every Tensor this backend allocated must be gone before the backend is.
+  virtual ~Backend() = default;
+
+  virtual std::string name() const = 0;         // "cpu", "cuda"
+  virtual std::string description() const = 0;  // device, threads, library versions
+  virtual bool supports(BackendOp op, ScalarType type) const = 0;
+
+  // ---- memory --------------------------------------------------------------------
+  Tensor allocate(Shape shape, ScalarType type);
+  MemoryStats memory() const;
+  void reset_peak();
+  // Throws OutOfMemoryError (needed, available) unless `bytes` more would fit now.
+  void require_fits(std::size_t bytes) const;
+
+  // Host <-> backend. Floats are converted to the tensor's type (f32 or bf16).
+  void upload(const Tensor& dst, std::span<const float> host);
+  void upload(const Tensor& dst, std::span<const std::int32_t> host);
+  std::vector<float> download_f32(const Tensor& src);
+  std::vector<std::int32_t> download_i32(const Tensor& src);
+  void copy(const Tensor& src, const Tensor& dst);  // same type and element count
+  void fill_zero(const Tensor& t);
+  void convert(const Tensor& src, const Tensor& dst);  // f32 <-> bf16, same element count
+
+  // ---- ops (outputs are views written through; `const` is the handle's) ------------
+  // C = alpha op(A) op(B) + beta C, tensors seen as matrices (Tensor::matrix_rows/cols).
+  // op(A) [M, K], op(B) [K, N], C [M, N]. Weights stored [out, in] use trans_b = true.
+  void gemm(const Tensor& a, bool trans_a, const Tensor& b, bool trans_b, const Tensor& c, float alpha = 1.0f,
+            float beta = 0.0f);
+
+  // out = softmax(scale q k^T + mask) v per query head; q [Lq, H, hd], k, v [Lk, G, hd],
+  // out [Lq, H, hd]; query head h reads kv head h / (H/G). Rows are in the plan's
+  // order; a row with no visible key gets zeros.
+  void attention(const Tensor& q, const Tensor& k, const Tensor& v, const TilePlan& plan, const Tensor& out,
+                 float scale);
+
+  // out[r] = x[r] / sqrt(mean(x[r]^2) + eps) * weight; x, out [R, dim], weight [dim] f32.
+  // QK-norm: R = T*heads, dim = hd. VWN per-slot norm: R = T*n, dim = s. out may be x.
+  void rms_norm(const Tensor& x, const Tensor& weight, float eps, const Tensor& out);
+
+  // In place, rotate-half convention (HF Llama/Qwen): for j < hd/2 the pair
+  // (x[j], x[j + hd/2]) turns by angle positions[r] * theta^(-2j/hd).
+  // x [T, heads, hd], positions [T] i32 (expanded index or token index: caller's choice).
+  void rope(const Tensor& x, const Tensor& positions, double theta);
+
+  // out = silu(gate) * up with gate_up [T, 2F] = [gate | up], out [T, F].
+  void swiglu(const Tensor& gate_up, const Tensor& out);
+
+  // out = a + b, same shapes; out may be a or b.
+  void add(const Tensor& a, const Tensor& b, const Tensor& out);
+
+  // Router: logits [T, E] -> the k best experts per token, best first (ties: lower id),
+  // expert_ids [T, k] i32, weights [T, k] f32. softmax: weights = softmax over all E;
+  // sigmoid: weights = sigmoid(logit). normalize: weights of the k divided by their sum.
+  void topk_routing(const Tensor& logits, std::int64_t k, model::RouterKind score, bool normalize,
+                    const Tensor& expert_ids, const Tensor& weights);
+
+  // out[map.first + i*map.stride] = table[ids[i]]; table [V, W], ids [n] i32, out [*, W].
+  // Embedding lookups (HD stream k interleaved: first = k, stride = n) and MoE dispatch.
+  // ids outside [0, V): CPU throws; CUDA writes a zero row.
+  void gather_rows(const Tensor& table, const Tensor& ids, const Tensor& out, RowMap map = {});
+
+  // out[ids[i]] += weights[i] * src[i]; src [n, W], ids [n] i32 distinct, weights [n] f32,
+  // out [T, W]. MoE combine, one expert at a time.
+  void scatter_add_rows(const Tensor& src, const Tensor& ids, const Tensor& weights, const Tensor& out);
+
+  // VWN dynamic GHC coefficients from the normed wide state hn [T, n, s]:
+  //   alpha[t] = scale_a * tanh(hn[t] W_a / tau) + A         [n, m+n]
+  //   beta[t]  = (scale_b * tanh(hn[t] W_b / tau))^T + B     [m, n],   tau = sqrt(s).
+  // w_dyn [s, 2m+n] = [W_a | W_b], scale [2m+n] f32 = [scale_a | scale_b] (per column),
+  // static_a [n, m+n] f32, static_b [m, n] f32; alpha [T, n, m+n], beta [T, m, n] f32.
+  void ghc_dynamic(const Tensor& hn, const Tensor& w_dyn, const Tensor& scale, const Tensor& static_a,
+                   const Tensor& static_b, const Tensor& alpha, const Tensor& beta);
+
+  // Width connection: [x | carry][t] = alpha[t]^T h[t] over the n slots, i.e.
+  // x[t, j] = sum_i alpha[t,i,j] h[t,i] (j < m, the D-wide sublayer input) and
+  // carry[t, j] = sum_i alpha[t,i,m+j] h[t,i] (j < n). h [T, n, s], alpha [T or 1, n, m+n]
+  // f32 (1: static, shared by all tokens), x [T, m, s], carry [T, n, s].
+  void ghc_width(const Tensor& h, const Tensor& alpha, const Tensor& x, const Tensor& carry);
+
+  // Depth connection: out[t, j] = sum_i beta[t,i,j] z[t,i] + carry[t,j]; z [T, m, s]
+  // sublayer output as m slots, beta [T or 1, m, n] f32, carry, out [T, n, s]; out may be carry.
+  void ghc_depth(const Tensor& z, const Tensor& beta, const Tensor& carry, const Tensor& out);
+
+  // ---- timing --------------------------------------------------------------------
+  virtual void synchronize() = 0;
+  virtual std::unique_ptr<EventTimer> make_timer() = 0;
+
+ protected:
+  // Raw memory of this backend; accounting is done by the base class.
+  virtual void* raw_allocate(std::size_t bytes) = 0;
+  virtual void raw_free(void* ptr, std::size_t bytes) noexcept = 0;
+  virtual std::size_t available_bytes() const = 0;
+  virtual std::size_t total_bytes() const = 0;
+  virtual void copy_from_host(const Tensor& dst, const void* src) = 0;  // dst.bytes() bytes
+  virtual void copy_to_host(const Tensor& src, void* dst) = 0;          // src.bytes() bytes
+  virtual void copy_impl(const Tensor& src, const Tensor& dst) = 0;
+  virtual void fill_zero_impl(const Tensor& t) = 0;
+  virtual void convert_impl(const Tensor& src, const Tensor& dst) = 0;
+
+  virtual void gemm_impl(const Tensor& a, bool trans_a, const Tensor& b, bool trans_b, const Tensor& c, float alpha,
+                         float beta) = 0;
+  virtual void attention_impl(const Tensor& q, const Tensor& k, const Tensor& v, const TilePlan& plan,
+                              const Tensor& out, float scale) = 0;
+  virtual void rms_norm_impl(const Tensor& x, const Tensor& weight, float eps, const Tensor& out) = 0;
+  virtual void rope_impl(const Tensor& x, const Tensor& positions, double theta) = 0;
+  virtual void swiglu_impl(const Tensor& gate_up, const Tensor& out) = 0;
+  virtual void add_impl(const Tensor& a, const Tensor& b, const Tensor& out) = 0;
+  virtual void topk_routing_impl(const Tensor& logits, std::int64_t k, model::RouterKind score, bool normalize,
+                                 const Tensor& expert_ids, const Tensor& weights) = 0;
+  virtual void gather_rows_impl(const Tensor& table, const Tensor& ids, const Tensor& out, RowMap map) = 0;
+  virtual void scatter_add_rows_impl(const Tensor& src, const Tensor& ids, const Tensor& weights,
+                                     const Tensor& out) = 0;
+  virtual void ghc_dynamic_impl(const Tensor& hn, const Tensor& w_dyn, const Tensor& scale, const Tensor& static_a,
+                                const Tensor& static_b, const Tensor& alpha, const Tensor& beta) = 0;
+  virtual void ghc_width_impl(const Tensor& h, const Tensor& alpha, const Tensor& x, const Tensor& carry) = 0;
+  virtual void ghc_depth_impl(const Tensor& z, const Tensor& beta, const Tensor& carry, const Tensor& out) = 0;
+
+ private:
+  friend struct Storage;
+  void release(void* ptr, std::size_t bytes) noexcept;
+  void check_owned(const Tensor& t, const char* what) const;
+  void check_supported(BackendOp op, ScalarType type) const;
+
+  // Tensors may die on any thread (the CPU backend's workers never allocate).
+  std::atomic<std::size_t> allocated_{0};
+  std::atomic<std::size_t> peak_{0};
+};
+
+// Floats in [lo, hi), a fixed function of the seed (tests and benchmarks).
+std::vector<float> random_floats(std::size_t count, std::uint64_t seed, float lo = -1.0f, float hi = 1.0f);
+
+}  // namespace hdlab::executor

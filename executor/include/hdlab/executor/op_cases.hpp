@@ -1,0 +1,113 @@
+#pragma once
+// Op cases: one table of (op, shapes, element type, tolerance, analytic cost) that drives
+// both the cross-backend correctness test (every case against its *_reference) and the
+// benchmarks (the same cases, timed, at larger shapes). Calibration can time them too.
+//
+// Inputs are uniform in [-1, 1) from a seed (bf16 cases: rounded to bf16 first, so the
+// reference sees exactly what the backend sees). Tolerances are elementwise:
+// |out - ref| <= abs + rel * |ref|.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hdlab/executor/backend.hpp"
+#include "hdlab/executor/reference.hpp"
+#include "hdlab/model/mask.hpp"
+#include "hdlab/model/ops.hpp"
+
+namespace hdlab::executor {
+
+struct Tolerance {
+  double abs = 0;
+  double rel = 0;
+};
+
+struct OpCheck {
+  bool pass = true;
+  std::int64_t checked = 0;        // output elements compared
+  double max_abs_error = 0;        // over all outputs
+  double worst_ratio = 0;          // max |out - ref| / allowed (<= 1 passes)
+  std::string worst;               // the worst element, or what failed
+};
+
+// |out - ref| <= tol.abs + tol.rel |ref| for every element (NaN fails); `what` names
+// the output in the report of the worst element.
+OpCheck compare_to_reference(const std::vector<float>& out, const Doubles& ref, Tolerance tol,
+                             const std::string& what);
+
+// One case made ready on one backend: inputs uploaded, outputs allocated.
+class PreparedOp {
+ public:
+  virtual ~PreparedOp() = default;
+  // Issues the op once (for timing; repeats leave in-place outputs drifting).
+  virtual void run() = 0;
+  // Restores the inputs, runs once, compares every output with the reference.
+  virtual OpCheck check() = 0;
+};
+
+struct OpCase {
+  std::string name;  // op and shapes, e.g. "attention intra n=4 stream_major L=40 H=4 G=2 hd=64"
+  BackendOp op = BackendOp::gemm;
+  model::OpKind kind = model::OpKind::qkv_proj;  // the layer op it stands for (ops.hpp names)
+  ScalarType type = ScalarType::f32;
+  model::OpCost cost;             // analytic, methods.md section 6 conventions
+  double executed_flops = 0;      // what the kernel computes (attention: whole visible tiles)
+  Tolerance tolerance;
+  std::function<std::unique_ptr<PreparedOp>(Backend&)> prepare;
+};
+
+// ---- builders (tests and benchmarks pick the shapes) ---------------------------------
+// Weights are B stored [N, K] (trans_b), activations A [M, K]: y = x W^T.
+OpCase gemm_case(model::OpKind kind, std::int64_t m, std::int64_t n, std::int64_t k, ScalarType type,
+                 std::uint64_t seed, bool trans_a = false, bool trans_b = true, float alpha = 1.0f, float beta = 0.0f);
+
+struct AttentionCaseShape {
+  model::MaskSpec mask;
+  model::Layout layout = model::Layout::interleaved;
+  std::int64_t heads = 4, kv_heads = 2, head_dim = 64;
+  // Decode step: the queries are the copies of the last token (one row under
+  // final_copy_queries_only), the keys what the KV cache keeps (decode_key_positions).
+  bool decode = false;
+};
+OpCase attention_case(const AttentionCaseShape& shape, ScalarType type, std::uint64_t seed);
+// The mask of a case: prefill in the layout, or the decode step of its last token.
+AttentionMask attention_case_mask(const AttentionCaseShape& shape);
+// Logical positions a KV cache holds for a decode step of the last token of `mask`,
+// in cache (append) order: everything for causal/sliding/intra; PHD: origins plus the
+// last W hidden tokens (swa, cswa) plus the current token's copies.
+std::vector<std::int64_t> decode_key_positions(const model::MaskSpec& mask);
+
+OpCase rms_norm_case(model::OpKind kind, std::int64_t rows, std::int64_t dim, ScalarType type, std::uint64_t seed);
+OpCase rope_case(std::int64_t tokens, std::int64_t heads, std::int64_t head_dim, std::int32_t first_position,
+                 std::int32_t position_step, ScalarType type, std::uint64_t seed);
+OpCase swiglu_case(std::int64_t tokens, std::int64_t ffn, ScalarType type, std::uint64_t seed);
+OpCase add_case(std::int64_t tokens, std::int64_t width, ScalarType type, std::uint64_t seed);
+OpCase topk_routing_case(std::int64_t tokens, std::int64_t experts, std::int64_t k, model::RouterKind score,
+                         bool normalize, ScalarType type, std::uint64_t seed);
+// HD embedding of stream `stream` of n (interleaved rows) from a table of `vocab` rows.
+OpCase gather_rows_case(std::int64_t tokens, std::int64_t vocab, std::int64_t width, std::int64_t streams,
+                        std::int64_t stream, ScalarType type, std::uint64_t seed);
+OpCase scatter_add_rows_case(std::int64_t routed, std::int64_t tokens, std::int64_t width, ScalarType type,
+                             std::uint64_t seed);
+// VWN GHC with m, n and slot size s over `tokens` tokens.
+OpCase ghc_dynamic_case(std::int64_t tokens, std::int64_t m, std::int64_t n, std::int64_t s, ScalarType type,
+                        std::uint64_t seed);
+OpCase ghc_width_case(std::int64_t tokens, std::int64_t m, std::int64_t n, std::int64_t s, bool static_alpha,
+                      ScalarType type, std::uint64_t seed);
+OpCase ghc_depth_case(std::int64_t tokens, std::int64_t m, std::int64_t n, std::int64_t s, bool static_beta,
+                      ScalarType type, std::uint64_t seed);
+
+// ---- the correctness table -----------------------------------------------------------
+// Small shapes (odd sizes, lengths that are not tile multiples, GQA, decode rows) of
+// every op in `type`; the CPU test runs f32, the CUDA test f32 and bf16.
+std::vector<OpCase> correctness_cases(ScalarType type);
+// The attention part alone: every mask kind, layout and PHD variant.
+std::vector<OpCase> attention_correctness_cases(ScalarType type);
+
+// Cases the backend can run (supports(op, type)).
+std::vector<OpCase> supported_cases(const Backend& backend, std::vector<OpCase> cases);
+
+}  // namespace hdlab::executor

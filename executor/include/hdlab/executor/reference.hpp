@@ -1,0 +1,76 @@
+#pragma once
+// The plain reference of every executor op: double precision, loops that read like the
+// formulas in backend.hpp, the attention mask dense (model::visible on every pair).
+// Both backends are tested against these; nothing here is tuned for speed.
+//
+// All arrays are row-major and hold the shapes named in backend.hpp.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "hdlab/executor/attention_mask.hpp"
+#include "hdlab/executor/backend.hpp"
+
+namespace hdlab::executor {
+
+using Doubles = std::vector<double>;
+using DoubleSpan = std::span<const double>;
+
+// op(A) [M, K] x op(B) [K, N]; c_in [M, N] is read only when beta != 0.
+Doubles gemm_reference(DoubleSpan a, bool trans_a, DoubleSpan b, bool trans_b, std::int64_t m, std::int64_t n,
+                       std::int64_t k, double alpha, double beta, DoubleSpan c_in);
+
+// q [Lq, H, hd], k, v [Lk, G, hd] -> [Lq, H, hd].
+Doubles attention_reference(DoubleSpan q, DoubleSpan k, DoubleSpan v, std::int64_t heads, std::int64_t kv_heads,
+                            std::int64_t head_dim, const AttentionMask& mask, double scale);
+
+// x [rows, dim], weight [dim].
+Doubles rms_norm_reference(DoubleSpan x, DoubleSpan weight, std::int64_t rows, std::int64_t dim, double eps);
+
+// x [T, heads, hd], positions [T].
+Doubles rope_reference(DoubleSpan x, std::span<const std::int32_t> positions, std::int64_t heads,
+                       std::int64_t head_dim, double theta);
+
+// gate_up [T, 2F] -> [T, F].
+Doubles swiglu_reference(DoubleSpan gate_up, std::int64_t tokens, std::int64_t ffn);
+
+Doubles add_reference(DoubleSpan a, DoubleSpan b);
+
+struct Routing {
+  std::vector<std::int32_t> expert_ids;  // [T, k], best first
+  Doubles weights;                       // [T, k]
+};
+// logits [T, E].
+Routing topk_routing_reference(DoubleSpan logits, std::int64_t tokens, std::int64_t experts, std::int64_t k,
+                               model::RouterKind score, bool normalize);
+
+// out [*, width] is updated in place: row map.first + i*map.stride = table[ids[i]].
+void gather_rows_reference(DoubleSpan table, std::int64_t width, std::span<const std::int32_t> ids, RowMap map,
+                           Doubles& out);
+
+// out [*, width] += weights[i] * src[i] at row ids[i].
+void scatter_add_rows_reference(DoubleSpan src, std::int64_t width, std::span<const std::int32_t> ids,
+                                DoubleSpan weights, Doubles& out);
+
+struct GhcCoefficients {
+  Doubles alpha;  // [T, n, m+n]
+  Doubles beta;   // [T, m, n]
+};
+// hn [T, n, s], w_dyn [s, 2m+n], scale [2m+n], static_a [n, m+n], static_b [m, n].
+GhcCoefficients ghc_dynamic_reference(DoubleSpan hn, std::int64_t tokens, std::int64_t n, std::int64_t s,
+                                      std::int64_t m, DoubleSpan w_dyn, DoubleSpan scale, DoubleSpan static_a,
+                                      DoubleSpan static_b);
+
+struct GhcWidthOut {
+  Doubles x;      // [T, m, s]
+  Doubles carry;  // [T, n, s]
+};
+// h [T, n, s], alpha [T or 1, n, m+n] (alpha_tokens says which).
+GhcWidthOut ghc_width_reference(DoubleSpan h, std::int64_t tokens, std::int64_t n, std::int64_t s, std::int64_t m,
+                                DoubleSpan alpha, std::int64_t alpha_tokens);
+
+// z [T, m, s], beta [T or 1, m, n], carry [T, n, s] -> [T, n, s].
+Doubles ghc_depth_reference(DoubleSpan z, std::int64_t tokens, std::int64_t m, std::int64_t s, std::int64_t n,
+                            DoubleSpan beta, std::int64_t beta_tokens, DoubleSpan carry);
+
+}  // namespace hdlab::executor

@@ -1,0 +1,121 @@
+// The correctness table: fixed edge shapes plus a few seeded random ones per op.
+#include <algorithm>
+
+#include "op_case_support.hpp"
+
+namespace hdlab::executor {
+
+using model::OpKind;
+
+namespace {
+
+// Seeded random extents in [lo, hi].
+class ShapeDice {
+ public:
+  explicit ShapeDice(std::uint64_t seed) : values_(random_floats(256, seed, 0.0f, 1.0f)) {}
+  std::int64_t roll(std::int64_t lo, std::int64_t hi) {
+    const float u = values_[next_++ % values_.size()];
+    return std::min(hi, lo + static_cast<std::int64_t>(u * static_cast<float>(hi - lo + 1)));
+  }
+
+ private:
+  std::vector<float> values_;
+  std::size_t next_ = 0;
+};
+
+void add_gemm_cases(std::vector<OpCase>& out, ScalarType t) {
+  out.push_back(gemm_case(OpKind::qkv_proj, 37, 48, 64, t, 1));
+  out.push_back(gemm_case(OpKind::ffn_down, 65, 33, 129, t, 2));
+  out.push_back(gemm_case(OpKind::lm_head, 5, 300, 96, t, 3));
+  out.push_back(gemm_case(OpKind::ffn_gate_up, 20, 24, 40, t, 4, false, false));
+  out.push_back(gemm_case(OpKind::ghc_dynamic, 17, 19, 23, t, 5, true, false));
+  out.push_back(gemm_case(OpKind::o_proj, 16, 16, 16, t, 6, false, true, 0.5f, 1.5f));
+  ShapeDice dice(77);
+  for (int i = 0; i < 3; ++i)
+    out.push_back(gemm_case(OpKind::qkv_proj, dice.roll(1, 150), dice.roll(1, 150), dice.roll(1, 200), t,
+                            10 + static_cast<std::uint64_t>(i)));
+}
+
+void add_vector_cases(std::vector<OpCase>& out, ScalarType t) {
+  out.push_back(rms_norm_case(OpKind::attn_norm, 33, 256, t, 20));
+  out.push_back(rms_norm_case(OpKind::qk_norm, 33 * 4, 64, t, 21));
+  out.push_back(rms_norm_case(OpKind::ghc_norm, 20 * 3, 48, t, 22));
+  out.push_back(rms_norm_case(OpKind::final_norm, 1, 1000, t, 23));
+  ShapeDice dice(78);
+  out.push_back(rms_norm_case(OpKind::ffn_norm, dice.roll(1, 64), dice.roll(1, 700), t, 24));
+  out.push_back(rope_case(37, 4, 64, 0, 1, t, 30));
+  out.push_back(rope_case(9, 2, 128, 500000, 4, t, 31));  // expanded positions of a long HD context
+  out.push_back(rope_case(5, 3, 2, 7, 3, t, 32));
+  out.push_back(swiglu_case(21, 300, t, 40));
+  out.push_back(swiglu_case(1, 17, t, 41));
+  out.push_back(swiglu_case(dice.roll(1, 40), dice.roll(1, 500), t, 42));
+  out.push_back(add_case(13, 257, t, 50));
+}
+
+void add_routing_and_gather_cases(std::vector<OpCase>& out, ScalarType t) {
+  using model::RouterKind;
+  out.push_back(topk_routing_case(19, 64, 4, RouterKind::softmax, true, t, 60));
+  out.push_back(topk_routing_case(7, 8, 2, RouterKind::softmax, false, t, 61));
+  out.push_back(topk_routing_case(11, 32, 6, RouterKind::sigmoid, true, t, 62));
+  out.push_back(topk_routing_case(3, 5, 5, RouterKind::softmax, true, t, 63));
+  out.push_back(gather_rows_case(23, 100, 64, 1, 0, t, 70));
+  out.push_back(gather_rows_case(17, 50, 40, 4, 2, t, 71));
+  out.push_back(scatter_add_rows_case(9, 30, 64, t, 80));
+  out.push_back(scatter_add_rows_case(30, 30, 7, t, 81));
+}
+
+void add_ghc_cases(std::vector<OpCase>& out, ScalarType t) {
+  out.push_back(ghc_dynamic_case(9, 2, 3, 32, t, 90));
+  out.push_back(ghc_dynamic_case(5, 4, 8, 16, t, 91));
+  out.push_back(ghc_dynamic_case(3, 2, 2, 8, t, 92));
+  out.push_back(ghc_width_case(9, 2, 3, 32, false, t, 93));
+  out.push_back(ghc_width_case(9, 2, 3, 32, true, t, 94));
+  out.push_back(ghc_width_case(4, 8, 16, 8, false, t, 95));
+  out.push_back(ghc_depth_case(9, 2, 3, 32, false, t, 96));
+  out.push_back(ghc_depth_case(9, 2, 3, 32, true, t, 97));
+  out.push_back(ghc_depth_case(4, 8, 16, 8, false, t, 98));
+}
+
+void add_random_attention_cases(std::vector<OpCase>& out, ScalarType t) {
+  using K = model::MaskSpec::Kind;
+  ShapeDice dice(79);
+  const K kinds[] = {K::causal, K::sliding, K::intra, K::phd};
+  const model::Layout layouts[] = {model::Layout::interleaved, model::Layout::stream_major, model::Layout::phd_split};
+  for (int i = 0; i < 3; ++i) {
+    AttentionCaseShape s;
+    s.mask.kind = kinds[dice.roll(0, 3)];
+    s.mask.tokens = dice.roll(1, 90);
+    s.mask.copies = dice.roll(1, 4);
+    s.mask.window = dice.roll(1, 100);
+    s.mask.phd_variant = static_cast<model::PhdVariant>(dice.roll(0, 2));
+    s.mask.phd_W = dice.roll(1, 20);
+    s.mask.phd_C = dice.roll(1, 20);
+    s.layout = layouts[dice.roll(0, 2)];
+    s.kv_heads = dice.roll(1, 3);
+    s.heads = s.kv_heads * dice.roll(1, 3);
+    s.head_dim = 8 * dice.roll(1, 12);
+    s.decode = dice.roll(0, 3) == 0;
+    out.push_back(attention_case(s, t, 2000 + static_cast<std::uint64_t>(i)));
+  }
+}
+
+}  // namespace
+
+std::vector<OpCase> correctness_cases(ScalarType type) {
+  std::vector<OpCase> out;
+  add_gemm_cases(out, type);
+  add_vector_cases(out, type);
+  add_routing_and_gather_cases(out, type);
+  add_ghc_cases(out, type);
+  auto attention = attention_correctness_cases(type);
+  std::move(attention.begin(), attention.end(), std::back_inserter(out));
+  add_random_attention_cases(out, type);
+  return out;
+}
+
+std::vector<OpCase> supported_cases(const Backend& backend, std::vector<OpCase> cases) {
+  std::erase_if(cases, [&](const OpCase& c) { return !backend.supports(c.op, c.type); });
+  return cases;
+}
+
+}  // namespace hdlab::executor

@@ -1,0 +1,205 @@
+#include "hdlab/executor/reference.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <string>
+
+namespace hdlab::executor {
+
+namespace {
+std::size_t at(std::int64_t i) { return static_cast<std::size_t>(i); }
+}  // namespace
+
+Doubles gemm_reference(DoubleSpan a, bool trans_a, DoubleSpan b, bool trans_b, std::int64_t m, std::int64_t n,
+                       std::int64_t k, double alpha, double beta, DoubleSpan c_in) {
+  Doubles c(at(m * n), 0.0);
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      double sum = 0;
+      for (std::int64_t p = 0; p < k; ++p) {
+        const double av = trans_a ? a[at(p * m + i)] : a[at(i * k + p)];
+        const double bv = trans_b ? b[at(j * k + p)] : b[at(p * n + j)];
+        sum += av * bv;
+      }
+      c[at(i * n + j)] = alpha * sum + (beta != 0 ? beta * c_in[at(i * n + j)] : 0.0);
+    }
+  return c;
+}
+
+Doubles attention_reference(DoubleSpan q, DoubleSpan k, DoubleSpan v, std::int64_t heads, std::int64_t kv_heads,
+                            std::int64_t head_dim, const AttentionMask& mask, double scale) {
+  const std::int64_t lq = mask.query_rows(), lk = mask.key_rows(), group = heads / kv_heads;
+  Doubles out(at(lq * heads * head_dim), 0.0);
+  Doubles score(at(lk));
+  for (std::int64_t r = 0; r < lq; ++r)
+    for (std::int64_t h = 0; h < heads; ++h) {
+      const std::int64_t g = h / group;
+      const double* qr = &q[at((r * heads + h) * head_dim)];
+      double max_score = -INFINITY;
+      for (std::int64_t c = 0; c < lk; ++c) {
+        if (!mask.visible(r, c)) {
+          score[at(c)] = -INFINITY;
+          continue;
+        }
+        const double* kc = &k[at((c * kv_heads + g) * head_dim)];
+        double dot = 0;
+        for (std::int64_t d = 0; d < head_dim; ++d) dot += qr[d] * kc[d];
+        score[at(c)] = scale * dot;
+        max_score = std::max(max_score, score[at(c)]);
+      }
+      if (max_score == -INFINITY) continue;  // no visible key: zeros
+      double denom = 0;
+      for (std::int64_t c = 0; c < lk; ++c) denom += std::exp(score[at(c)] - max_score);
+      double* o = &out[at((r * heads + h) * head_dim)];
+      for (std::int64_t c = 0; c < lk; ++c) {
+        if (score[at(c)] == -INFINITY) continue;
+        const double p = std::exp(score[at(c)] - max_score) / denom;
+        const double* vc = &v[at((c * kv_heads + g) * head_dim)];
+        for (std::int64_t d = 0; d < head_dim; ++d) o[d] += p * vc[d];
+      }
+    }
+  return out;
+}
+
+Doubles rms_norm_reference(DoubleSpan x, DoubleSpan weight, std::int64_t rows, std::int64_t dim, double eps) {
+  Doubles out(x.size());
+  for (std::int64_t r = 0; r < rows; ++r) {
+    double sq = 0;
+    for (std::int64_t d = 0; d < dim; ++d) sq += x[at(r * dim + d)] * x[at(r * dim + d)];
+    const double inv = 1.0 / std::sqrt(sq / static_cast<double>(dim) + eps);
+    for (std::int64_t d = 0; d < dim; ++d) out[at(r * dim + d)] = x[at(r * dim + d)] * inv * weight[at(d)];
+  }
+  return out;
+}
+
+Doubles rope_reference(DoubleSpan x, std::span<const std::int32_t> positions, std::int64_t heads,
+                       std::int64_t head_dim, double theta) {
+  Doubles out(x.begin(), x.end());
+  const std::int64_t half = head_dim / 2;
+  for (std::size_t t = 0; t < positions.size(); ++t)
+    for (std::int64_t h = 0; h < heads; ++h) {
+      double* row = &out[at((static_cast<std::int64_t>(t) * heads + h) * head_dim)];
+      for (std::int64_t j = 0; j < half; ++j) {
+        const double angle = positions[t] * std::pow(theta, -2.0 * static_cast<double>(j) / static_cast<double>(head_dim));
+        const double x1 = row[j], x2 = row[j + half];
+        row[j] = x1 * std::cos(angle) - x2 * std::sin(angle);
+        row[j + half] = x2 * std::cos(angle) + x1 * std::sin(angle);
+      }
+    }
+  return out;
+}
+
+Doubles swiglu_reference(DoubleSpan gate_up, std::int64_t tokens, std::int64_t ffn) {
+  Doubles out(at(tokens * ffn));
+  for (std::int64_t t = 0; t < tokens; ++t)
+    for (std::int64_t f = 0; f < ffn; ++f) {
+      const double g = gate_up[at(t * 2 * ffn + f)], u = gate_up[at(t * 2 * ffn + ffn + f)];
+      out[at(t * ffn + f)] = g / (1.0 + std::exp(-g)) * u;
+    }
+  return out;
+}
+
+Doubles add_reference(DoubleSpan a, DoubleSpan b) {
+  Doubles out(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) out[i] = a[i] + b[i];
+  return out;
+}
+
+Routing topk_routing_reference(DoubleSpan logits, std::int64_t tokens, std::int64_t experts, std::int64_t k,
+                               model::RouterKind score, bool normalize) {
+  Routing out{std::vector<std::int32_t>(at(tokens * k)), Doubles(at(tokens * k))};
+  std::vector<std::int32_t> order(at(experts));
+  Doubles prob(at(experts));
+  for (std::int64_t t = 0; t < tokens; ++t) {
+    const double* row = &logits[at(t * experts)];
+    if (score == model::RouterKind::softmax) {
+      const double mx = *std::max_element(row, row + experts);
+      double sum = 0;
+      for (std::int64_t e = 0; e < experts; ++e) sum += prob[at(e)] = std::exp(row[e] - mx);
+      for (auto& p : prob) p /= sum;
+    } else {
+      for (std::int64_t e = 0; e < experts; ++e) prob[at(e)] = 1.0 / (1.0 + std::exp(-row[e]));
+    }
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](std::int32_t a, std::int32_t b) { return prob[at(a)] > prob[at(b)]; });
+    double kept = 0;
+    for (std::int64_t j = 0; j < k; ++j) kept += prob[at(order[at(j)])];
+    for (std::int64_t j = 0; j < k; ++j) {
+      out.expert_ids[at(t * k + j)] = order[at(j)];
+      out.weights[at(t * k + j)] = prob[at(order[at(j)])] / (normalize ? kept : 1.0);
+    }
+  }
+  return out;
+}
+
+void gather_rows_reference(DoubleSpan table, std::int64_t width, std::span<const std::int32_t> ids, RowMap map,
+                           Doubles& out) {
+  const std::int64_t rows = static_cast<std::int64_t>(table.size()) / width;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (ids[i] < 0 || ids[i] >= rows) throw BackendError("gather_rows_reference: id " + std::to_string(ids[i]) + " out of range");
+    const std::int64_t dst = map.first + static_cast<std::int64_t>(i) * map.stride;
+    std::copy_n(&table[at(ids[i] * width)], width, &out[at(dst * width)]);
+  }
+}
+
+void scatter_add_rows_reference(DoubleSpan src, std::int64_t width, std::span<const std::int32_t> ids,
+                                DoubleSpan weights, Doubles& out) {
+  for (std::size_t i = 0; i < ids.size(); ++i)
+    for (std::int64_t d = 0; d < width; ++d)
+      out[at(ids[i] * width + d)] += weights[i] * src[i * static_cast<std::size_t>(width) + at(d)];
+}
+
+GhcCoefficients ghc_dynamic_reference(DoubleSpan hn, std::int64_t tokens, std::int64_t n, std::int64_t s,
+                                      std::int64_t m, DoubleSpan w_dyn, DoubleSpan scale, DoubleSpan static_a,
+                                      DoubleSpan static_b) {
+  const std::int64_t cols = 2 * m + n;
+  const double tau = std::sqrt(static_cast<double>(s));
+  GhcCoefficients out{Doubles(at(tokens * n * (m + n))), Doubles(at(tokens * m * n))};
+  for (std::int64_t t = 0; t < tokens; ++t)
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t c = 0; c < cols; ++c) {
+        double proj = 0;  // (hn[t] W)[i, c]
+        for (std::int64_t d = 0; d < s; ++d) proj += hn[at((t * n + i) * s + d)] * w_dyn[at(d * cols + c)];
+        const double dyn = scale[at(c)] * std::tanh(proj / tau);
+        if (c < m + n) {
+          out.alpha[at((t * n + i) * (m + n) + c)] = dyn + static_a[at(i * (m + n) + c)];
+        } else {
+          const std::int64_t j = c - (m + n);  // beta is transposed: beta[t, j, i]
+          out.beta[at((t * m + j) * n + i)] = dyn + static_b[at(j * n + i)];
+        }
+      }
+  return out;
+}
+
+GhcWidthOut ghc_width_reference(DoubleSpan h, std::int64_t tokens, std::int64_t n, std::int64_t s, std::int64_t m,
+                                DoubleSpan alpha, std::int64_t alpha_tokens) {
+  GhcWidthOut out{Doubles(at(tokens * m * s), 0.0), Doubles(at(tokens * n * s), 0.0)};
+  for (std::int64_t t = 0; t < tokens; ++t) {
+    const double* a = &alpha[at((alpha_tokens == 1 ? 0 : t) * n * (m + n))];
+    for (std::int64_t j = 0; j < m + n; ++j)
+      for (std::int64_t i = 0; i < n; ++i)
+        for (std::int64_t d = 0; d < s; ++d) {
+          const double contrib = a[i * (m + n) + j] * h[at((t * n + i) * s + d)];
+          if (j < m)
+            out.x[at((t * m + j) * s + d)] += contrib;
+          else
+            out.carry[at((t * n + (j - m)) * s + d)] += contrib;
+        }
+  }
+  return out;
+}
+
+Doubles ghc_depth_reference(DoubleSpan z, std::int64_t tokens, std::int64_t m, std::int64_t s, std::int64_t n,
+                            DoubleSpan beta, std::int64_t beta_tokens, DoubleSpan carry) {
+  Doubles out(carry.begin(), carry.end());
+  for (std::int64_t t = 0; t < tokens; ++t) {
+    const double* b = &beta[at((beta_tokens == 1 ? 0 : t) * m * n)];
+    for (std::int64_t j = 0; j < n; ++j)
+      for (std::int64_t i = 0; i < m; ++i)
+        for (std::int64_t d = 0; d < s; ++d) out[at((t * n + j) * s + d)] += b[i * n + j] * z[at((t * m + i) * s + d)];
+  }
+  return out;
+}
+
+}  // namespace hdlab::executor

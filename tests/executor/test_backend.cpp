@@ -1,0 +1,130 @@
+// The Backend interface on the CPU backend: memory accounting, transfers, views, shape
+// checks; and the references themselves on cases worked by hand.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <numbers>
+
+#include "hdlab/executor/backends.hpp"
+#include "hdlab/executor/reference.hpp"
+
+using namespace hdlab::executor;
+
+TEST_CASE("the backend accounts for its memory", "[executor][memory]") {
+  auto be = make_cpu_backend(CpuOptions{1, "generic"});
+  CHECK(be->memory().allocated_bytes == 0);
+  {
+    const Tensor a = be->allocate({10, 10}, ScalarType::f32);
+    const Tensor b = be->allocate({5}, ScalarType::bf16);
+    CHECK(be->memory().allocated_bytes == 400 + 10);
+    const Tensor view = a.slice_rows(2, 3);  // a view holds the allocation, adds nothing
+    CHECK(be->memory().allocated_bytes == 410);
+  }
+  CHECK(be->memory().allocated_bytes == 0);
+  CHECK(be->memory().peak_bytes == 410);
+  be->reset_peak();
+  CHECK(be->memory().peak_bytes == 0);
+  const MemoryStats m = be->memory();
+  CHECK(m.total_bytes > 0);
+  CHECK(m.available_bytes > 0);
+  CHECK(m.available_bytes <= m.total_bytes);
+  CHECK_NOTHROW(be->require_fits(1024));
+  try {
+    be->require_fits(m.total_bytes * 4);
+    FAIL("require_fits accepted four times the machine's memory");
+  } catch (const OutOfMemoryError& e) {
+    CHECK(e.needed_bytes() == m.total_bytes * 4);
+    CHECK(e.available_bytes() > 0);
+    CHECK(std::string(e.what()).find("needs") != std::string::npos);
+  }
+}
+
+TEST_CASE("uploads, downloads, views and conversions", "[executor]") {
+  auto be = make_cpu_backend(CpuOptions{2, "auto"});
+  const Tensor t = be->allocate({3, 2}, ScalarType::f32);
+  be->upload(t, std::vector<float>{1, 2, 3, 4, 5, 6});
+  CHECK(be->download_f32(t.slice_rows(1, 2)) == std::vector<float>{3, 4, 5, 6});
+  CHECK(t.reshaped({2, 3}).matrix_rows() == 2);
+  CHECK_THROWS_AS(t.slice_rows(2, 2), BackendError);
+  CHECK_THROWS_AS(t.reshaped({4}), BackendError);
+  const Tensor h = be->allocate({6}, ScalarType::bf16);
+  be->convert(t.reshaped({6}), h);
+  CHECK(be->download_f32(h) == std::vector<float>{1, 2, 3, 4, 5, 6});  // exact in bf16
+  be->upload(h, std::vector<float>{1.0f + 1.0f / 256, 0, 0, 0, 0, 0});
+  CHECK(be->download_f32(h)[0] == 1.0f);  // ties round to even: 1 + 2^-8 -> 1
+  CHECK(round_to_bf16(1.0f + 3.0f / 256) == 1.0f + 1.0f / 64);
+  CHECK(std::isnan(bf16_to_f32(f32_to_bf16(NAN))));
+  const Tensor z = be->allocate({2, 2}, ScalarType::f32);
+  be->fill_zero(z);
+  be->copy(t.slice_rows(0, 2).reshaped({2, 2}), z);
+  CHECK(be->download_f32(z) == std::vector<float>{1, 2, 3, 4});
+  CHECK_THROWS_AS(be->copy(t.slice_rows(0, 2), t.slice_rows(1, 2)), BackendError);  // overlap
+}
+
+TEST_CASE("ops check shapes and owners before running", "[executor]") {
+  auto be = make_cpu_backend(CpuOptions{1, "generic"});
+  auto other = make_cpu_backend(CpuOptions{1, "generic"});
+  const Tensor a = be->allocate({4, 8}, ScalarType::f32), w = be->allocate({6, 8}, ScalarType::f32);
+  CHECK_THROWS_AS(be->gemm(a, false, w, false, be->allocate({4, 6}, ScalarType::f32)), BackendError);
+  CHECK_NOTHROW(be->gemm(a, false, w, true, be->allocate({4, 6}, ScalarType::f32)));
+  CHECK_THROWS_AS(be->gemm(a, false, w, true, other->allocate({4, 6}, ScalarType::f32)), BackendError);
+  CHECK_THROWS_AS(be->rms_norm(a, be->allocate({7}, ScalarType::f32), 1e-6f, a), BackendError);
+  const Tensor ids = be->allocate({2}, ScalarType::i32);
+  be->upload(ids, std::vector<std::int32_t>{0, 4});
+  CHECK_THROWS_AS(be->gather_rows(a, ids, be->allocate({2, 8}, ScalarType::f32)), BackendError);  // id 4 of 4 rows
+  const Tensor q = be->allocate({3, 4, 8}, ScalarType::f32), kv = be->allocate({3, 3, 8}, ScalarType::f32);
+  hdlab::model::MaskSpec m;
+  m.tokens = 3;
+  const TilePlan plan(AttentionMask::prefill(m, hdlab::model::Layout::interleaved));
+  CHECK_THROWS_AS(be->attention(q, kv, kv, plan, be->allocate({3, 4, 8}, ScalarType::f32), 1.0f),
+                  BackendError);  // 4 query heads over 3 kv heads
+}
+
+TEST_CASE("references agree with hand-worked values", "[executor][reference]") {
+  SECTION("gemm") {
+    // [1 2; 3 4] x [5 6; 7 8]^T = [17 23; 39 53]
+    const Doubles c = gemm_reference(Doubles{1, 2, 3, 4}, false, Doubles{5, 6, 7, 8}, true, 2, 2, 2, 1, 0, {});
+    CHECK(c == Doubles{17, 23, 39, 53});
+  }
+  SECTION("attention: one visible key returns its value; two equal scores average") {
+    hdlab::model::MaskSpec m;
+    m.tokens = 2;
+    const AttentionMask mask = AttentionMask::prefill(m, hdlab::model::Layout::interleaved);
+    // q = k = 0: equal scores. Row 0 sees key 0 only; row 1 sees both.
+    const Doubles zeros(4, 0.0), v = {1, 2, 3, 4};  // [2 keys, 1 head, hd 2]
+    const Doubles out = attention_reference(zeros, zeros, v, 1, 1, 2, mask, 1.0);
+    CHECK(out == Doubles{1, 2, 2, 3});
+  }
+  SECTION("rms_norm, rope, swiglu") {
+    const Doubles n = rms_norm_reference(Doubles{3, -3, 3, -3}, Doubles{1, 1, 2, 2}, 1, 4, 0.0);
+    CHECK(n == Doubles{1, -1, 2, -2});
+    // Position 1 with theta such that pair 0 turns by 1 rad: (1, 0) -> (cos 1, sin 1).
+    const std::vector<std::int32_t> pos = {1};
+    const Doubles r = rope_reference(Doubles{1, 0}, pos, 1, 2, 10000.0);
+    CHECK(r[0] == Approx(std::cos(1.0)));
+    CHECK(r[1] == Approx(std::sin(1.0)));
+    const Doubles s = swiglu_reference(Doubles{0, 2, 5, 7}, 1, 2);  // silu(0)*5 = 0
+    CHECK(s[0] == 0);
+    CHECK(s[1] == Approx(2.0 / (1 + std::exp(-2.0)) * 7));
+  }
+  SECTION("routing keeps the best k, best first") {
+    const Routing r = topk_routing_reference(Doubles{0, 2, 1, 2}, 1, 4, 2, hdlab::model::RouterKind::softmax, true);
+    CHECK(r.expert_ids == std::vector<std::int32_t>{1, 3});  // tie: lower id first
+    CHECK(r.weights[0] == Approx(0.5));
+  }
+  SECTION("GHC at its static init with n = m is a residual connection") {
+    const std::int64_t m = 2, n = 2, s = 3;
+    // A = [[I I]], B = I: x = h, out = z + h.
+    const Doubles a = {1, 0, 1, 0, 0, 1, 0, 1}, b = {1, 0, 0, 1};
+    const Doubles h = {1, 2, 3, 4, 5, 6}, z = {10, 20, 30, 40, 50, 60};
+    const GhcWidthOut w = ghc_width_reference(h, 1, n, s, m, a, 1);
+    CHECK(w.x == h);
+    CHECK(w.carry == h);
+    CHECK(ghc_depth_reference(z, 1, m, s, n, b, 1, w.carry) == Doubles{11, 22, 33, 44, 55, 66});
+    // Zero dynamic weights leave the static coefficients.
+    const GhcCoefficients c = ghc_dynamic_reference(h, 1, n, s, m, Doubles(s * (2 * m + n), 0.0),
+                                                    Doubles(2 * m + n, 1.0), a, b);
+    CHECK(c.alpha == a);
+    CHECK(c.beta == b);
+  }
+}

@@ -1,0 +1,132 @@
+// The cross-backend op test, CPU side: every op of the correctness table against its
+// double-precision reference (tolerances are stated by each case in op_cases), the
+// attention under every mask kind and layout with each instruction set this CPU runs,
+// and the cases' analytic FLOP counts against methods.md's conventions.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "hdlab/executor/backends.hpp"
+#include "hdlab/model/mask.hpp"
+#include "op_test_support.hpp"
+
+using namespace hdlab::executor;
+using hdlab::executor::testing::check_cases;
+
+namespace {
+
+// Built once: the references are computed on first use and shared by every test below.
+const std::vector<OpCase>& f32_cases() {
+  static const std::vector<OpCase> cases = correctness_cases(ScalarType::f32);
+  return cases;
+}
+
+Backend& cpu() {
+  static const auto backend = make_cpu_backend();
+  return *backend;
+}
+
+}  // namespace
+
+TEST_CASE("cpu gemm matches the reference", "[executor][cpu][gemm]") {
+  CHECK(check_cases(cpu(), f32_cases(), BackendOp::gemm) >= 9);
+}
+
+TEST_CASE("cpu vector ops match the reference", "[executor][cpu]") {
+  for (BackendOp op : {BackendOp::rms_norm, BackendOp::rope, BackendOp::swiglu, BackendOp::add}) {
+    INFO(to_string(op));
+    CHECK(check_cases(cpu(), f32_cases(), op) >= 1);
+  }
+}
+
+TEST_CASE("cpu routing, gathers and scatters match the reference", "[executor][cpu]") {
+  for (BackendOp op : {BackendOp::topk_routing, BackendOp::gather_rows, BackendOp::scatter_add_rows}) {
+    INFO(to_string(op));
+    CHECK(check_cases(cpu(), f32_cases(), op) >= 2);
+  }
+}
+
+TEST_CASE("cpu GHC ops match the reference", "[executor][cpu][vwn]") {
+  for (BackendOp op : {BackendOp::ghc_dynamic, BackendOp::ghc_width, BackendOp::ghc_depth}) {
+    INFO(to_string(op));
+    CHECK(check_cases(cpu(), f32_cases(), op) >= 3);
+  }
+}
+
+TEST_CASE("cpu attention matches the reference with every instruction set", "[executor][cpu][attention]") {
+  const auto isas = cpu_attention_isas();
+  REQUIRE_FALSE(isas.empty());
+  CHECK(isas.back() == "generic");
+  for (const auto& isa : isas) {
+    INFO("attention kernel " << isa);
+    // 3 threads on any machine: more threads than work items in small cases, too.
+    auto backend = make_cpu_backend(CpuOptions{3, isa});
+    CHECK(check_cases(*backend, f32_cases(), BackendOp::attention) >= 30);
+  }
+}
+
+TEST_CASE("cpu attention on one thread matches the reference", "[executor][cpu][attention]") {
+  auto backend = make_cpu_backend(CpuOptions{1, "auto"});
+  CHECK(check_cases(*backend, attention_correctness_cases(ScalarType::f32), BackendOp::attention) >= 28);
+}
+
+TEST_CASE("the CPU backend refuses bf16 compute but converts bf16", "[executor][cpu]") {
+  CHECK_FALSE(cpu().supports(BackendOp::gemm, ScalarType::bf16));
+  CHECK(cpu().supports(BackendOp::convert, ScalarType::bf16));
+  const auto bf16 = correctness_cases(ScalarType::bf16);
+  CHECK(supported_cases(cpu(), bf16).empty());
+  const Tensor a = cpu().allocate({2, 2}, ScalarType::bf16);
+  CHECK_THROWS_AS(cpu().gemm(a, false, a, true, cpu().allocate({2, 2}, ScalarType::bf16)), BackendError);
+}
+
+TEST_CASE("op cases count FLOPs by methods.md section 6", "[executor][cost]") {
+  using hdlab::model::OpKind;
+  SECTION("GEMM: 2 FLOPs per multiply-add") {
+    const OpCase c = gemm_case(OpKind::qkv_proj, 3, 5, 7, ScalarType::f32, 1);
+    CHECK(c.cost.flops == 2.0 * 3 * 5 * 7);
+    CHECK(c.cost.weight_bytes == 5 * 7 * 4);
+  }
+  SECTION("attention: 4 hd H per visible pair; executed = whole visible tiles") {
+    for (const OpCase& c : attention_correctness_cases(ScalarType::f32)) {
+      INFO(c.name);
+      CHECK(c.executed_flops >= c.cost.flops);
+      CHECK(c.cost.flops > 0);
+    }
+    AttentionCaseShape s;
+    s.mask.kind = hdlab::model::MaskSpec::Kind::intra;
+    s.mask.tokens = 100;
+    s.mask.copies = 4;
+    s.layout = hdlab::model::Layout::stream_major;
+    s.heads = 8;
+    s.head_dim = 64;
+    const OpCase c = attention_case(s, ScalarType::f32, 1);
+    const double per_pair = 4.0 * 64 * 8;
+    CHECK(c.cost.flops == per_pair * static_cast<double>(hdlab::model::visible_pairs(s.mask)));
+    CHECK(c.cost.flops == per_pair * 4 * 100 * 101 / 2);  // intra: n L (L+1) / 2 pairs
+    const auto tiles = hdlab::model::visible_tiles(s.mask, s.layout, kTileQ, kTileK);
+    CHECK(c.executed_flops == per_pair * static_cast<double>(tiles.executed_pairs));
+  }
+  SECTION("GHC: methods.md's per-token figures") {
+    const std::int64_t m = 2, n = 3, s = 32, d = m * s, tokens = 5;
+    CHECK(ghc_dynamic_case(tokens, m, n, s, ScalarType::f32, 1).cost.flops ==
+          tokens * 2.0 * (2 * m + n) * (static_cast<double>(n) / m) * d);
+    CHECK(ghc_width_case(tokens, m, n, s, false, ScalarType::f32, 1).cost.flops ==
+          tokens * 2.0 * (m + n) * (static_cast<double>(n) / m) * d);
+    CHECK(ghc_depth_case(tokens, m, n, s, false, ScalarType::f32, 1).cost.flops == tokens * 2.0 * n * d);
+    CHECK(rms_norm_case(OpKind::ghc_norm, tokens * n, s, ScalarType::f32, 1).cost.flops ==
+          tokens * 4.0 * (static_cast<double>(n) / m) * d);
+  }
+}
+
+TEST_CASE("the comparison fails outputs outside tolerance", "[executor][cost]") {
+  // The harness must be able to fail: one element off by more than allowed, or NaN.
+  const Doubles ref = {1.0, -2.0, 3.0};
+  const Tolerance tol{1e-3, 1e-2};  // allowed: 1e-3 + 1e-2 |ref|
+  CHECK(compare_to_reference({1.0f, -2.02f, 3.0f}, ref, tol, "x").pass);
+  const OpCheck off = compare_to_reference({1.0f, -2.03f, 3.0f}, ref, tol, "x");
+  CHECK_FALSE(off.pass);
+  CHECK(off.worst.find("x[1]") != std::string::npos);
+  CHECK(off.worst_ratio > 1.0);
+  CHECK_FALSE(compare_to_reference({1.0f, NAN, 3.0f}, ref, tol, "x").pass);
+  CHECK_FALSE(compare_to_reference({1.0f, -2.0f}, ref, tol, "x").pass);
+}
