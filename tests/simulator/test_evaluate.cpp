@@ -1,0 +1,280 @@
+// The evaluation API: scenario JSON, metric catalogue, hand-computed phase times and
+// collectives on tiny configs, invariants between designs, monotonic growth with n, K, r.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+#include "fixtures.hpp"
+
+using namespace hdlab;
+using namespace hdlab::simulator;
+using fixtures::error_of;
+
+namespace {
+
+Metrics eval(const model::Config& c, const Scenario& s = Scenario{}, const HardwareProfile& hw = fixtures::device()) {
+  return evaluate(c, hw, s);
+}
+
+model::Config qwen3(const std::string& design) {
+  const model::Backbone b = model::load_backbone(model::read_json_file(fixtures::source_path("profiles/models/qwen3-8b.json")));
+  return model::make_config(b, model::parse_design(model::Json::parse(design), b));
+}
+
+HardwareProfile h100() {
+  return parse_hardware_profile(model::read_json_file(fixtures::source_path("profiles/hardware/h100-sxm.json")));
+}
+
+void check_all_equal(const Metrics& a, const Metrics& b) {
+  for (int i = 0; i < metric_count; ++i) {
+    INFO(metric_name(static_cast<Metric>(i)));
+    CHECK(fixtures::close(a.values[static_cast<std::size_t>(i)], b.values[static_cast<std::size_t>(i)]));
+  }
+  REQUIRE(a.serving.size() == b.serving.size());
+  for (std::size_t i = 0; i < a.serving.size(); ++i) CHECK(fixtures::close(a.serving[i].tokens_per_s, b.serving[i].tokens_per_s));
+}
+
+}  // namespace
+
+TEST_CASE("scenario JSON: defaults, round trip, errors at their pointers", "[evaluate][scenario]") {
+  const Scenario d = parse_scenario(model::Json::object());
+  CHECK(d == Scenario{});
+  CHECK(d.train.recompute == Recompute::selective);
+  model::Json j = model::Json::parse(R"({"train": {"seq_len": 2048, "recompute": "full", "optimizer_sharding": "gradients"},
+    "decode": {"batch": 4, "context": 100}, "serving": {"batches": [2, 4], "input_lengths": [10]},
+    "parallel": {"tp": 2, "ep": 2, "dp": 4}, "attention": {"layout": "stream_major", "tile_q": 64, "count": "exact"}})");
+  const Scenario s = parse_scenario(j);
+  CHECK(s.train.seq_len == 2048);
+  CHECK(s.train.sharding == OptimizerSharding::gradients);
+  CHECK(s.attention.layout == model::Layout::stream_major);
+  CHECK(s.serving.batches == std::vector<std::int64_t>{2, 4});
+  CHECK(parse_scenario(to_json(s)) == s);
+
+  CHECK(error_of([] { parse_scenario(model::Json::parse(R"({"decode": {"batchh": 3}})")); }) ==
+        "/scenario/decode/batchh: unknown key (did you mean \"batch\"?)");
+  CHECK(error_of([] { parse_scenario(model::Json::parse(R"({"decode": {"batch": 0}})")); }) ==
+        "/scenario/decode/batch: must be >= 1, got 0");
+  CHECK(error_of([] { parse_scenario(model::Json::parse(R"({"parallel": {"ep": 3, "dp": 4}})")); }) ==
+        "/scenario/parallel/ep: must divide dp (4): expert-parallel ranks are carved out of the data-parallel ones");
+  CHECK(error_of([] { parse_scenario(model::Json::parse(R"({"serving": {"batches": []}})")); }) ==
+        "/scenario/serving/batches: must be a list of 1 to 64 positive integers");
+  CHECK(error_of([] { parse_scenario(model::Json::parse(R"({"attention": {"layout": "diagonal"}})")); }) ==
+        "/scenario/attention/layout: must be one of default, interleaved, stream_major, phd_split, got \"diagonal\"");
+  CHECK(error_of([] { parse_scenario(model::Json::parse(R"({"train": {"recompute": "some"}})")); }) ==
+        "/scenario/train/recompute: must be one of none, selective, full, got \"some\"");
+}
+
+TEST_CASE("scenarios the config or device cannot run are refused", "[evaluate][scenario][errors]") {
+  const model::Config dense = fixtures::config(fixtures::tiny_dense(), "{}");
+  Scenario s;
+  s.parallel.tp = 4;  // 2 heads
+  CHECK(error_of([&] { eval(dense, s); }) == "/scenario/parallel/tp: must divide the 2 query heads, got 4");
+  s = Scenario{};
+  s.parallel.ep = 2;
+  s.parallel.dp = 2;
+  CHECK(error_of([&] { eval(dense, s); }) ==
+        "/scenario/parallel/ep: expert parallelism needs an MoE backbone; tiny is dense");
+  s = Scenario{};
+  s.parallel.dp = 16;  // 16 devices > one node of 8: the network
+  model::Json no_net = fixtures::device_json();
+  no_net["network_bandwidth_gb_per_s"] = nullptr;
+  CHECK(error_of([&] { eval(dense, s, parse_hardware_profile(no_net)); }) ==
+        "/scenario/parallel/dp: spans 16 devices (more than one node of 8) but round device has no "
+        "network_bandwidth_gb_per_s");
+  model::Json fp8 = fixtures::tiny_dense();
+  fp8["dtype"] = "fp8";
+  CHECK(error_of([&] { eval(fixtures::config(fp8, "{}")); }) ==
+        "/peak_fp8_tflop_per_s: is null: round device has no fp8 matrix rate");
+}
+
+TEST_CASE("metric catalogue: names with units, columns, values by name", "[evaluate][metrics]") {
+  for (int i = 0; i < metric_count; ++i) {
+    const auto m = static_cast<Metric>(i);
+    CHECK(metric_from_name(metric_name(m)) == m);
+    CHECK(std::string(metric_unit(m)).size() > 0);
+  }
+  CHECK_FALSE(metric_from_name("decode_speed").has_value());
+  Scenario s;
+  s.serving.batches = {1, 8};
+  s.serving.input_lengths = {16, 32, 64};
+  const std::vector<std::string> cols = metric_columns(s);
+  REQUIRE(cols.size() == static_cast<std::size_t>(metric_count) + 2 * 3 * 3);
+  CHECK(cols[static_cast<std::size_t>(metric_count)] == "serving_b1_in16_tokens_per_s");
+  CHECK(cols.back() == "serving_b8_in64_fits");
+  const Metrics m = eval(fixtures::config(fixtures::tiny_dense(), "{}"), s);
+  std::vector<double> row_values;
+  metric_row(m, row_values);
+  REQUIRE(row_values.size() == cols.size());
+  for (std::size_t i = 0; i < cols.size(); ++i) CHECK(metric_value(m, cols[i]) == row_values[i]);
+  CHECK(metric_value(m, "decode_step_s") == m[Metric::decode_step_s]);
+  CHECK(error_of([&] { metric_value(m, "serving_b2_in16_ratio"); }) == "unknown metric \"serving_b2_in16_ratio\"");
+}
+
+TEST_CASE("decode time and collectives of a tiny model, by hand", "[evaluate][decode]") {
+  const model::Config c = fixtures::config(fixtures::tiny_dense(), "{}");
+  Scenario s;
+  s.decode.batch = 1;
+  s.decode.context = 5;
+  CostContext ctx;
+  make_context(c, fixtures::device(), s, ctx);
+  auto pass = std::make_unique<PassCost>();
+  InferenceResult r;
+  cost_decode(ctx, false, 1, 5, *pass, r);
+  // Each op: max(FLOPs / class rate, bytes / (1000 GB/s * 0.8)); rates: gemm and
+  // attention 100 TFLOP/s x 0.5 / 0.25, vector 10 TFLOP/s x 0.5; no launch cost.
+  double expected = 0;
+  auto add = [&](const OpRow& op, model::OpKind k, double passes) {
+    if (op.calls <= 0) return;
+    const model::OpClass cls = model::op_class(k);
+    const double rate = cls == model::OpClass::gemm ? 50e12 : cls == model::OpClass::attention ? 25e12 : 5e12;
+    const double compute = cls == model::OpClass::memory ? 0 : op.cost.flops / rate;
+    expected += passes * std::max(compute, op.cost.bytes() / 800e9);
+  };
+  for (int i = 0; i < model::op_kind_count; ++i) {
+    const auto k = static_cast<model::OpKind>(i);
+    add(pass->groups[0].ops[static_cast<std::size_t>(i)], k, 2);
+    add(pass->outside[static_cast<std::size_t>(i)], k, 1);
+  }
+  CHECK(r.seconds == Approx(expected).epsilon(1e-12));
+  CHECK(eval(c, s)[Metric::decode_step_s] == Approx(expected).epsilon(1e-12));
+
+  // tp 2: two all-reduces of [1, 8] x 2 B per layer on NVLink (50 GB/s effective, 1 us):
+  // 2 (2-1)/2 * 16 B / 50e9 + 2 (2-1) * 1 us each.
+  s.parallel.tp = 2;
+  const double one = 16.0 / 50e9 + 2e-6;
+  CHECK(eval(c, s)[Metric::decode_comm_s] == Approx(2 * 2 * one).epsilon(1e-12));
+
+  // ep 2 on the MoE model: per MoE layer (3 of 4) dispatch + combine of each device's
+  // 1 token x top-2 copies x [8] x 2 B = 32 B: (2-1)/2 * 32 / 50e9 + 1 us each.
+  Scenario e;
+  e.parallel.ep = 2;
+  e.parallel.dp = 2;
+  e.decode.batch = 2;
+  const double a2a = 16.0 / 50e9 + 1e-6;
+  CHECK(eval(fixtures::config(fixtures::tiny_moe(), "{}"), e)[Metric::decode_comm_s] ==
+        Approx(3 * 2 * a2a).epsilon(1e-12));
+}
+
+TEST_CASE("training step composition and optimizer update, by hand", "[evaluate][train]") {
+  const model::Config c = fixtures::config(fixtures::tiny_dense(), "{}");
+  Scenario s;
+  s.train.seq_len = 16;
+  s.train.grad_accum = 2;
+  CostContext ctx;
+  make_context(c, fixtures::device(), s, ctx);
+  auto pass = std::make_unique<PassCost>();
+  TrainResult t;
+  cost_train(ctx, *pass, t);
+  // optimizer: 1368 parameters x (read w, g, 12 B states; write w, 12 B states) / 800 GB/s
+  CHECK(t.optimizer_s == Approx(1368.0 * (2 + 2 + 12 + 2 + 12) / 800e9).epsilon(1e-12));
+  CHECK(t.recompute_s == t.forward.op_s[static_cast<std::size_t>(model::OpKind::attention)]);
+  CHECK(t.step_s == Approx(2 * (3 * t.forward.total_s + t.recompute_s) + t.optimizer_s).epsilon(1e-12));
+  CHECK(t.tokens == 2 * 16);
+  CHECK(t.flops == Approx(2 * (3 * pass->total().flops + pass->op_total(model::OpKind::attention).flops)).epsilon(1e-12));
+  // data parallel 4 on NVLink: gradients (1368 x 2 B) all-reduced once per step; with
+  // overlap it hides behind the backward when shorter.
+  s.parallel.dp = 4;
+  s.train.overlap_dp_comm = false;
+  make_context(c, fixtures::device(), s, ctx);
+  cost_train(ctx, *pass, t);
+  CHECK(t.dp_comm_s == Approx(2 * 0.75 * 2736 / 50e9 + 2 * 3 * 1e-6).epsilon(1e-12));
+  CHECK(t.exposed_dp_s == t.dp_comm_s);
+}
+
+TEST_CASE("memory metrics: KV bytes and the largest batch, by hand", "[evaluate][memory]") {
+  const Metrics m = eval(fixtures::config(fixtures::tiny_dense(), "{}"));
+  // 2 layers x 32768 tokens x (K + V of one head of 4) x 2 B
+  const double kv = 2 * 32768.0 * 16;
+  CHECK(m[Metric::kv_bytes_per_seq] == kv);
+  CHECK(m[Metric::kv_bytes] == 32 * 2 * 4096.0 * 16);  // decode batch 32 at context 4096
+  CHECK(m[Metric::inference_weight_bytes] == 1368 * 2);
+  CHECK(m[Metric::max_batch_seqs] == std::floor((10e9 * 0.9 - 2736) / kv));
+  CHECK(m[Metric::params_total] == 1368);
+}
+
+TEST_CASE("designs that reduce to the baseline cost the same", "[evaluate][invariants]") {
+  const Metrics base = eval(fixtures::config(fixtures::tiny_sliding(), "{}"));
+  check_all_equal(eval(fixtures::config(fixtures::tiny_sliding(), R"({"hd": {"n": 1}})")), base);
+  check_all_equal(eval(fixtures::config(fixtures::tiny_sliding(), R"({"looped": {"iterations": 1}})")), base);
+  // PHD's rule replaces the backbone's windows (mask.hpp), so compare on full attention.
+  check_all_equal(eval(fixtures::config(fixtures::tiny_dense(), R"({"phd": {"K": 1}})")),
+                  eval(fixtures::config(fixtures::tiny_dense(), "{}")));
+  const Metrics hd = eval(fixtures::config(fixtures::tiny_sliding(), R"({"hd": {"n": 1}})"));
+  for (const ServingPoint& p : hd.serving) CHECK(p.ratio == 1);
+
+  // PHD plain keeps the vanilla KV cache.
+  const Metrics dense = eval(fixtures::config(fixtures::tiny_dense(), "{}"));
+  const Metrics phd = eval(fixtures::config(fixtures::tiny_dense(), R"({"phd": {"K": 4}})"));
+  CHECK(phd[Metric::kv_bytes_per_seq] == dense[Metric::kv_bytes_per_seq]);
+  CHECK(phd[Metric::kv_bytes] == dense[Metric::kv_bytes]);
+  CHECK(phd[Metric::max_batch_seqs] == dense[Metric::max_batch_seqs]);
+
+  // VWN m = n without dynamics: every layer costs what the baseline's does; only the
+  // output reduce (GroupNorm + D -> D) is added.
+  const model::Config b = fixtures::config(fixtures::tiny_dense(), "{}");
+  const model::Config v = fixtures::config(fixtures::tiny_dense(), R"({"vwn": {"m": 2, "n": 2, "dynamic": false}})");
+  auto pb = std::make_unique<PassCost>(), pv = std::make_unique<PassCost>();
+  for (auto [c, p] : {std::pair{&b, pb.get()}, std::pair{&v, pv.get()}}) {
+    const ModelShape shape = model_shape(c->effective, c->design.method);
+    train_forward_pass(*c, shape, plan_layers(c->effective, c->design.method), 2, 8, PassOptions{}, *p);
+  }
+  for (int i = 0; i < model::op_kind_count; ++i) {
+    const model::OpCost x = pb->groups[0].ops[static_cast<std::size_t>(i)].cost;
+    const model::OpCost y = pv->groups[0].ops[static_cast<std::size_t>(i)].cost;
+    CHECK(x.flops == y.flops);
+    CHECK(x.bytes() == y.bytes());
+  }
+  CHECK(pv->total().flops - pb->total().flops == row(pv->outside, model::OpKind::vwn_reduce).cost.flops);
+  CHECK(row(pv->outside, model::OpKind::vwn_reduce).cost.flops == 2 * 8 * (2 * 8 * 8 + 4 * 8));
+}
+
+TEST_CASE("Qwen3-8B with HD n=4 on an H100: consistent headline numbers", "[evaluate][qwen3]") {
+  const HardwareProfile hw = h100();
+  Scenario s;
+  s.decode.batch = 8;
+  s.decode.context = 4096 + 512;  // = the serving cell (8, 4096) with 1024 output tokens
+  const Metrics base = evaluate(qwen3("{}"), hw, s);
+  const Metrics hd = evaluate(qwen3(R"({"hd": {"n": 4}})"), hw, s);
+  CHECK(hd[Metric::kv_bytes_per_seq] == 4 * base[Metric::kv_bytes_per_seq]);
+  CHECK(hd[Metric::decode_vs_baseline_ratio] < 1);
+  CHECK(hd[Metric::decode_vs_baseline_ratio] == Approx(hd[Metric::decode_tokens_per_s] / base[Metric::decode_tokens_per_s]));
+  const auto cell = std::find_if(hd.serving.begin(), hd.serving.end(),
+                                 [](const ServingPoint& p) { return p.batch == 8 && p.input_tokens == 4096; });
+  REQUIRE(cell != hd.serving.end());
+  CHECK(cell->tokens_per_s == Approx(hd[Metric::decode_tokens_per_s]).epsilon(1e-12));
+  CHECK(cell->baseline_tokens_per_s == Approx(base[Metric::decode_tokens_per_s]).epsilon(1e-12));
+  // Training FLOPs of the baseline: about 6 N tokens plus attention (N = 6.95e9 active
+  // non-embedding parameters + the head's 0.62e9): within 15% of 6 * 7.57e9 * 4096.
+  CHECK(base[Metric::train_flops] / (6 * 7.57e9 * 4096) == Approx(1).margin(0.15));
+  CHECK(hd[Metric::train_flops] > 3.5 * base[Metric::train_flops]);  // 4x positions, same logits
+  CHECK(hd[Metric::train_mfu_fraction] > 0);
+  CHECK(hd[Metric::train_mfu_fraction] < 1);
+  CHECK(hd[Metric::params_total] == Approx(8.19e9 + 3 * 0.622e9).epsilon(0.01));
+}
+
+TEST_CASE("costs grow with n, K, r and loop iterations", "[evaluate][monotonic]") {
+  const HardwareProfile hw = h100();
+  const Metric grow[] = {Metric::train_step_s, Metric::train_flops, Metric::prefill_s, Metric::prefill_flops,
+                         Metric::decode_step_s, Metric::decode_flops, Metric::train_memory_bytes};
+  const std::vector<std::vector<std::string>> families = {
+      {R"({"hd": {"n": 1}})", R"({"hd": {"n": 2}})", R"({"hd": {"n": 4}})", R"({"hd": {"n": 8}})"},
+      {R"({"phd": {"K": 1}})", R"({"phd": {"K": 2}})", R"({"phd": {"K": 3}})", R"({"phd": {"K": 5}})"},
+      {R"({"vwn": {"m": 2, "n": 2}})", R"({"vwn": {"m": 2, "n": 3}})", R"({"vwn": {"m": 2, "n": 4}})",
+       R"({"vwn": {"m": 2, "n": 8}})"},
+      {R"({"looped": {"iterations": 1}})", R"({"looped": {"iterations": 2}})", R"({"looped": {"iterations": 4}})"}};
+  for (const auto& family : families) {
+    Metrics prev = evaluate(qwen3(family[0]), hw, Scenario{});
+    for (std::size_t i = 1; i < family.size(); ++i) {
+      const Metrics next = evaluate(qwen3(family[i]), hw, Scenario{});
+      INFO(family[i]);
+      for (Metric m : grow) {
+        INFO(metric_name(m));
+        CHECK(next[m] > prev[m]);
+      }
+      CHECK(next[Metric::kv_bytes_per_seq] >= prev[Metric::kv_bytes_per_seq]);
+      CHECK(next[Metric::max_batch_seqs] <= prev[Metric::max_batch_seqs]);
+      prev = next;
+    }
+  }
+}
