@@ -235,6 +235,8 @@ TileCount visible_tiles_brute(const MaskSpec& m, Layout l, std::int64_t Bq, std:
     throw ConfigError("/tile", "tile sizes must be >= 1, got " + num(Bq) + "x" + num(Bk));
   const std::vector<std::uint8_t> grid = materialize(m, l);
   const std::int64_t N = m.positions(), R = m.query_rows();
+  Bq = std::min(Bq, R);  // same tiles; keeps r0 + Bq from overflowing
+  Bk = std::min(Bk, N);
   TileCount tc;
   for (std::int64_t r0 = 0; r0 < R; r0 += Bq) {
     const std::int64_t r1 = std::min(R, r0 + Bq);

@@ -246,8 +246,10 @@ CellList block_rows(const MaskSpec& m, Layout l, std::int64_t r0, std::int64_t r
   }
   switch (l) {
     case Layout::interleaved: add_stretch(r0, r1 - 1, n, 0, rows); break;
-    case Layout::stream_major: add_stretch(r0, r1 - 1, L, 0, rows);
-      for (Cells& c : rows) c = {c.k0, c.k1, c.i0, c.i1};  // p = k*L + i: "tokens" there are copies
+    case Layout::stream_major:
+      // p = k*L + i is the stretch order with copies as "tokens" of L slots: swap the axes.
+      add_stretch(r0, r1 - 1, L, 0, rows);
+      for (Cells& c : rows) c = {c.k0, c.k1, c.i0, c.i1};
       break;
     case Layout::phd_split:
       if (r0 < L) rows.push_back({r0, std::min(r1, L) - 1, 0, 0});
@@ -383,6 +385,10 @@ TileCount visible_tiles(const MaskSpec& m, Layout l, std::int64_t Bq, std::int64
   if (Bq < 1 || Bk < 1)
     throw ConfigError("/tile", "tile sizes must be >= 1, got " + std::to_string(Bq) + "x" + std::to_string(Bk));
   const std::int64_t N = m.positions(), R = m.query_rows();
+  // A tile larger than the grid counts exactly like one of the grid's size; clamping keeps
+  // the arithmetic below far from overflow.
+  Bq = std::min(Bq, R);
+  Bk = std::min(Bk, N);
   const std::int64_t key_blocks = (N + Bk - 1) / Bk, last_block_start = (key_blocks - 1) * Bk;
   TileCount tc;
   tc.total = ((R + Bq - 1) / Bq) * key_blocks;

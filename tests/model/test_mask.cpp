@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <limits>
 #include <random>
 #include <sstream>
 #include <string>
@@ -345,6 +346,12 @@ TEST_CASE("tile counts stay consistent on long sequences", "[mask]") {
       CHECK(t.executed_pairs >= visible_pairs(m));
       CHECK(t.executed_pairs <= t.visible * 128 * 64);
     }
+  // A tile bigger than everything is the one whole grid, even at the int64 limit.
+  const std::int64_t huge = std::numeric_limits<std::int64_t>::max();
+  const TileCount whole = visible_tiles(spec(Kind::causal, 1000, 3), Layout::stream_major, huge, huge);
+  CHECK(same(whole, TileCount{1, 0, 1, 3000 * 3000}));
+  CHECK(same(visible_tiles_brute(spec(Kind::intra, 10, 3), Layout::interleaved, huge, 7),
+             visible_tiles(spec(Kind::intra, 10, 3), Layout::interleaved, 30, 7)));
   // Causal in logical order, exactly: query block b meets blocks 0..b (Bq = Bk).
   const std::int64_t blocks = 131072 * 8 / 128;
   CHECK(visible_tiles(spec(Kind::causal, 131072, 8), Layout::interleaved, 128, 128).visible == blocks * (blocks + 1) / 2);

@@ -45,13 +45,14 @@ void validate(const MaskSpec& m);
 
 // "May logical query position q see logical key position k?" Positions outside
 // [0, positions()) are never visible; with final_copy_queries_only, only queries of the
-// final copy see anything.
+// final copy see anything. `m` must pass validate() (hot path: not re-checked here).
 bool visible(const MaskSpec& m, std::int64_t q, std::int64_t k);
 
 enum class Layout {
   interleaved,   // physical = logical (token-major)
   stream_major,  // all of copy 0, then copy 1, ...: physical p = k*L + i
-  phd_split,     // [all origins (copy 0) in token order | hidden copies ordered by hidden rank]
+  phd_split,     // [all origins (copy 0) in token order | hidden copies ordered by hidden rank]:
+                 // p = i for copy 0, p = L + i*(copies-1) + (k-1) otherwise (any copies, HD too)
 };
 const char* to_string(Layout l);
 Layout layout_from_string(const std::string& s);  // throws ConfigError("", ...)
