@@ -18,10 +18,27 @@
 // enters (e.g. HD intra in interleaved order with n > Bk, where U is every n-th column).
 //
 // Per (kind, layout) the rectangles are derived below (block_union / block_intersection);
-// the row blocks of each layout are at most 6 rectangles (block_rows). Complexity per query
-// block: O(log N) for causal, sliding, intra and PHD plain/SWA in every layout (a bounded
-// number of runs, each a few floor sums); PHD-CSWA: O(1 + tokens the block spans / C),
-// one piece per chunk the block's rows touch. Total: that times ceil(rows / Bq).
+// the row blocks of each layout are at most 6 rectangles (block_rows): interleaved and
+// final-copy rows a logical stretch (<= 3), stream-major <= 3 (partial stream, whole
+// streams, partial stream), phd_split origins + a hidden-rank stretch (<= 4).
+// Work per query block, by case (total = that x ceil(rows / Bq)):
+//   causal   U = logical prefix [0, t_max], I = [0, t_min]. Interleaved: one interval, O(1).
+//            Stream-major: every stream a prefix, <= 3 runs of period L, O(log N).
+//            phd_split: a copy-0 prefix and a hidden-rank prefix, O(1).
+//   sliding  U = a logical stretch when the rows' windows overlap (w >= n, or the block's
+//            copy span + w >= n), else one window per token: <= 2 rectangles, a run of
+//            period n (interleaved) or per-stream intervals (stream-major); I = the stretch
+//            (t_max - w, t_min]. O(log N) in every layout.
+//   intra    U = [0, i_max] x the block's copies. Interleaved: a run of period n whose
+//            pattern is those copies -- equal to the causal count once the copies cover a
+//            tile, otherwise residue counting by floor sums, O(log N). Stream-major: per
+//            stream prefixes, O(log N). I is non-empty only for single-copy blocks.
+//   phd      U = origins [0, i_max] plus, per row rectangle, a hidden-rank stretch or (short
+//            windows) <= 2 rectangles of period K; I = origins [0, i_min] plus the rank
+//            interval [low(rho_max), rho_min] when the block has no origin row.
+//            plain / SWA: O(log N) in every layout. CSWA: the same per chunk the block's
+//            rows touch, O(1 + tokens spanned / C) -- O(1) in interleaved and phd_split
+//            blocks of a few tokens, up to Bq / C in stream-major blocks.
 #include <algorithm>
 #include <string>
 #include <utility>
