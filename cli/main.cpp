@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
       add_check(app),
       add_params(app),
       add_mask(app),
+      add_cost(app),
   };
 
   try {

@@ -8,5 +8,6 @@ namespace hdlab::cli {
 Verb add_check(CLI::App& app);
 Verb add_params(CLI::App& app);
 Verb add_mask(CLI::App& app);
+Verb add_cost(CLI::App& app);
 
 }  // namespace hdlab::cli

@@ -86,33 +86,39 @@ ModelShape model_shape(const Backbone& b, const Method& m) {
   return s;
 }
 
+LayerSignature layer_signature(const Backbone& b, const Method& m, std::int64_t l, double* passes, double* kv_caches) {
+  LayerSignature sig;
+  const LayerAttention& att = b.layers[static_cast<std::size_t>(l)];
+  sig.base_kind = att.kind;
+  sig.base_window = att.kind == AttentionKind::sliding ? att.window : 0;
+  sig.moe = b.is_moe_layer(l);
+  sig.kv_from_source = b.is_mirrored(l);
+  double runs = 1, kv = 1;
+  if (const auto* hd = std::get_if<HdDesign>(&m)) {
+    sig.hd_kind = hd->layer_kinds[static_cast<std::size_t>(l)];
+    sig.final_queries_only = sig.kv_from_source && hd->kv_mirror;
+  }
+  if (const auto* loop = std::get_if<LoopedDesign>(&m)) {
+    if (l < loop->prelude) {
+      sig.role = LoopRole::prelude;
+    } else if (l < loop->prelude + loop->recurrent) {
+      sig.role = LoopRole::recurrent;
+      runs = static_cast<double>(loop->iterations);
+      kv = loop->kv == LoopKv::per_iteration ? runs : 1;
+    } else {
+      sig.role = LoopRole::coda;
+    }
+  }
+  if (passes) *passes = runs;
+  if (kv_caches) *kv_caches = kv;
+  return sig;
+}
+
 LayerPlan plan_layers(const Backbone& b, const Method& m) {
   LayerPlan plan;
-  const auto* hd = std::get_if<HdDesign>(&m);
-  const auto* loop = std::get_if<LoopedDesign>(&m);
   for (std::int64_t l = 0; l < b.num_layers; ++l) {
-    LayerSignature sig;
-    const LayerAttention& att = b.layers[static_cast<std::size_t>(l)];
-    sig.base_kind = att.kind;
-    sig.base_window = att.kind == AttentionKind::sliding ? att.window : 0;
-    sig.moe = b.is_moe_layer(l);
-    sig.kv_from_source = b.is_mirrored(l);
     double passes = 1, kv = 1;
-    if (hd) {
-      sig.hd_kind = hd->layer_kinds[static_cast<std::size_t>(l)];
-      sig.final_queries_only = sig.kv_from_source && hd->kv_mirror;
-    }
-    if (loop) {
-      if (l < loop->prelude) {
-        sig.role = LoopRole::prelude;
-      } else if (l < loop->prelude + loop->recurrent) {
-        sig.role = LoopRole::recurrent;
-        passes = static_cast<double>(loop->iterations);
-        kv = loop->kv == LoopKv::per_iteration ? passes : 1;
-      } else {
-        sig.role = LoopRole::coda;
-      }
-    }
+    const LayerSignature sig = layer_signature(b, m, l, &passes, &kv);
     int g = 0;
     while (g < plan.count && !(plan.groups[static_cast<std::size_t>(g)].sig == sig)) ++g;
     if (g == plan.count) {

@@ -1,0 +1,287 @@
+// hdlab cost MODEL --design D --hw H [scenario options] [--scenario FILE] [--json]
+// What a design costs on a device in every phase: a summary table per phase (units in
+// every header), memory, where the decode time goes, the serving matrix against the
+// baseline and KV bytes against context; --json prints the full op tables.
+//
+// H is a hardware profile file, or the name of a bundled one (profiles/hardware/H.json
+// under $HDLAB_PROFILES_DIR, else the source tree's profiles/). The scenario starts from
+// --scenario (a JSON object, simulator/evaluate.hpp) or the defaults; each option below
+// overrides one field, named by its JSON pointer in the help and in errors.
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "hdlab/model/error.hpp"
+#include "hdlab/simulator/report.hpp"
+#include "verbs.hpp"
+
+#ifndef HDLAB_PROFILES_DIR
+#define HDLAB_PROFILES_DIR "profiles"
+#endif
+
+namespace hdlab::cli {
+
+namespace {
+
+using nlohmann::json;
+
+// One command-line override of a scenario field.
+struct Override {
+  const char* flag;
+  const char* pointer;  // inside the scenario object
+  const char* help;
+  bool list = false;    // comma-separated integers
+};
+constexpr Override kOverrides[] = {
+    {"--seq-len", "/train/seq_len", "training sequence length [tokens]"},
+    {"--micro-batch", "/train/micro_batch", "training micro-batch per data-parallel rank [seqs]"},
+    {"--grad-accum", "/train/grad_accum", "micro-steps per optimizer step"},
+    {"--recompute", "/train/recompute", "none | selective | full"},
+    {"--optimizer-sharding", "/train/optimizer_sharding", "none | optimizer | gradients | weights (ZeRO 1/2/3)"},
+    {"--vwn-eta", "/train/vwn_eta", "VWN: share of width-connection inputs kept, in [0, 1]"},
+    {"--prompt", "/prefill/tokens", "prefill prompt length [tokens]"},
+    {"--prefill-batch", "/prefill/batch", "prompts prefilled together [seqs]"},
+    {"--batch", "/decode/batch", "decode batch [seqs]"},
+    {"--context", "/decode/context", "decode context already cached [tokens]"},
+    {"--serving-batches", "/serving/batches", "serving matrix batches, e.g. 1,8,32 [seqs]", true},
+    {"--serving-inputs", "/serving/input_lengths", "serving matrix input lengths, e.g. 1024,4096 [tokens]", true},
+    {"--output-tokens", "/serving/output_tokens", "serving: tokens generated per request"},
+    {"--kv-context", "/kv/context", "context for KV bytes per sequence and the largest batch [tokens]"},
+    {"--memory-utilization", "/kv/memory_utilization", "share of device memory for weights + KV cache"},
+    {"--tp", "/parallel/tp", "tensor-parallel devices"},
+    {"--ep", "/parallel/ep", "expert-parallel devices (divides dp)"},
+    {"--dp", "/parallel/dp", "data-parallel devices"},
+    {"--gpus-per-node", "/parallel/gpus_per_node", "devices sharing NVLink"},
+    {"--layout", "/attention/layout", "default | interleaved | stream_major | phd_split"},
+    {"--tile-q", "/attention/tile_q", "attention kernel tile: query rows"},
+    {"--tile-k", "/attention/tile_k", "attention kernel tile: keys"},
+    {"--attention-count", "/attention/count", "executed | exact pairs time the attention op"},
+};
+constexpr std::size_t kOverrideCount = sizeof(kOverrides) / sizeof(kOverrides[0]);
+
+struct Options {
+  ModelOptions model;
+  std::string hardware;
+  std::string scenario_file;
+  bool json = false;
+  std::vector<std::int64_t> kv_contexts{1024, 4096, 16384, 32768, 131072};
+  std::array<std::string, kOverrideCount> values;
+  std::array<CLI::Option*, kOverrideCount> given{};
+};
+
+// A scalar as JSON when it reads as one (numbers, booleans), else the text.
+json scalar(const std::string& text) {
+  const json j = json::parse(text, nullptr, false);
+  return j.is_discarded() || j.is_structured() ? json(text) : j;
+}
+
+json int_list(const std::string& text, const char* flag) {
+  json out = json::array();
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    const json v = scalar(item);
+    if (!v.is_number_integer()) throw model::ConfigError(flag, "must be comma-separated integers, got \"" + text + "\"");
+    out.push_back(v);
+  }
+  return out;
+}
+
+simulator::Scenario build_scenario(const Options& o) {
+  json j = json::object();
+  if (!o.scenario_file.empty()) {
+    j = model::read_json_file(o.scenario_file);
+    if (j.is_object() && j.contains("scenario")) j = json(j["scenario"]);
+  }
+  for (std::size_t i = 0; i < kOverrideCount; ++i) {
+    if (o.given[i]->count() == 0) continue;
+    const Override& ov = kOverrides[i];
+    if (j.is_object()) j[json::json_pointer(ov.pointer)] = ov.list ? int_list(o.values[i], ov.flag) : scalar(o.values[i]);
+  }
+  return simulator::parse_scenario(j);
+}
+
+std::string bundled_dir() {
+  const char* env = std::getenv("HDLAB_PROFILES_DIR");
+  return std::string(env && *env ? env : HDLAB_PROFILES_DIR) + "/hardware";
+}
+
+// A profile file, or a bundled profile's name.
+simulator::HardwareProfile load_hardware(const std::string& h) {
+  namespace fs = std::filesystem;
+  std::string path = h;
+  if (!fs::is_regular_file(path)) {
+    path = bundled_dir() + "/" + h + ".json";
+    if (!fs::is_regular_file(path)) {
+      std::set<std::string> found;
+      std::error_code ec;
+      for (const auto& e : fs::directory_iterator(bundled_dir(), ec))
+        if (e.path().extension() == ".json") found.insert(e.path().stem().string());
+      std::string names;
+      for (const auto& n : found) names += (names.empty() ? "" : ", ") + n;
+      throw model::ConfigError("--hw", "no file \"" + h + "\" and no bundled profile of that name (bundled in " +
+                                           bundled_dir() + ": " + (names.empty() ? "none" : names) + ")");
+    }
+  }
+  try {
+    return simulator::parse_hardware_profile(model::read_json_file(path));
+  } catch (const model::ConfigError& e) {
+    throw model::ConfigError(path + ":" + e.pointer(), e.reason());
+  }
+}
+
+double num(const json& j, const char* key) { return j.at(key).get<double>(); }
+
+std::string join(const json& list) {
+  std::string s;
+  for (const auto& v : list) s += (s.empty() ? "" : ",") + v.dump();
+  return s;
+}
+
+void print_scenario(const json& r) {
+  const json& s = r["scenario"];
+  const json &t = s["train"], &p = s["parallel"], &a = s["attention"];
+  std::cout << fmt::format("{}, {}, on {} ({})\n", r["model"].get<std::string>(), r["design"].get<std::string>(),
+                           r["hardware"].get<std::string>(), r["dtype"].get<std::string>());
+  std::cout << "scenario (defaults unless set; --scenario FILE or the options override):\n"
+            << fmt::format("  parallel   tp {} x dp {} devices, ep {}, {} per node\n", p["tp"].dump(), p["dp"].dump(),
+                           p["ep"].dump(), p["gpus_per_node"].dump())
+            << fmt::format("  train      seq_len {} tokens, micro_batch {} seqs, grad_accum {}, recompute {}, "
+                           "optimizer_sharding {}, vwn_eta {}, overlap_dp_comm {}\n",
+                           t["seq_len"].dump(), t["micro_batch"].dump(), t["grad_accum"].dump(),
+                           t["recompute"].get<std::string>(), t["optimizer_sharding"].get<std::string>(),
+                           t["vwn_eta"].dump(), t["overlap_dp_comm"].dump())
+            << fmt::format("  prefill    tokens {}, batch {} seqs\n", s["prefill"]["tokens"].dump(),
+                           s["prefill"]["batch"].dump())
+            << fmt::format("  decode     batch {} seqs, context {} tokens\n", s["decode"]["batch"].dump(),
+                           s["decode"]["context"].dump())
+            << fmt::format("  serving    batches {} seqs x input_lengths {} tokens, output_tokens {}\n",
+                           join(s["serving"]["batches"]), join(s["serving"]["input_lengths"]),
+                           s["serving"]["output_tokens"].dump())
+            << fmt::format("  kv         context {} tokens, memory_utilization {}\n", s["kv"]["context"].dump(),
+                           s["kv"]["memory_utilization"].dump())
+            << fmt::format("  attention  layout {}, tile {}x{} (query rows x keys), timed by {} pairs\n\n",
+                           a["layout"].get<std::string>(), a["tile_q"].dump(), a["tile_k"].dump(),
+                           a["count"].get<std::string>());
+}
+
+void print_phases(const json& r) {
+  const json& m = r["metrics"];
+  const json& ph = r["phases"];
+  std::cout << fmt::format("{:<13} {:>12} {:>14} {:>13} {:>14} {:>11} {:>9}\n", "phase", "time [ms]", "FLOPs [TFLOP]",
+                           "moved [GB]", "tokens/s", "comm [ms]", "vs base");
+  // training bytes are not summed: the backward's traffic is not modelled op by op
+  std::cout << fmt::format("{:<13} {:>12.3f} {:>14.3f} {:>13} {:>14.0f} {:>11.3f} {:>9}\n", "train step",
+                           1e3 * num(m, "train_step_s"), num(m, "train_flops") / 1e12, "-",
+                           num(m, "train_tokens_per_s"), 1e3 * num(m, "train_comm_s"), "");
+  const json& pt = ph["prefill"]["totals"];
+  const double prefill_bytes = num(pt, "weight_bytes") + num(pt, "act_bytes_in") + num(pt, "act_bytes_out") +
+                               num(pt, "kv_bytes_read") + num(pt, "kv_bytes_written");
+  std::cout << fmt::format("{:<13} {:>12.3f} {:>14.3f} {:>13.3f} {:>14.0f} {:>11.3f} {:>9}\n", "prefill",
+                           1e3 * num(m, "prefill_s"), num(m, "prefill_flops") / 1e12, prefill_bytes / 1e9,
+                           num(m, "prefill_tokens_per_s"),
+                           1e3 * (num(ph["prefill"], "comm_tp_s") + num(ph["prefill"], "comm_ep_s")), "");
+  std::cout << fmt::format("{:<13} {:>12.3f} {:>14.3f} {:>13.3f} {:>14.0f} {:>11.3f} {:>9.3f}\n", "decode step",
+                           1e3 * num(m, "decode_step_s"), num(m, "decode_flops") / 1e12, num(m, "decode_bytes") / 1e9,
+                           num(m, "decode_tokens_per_s"), 1e3 * num(m, "decode_comm_s"),
+                           num(m, "decode_vs_baseline_ratio"));
+  std::cout << fmt::format("train: MFU {:.3f}; prefill attention {:.3f} TFLOP executed vs {:.3f} exact; decode reads "
+                           "{:.3f} GB of weights and {:.3f} GB of KV cache per step\n\n",
+                           num(m, "train_mfu_fraction"), num(m, "prefill_attention_flops_executed") / 1e12,
+                           num(m, "prefill_attention_flops_exact") / 1e12, num(m, "decode_weight_bytes") / 1e9,
+                           num(m, "decode_kv_read_bytes") / 1e9);
+}
+
+void print_memory(const json& r) {
+  const json& m = r["metrics"];
+  const json& kv = r["scenario"]["kv"];
+  std::cout << fmt::format("memory per device [GB]: training {:.2f} (weights {:.2f}, gradients {:.2f}, optimizer {:.2f}, "
+                           "activations {:.2f}) {}; inference weights {:.2f}\n",
+                           num(m, "train_memory_bytes") / 1e9, num(m, "train_weight_bytes") / 1e9,
+                           num(m, "train_grad_bytes") / 1e9, num(m, "train_optimizer_bytes") / 1e9,
+                           num(m, "train_activation_bytes") / 1e9,
+                           num(m, "train_fits") > 0 ? "fits" : "DOES NOT FIT", num(m, "inference_weight_bytes") / 1e9);
+  std::cout << fmt::format("KV cache at {} tokens: {:.4f} GB per sequence; largest batch that fits: {:.0f} seqs\n",
+                           kv["context"].dump(), num(m, "kv_bytes_per_seq") / 1e9, num(m, "max_batch_seqs"));
+  std::cout << fmt::format("{:>16} {:>22} {:>18}\n", "context [tokens]", "KV per sequence [GB]", "max batch [seqs]");
+  for (const json& row : r["kv_vs_context"])
+    std::cout << fmt::format("{:>16} {:>22.4f} {:>18.0f}\n", row["context_tokens"].dump(),
+                             num(row, "kv_bytes_per_seq") / 1e9, num(row, "max_batch_seqs"));
+  std::cout << "\n";
+}
+
+void print_decode_ops(const json& r) {
+  const json& d = r["phases"]["decode"];
+  const double total = num(d, "ops_s");
+  std::cout << fmt::format("decode step by op (ops above 1% of {:.3f} ms):\n", 1e3 * total);
+  std::cout << fmt::format("  {:<16} {:>10} {:>10} {:>15}\n", "op", "time [us]", "share [%]", "compute-bound [%]");
+  for (const json& op : d["by_op"]) {
+    const double t = num(op, "time_s");
+    if (t < 0.01 * total) continue;
+    std::cout << fmt::format("  {:<16} {:>10.1f} {:>10.1f} {:>15.0f}\n", op["op"].get<std::string>(), 1e6 * t,
+                             100 * t / total, 100 * num(op, "compute_bound_time_s") / t);
+  }
+  std::cout << "\n";
+}
+
+void print_serving(const json& r) {
+  const json& sv = r["scenario"]["serving"];
+  std::cout << fmt::format("serving: decode tokens/s (ratio to the baseline) at context = input + {} / 2; "
+                           "* = weights + KV cache do not fit\n",
+                           sv["output_tokens"].dump());
+  std::string header = fmt::format("  {:>12}", "batch [seqs]");
+  for (const auto& in : sv["input_lengths"]) header += fmt::format(" {:>22}", "in " + in.dump() + " [tokens]");
+  std::cout << header << "\n";
+  std::size_t i = 0;
+  const json& cells = r["serving"];
+  for (const auto& b : sv["batches"]) {
+    std::string line = fmt::format("  {:>12}", b.dump());
+    for (std::size_t j = 0; j < sv["input_lengths"].size(); ++j, ++i) {
+      const json& c = cells[i];
+      line += fmt::format(" {:>22}", fmt::format("{:.0f} ({:.3f}){}", num(c, "tokens_per_s"), num(c, "ratio"),
+                                                 c["fits"].get<bool>() ? " " : "*"));
+    }
+    std::cout << line << "\n";
+  }
+}
+
+void print_cost_text(const json& r) {
+  print_scenario(r);
+  print_phases(r);
+  print_memory(r);
+  print_decode_ops(r);
+  print_serving(r);
+}
+
+}  // namespace
+
+Verb add_cost(CLI::App& app) {
+  auto* sub = app.add_subcommand("cost", "FLOPs, bytes, memory and predicted times of a design in every phase");
+  auto o = std::make_shared<Options>();
+  o->model.add_to(*sub);
+  sub->add_option("--hw", o->hardware, "Hardware profile: a JSON file or a bundled name (h100-sxm, h200, ...)")
+      ->required();
+  sub->add_option("--scenario", o->scenario_file, "Scenario JSON (simulator/evaluate.hpp); options below override it");
+  sub->add_flag("--json", o->json, "Print the full report as JSON (op tables per phase and layer group)");
+  sub->add_option("--kv-contexts", o->kv_contexts, "Contexts for the KV-bytes table [tokens]")->delimiter(',');
+  for (std::size_t i = 0; i < kOverrideCount; ++i)
+    o->given[i] = sub->add_option(kOverrides[i].flag, o->values[i],
+                                  std::string(kOverrides[i].help) + " (/scenario" + kOverrides[i].pointer + ")");
+  return {sub, [o] {
+            const model::Config config = load_config(o->model);
+            const simulator::HardwareProfile hw = load_hardware(o->hardware);
+            const simulator::Scenario scenario = build_scenario(*o);
+            for (std::int64_t c : o->kv_contexts)
+              if (c < 1) throw model::ConfigError("--kv-contexts", "contexts must be >= 1 token, got " + std::to_string(c));
+            const json report = simulator::cost_report(config, hw, scenario, o->kv_contexts);
+            if (o->json) print_json(report);
+            else print_cost_text(report);
+            return exit_ok;
+          }};
+}
+
+}  // namespace hdlab::cli
