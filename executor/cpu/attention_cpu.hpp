@@ -24,26 +24,26 @@ struct AttentionProblem {
   const std::int32_t* partial_index = nullptr;  // [q_tiles, k_tiles]
   const std::uint64_t* partial_bits = nullptr;  // [partials, kTileQ]
   std::int64_t k_tiles = 0;
-  // K transposed per kv head, [G, hd, kt_stride] with kt_stride = k_tiles * kTileK and
-  // zeros past the last key; null: scores are dot products over k's rows (decode).
-  const float* k_transposed = nullptr;
-  std::int64_t kt_stride = 0;
 };
 
-// Floats of scratch one work item needs: its Q tile, O accumulator, scores, max, sum.
-inline std::size_t attend_scratch_floats(std::int64_t head_dim) {
-  return static_cast<std::size_t>(2 * kTileQ * head_dim + kTileQ * kTileK + 2 * kTileQ);
+// Floats of scratch one work item needs: Q tile, O accumulator, scores, max and sum for
+// each of the `group` query heads of a kv head, one transposed key tile, and (decode) the
+// queries across vector lanes: at most 16 rows in lane groups of up to 16.
+inline std::size_t attend_scratch_floats(std::int64_t head_dim, std::int64_t group) {
+  return static_cast<std::size_t>(group * (2 * kTileQ * head_dim + 2 * kTileQ) + kTileQ * kTileK +
+                                  head_dim * kTileK + 32 * head_dim);
 }
 
-// Online softmax over every visible key tile of query tile `q_tile`, head `head`.
-using AttendTileFn = void (*)(const AttentionProblem& p, std::int64_t q_tile, std::int64_t head, float* scratch);
+// Online softmax over every visible key tile of query tile `q_tile` for the query heads
+// of kv head `kv_head`.
+using AttendTileFn = void (*)(const AttentionProblem& p, std::int64_t q_tile, std::int64_t kv_head, float* scratch);
 
-void attend_tile_generic(const AttentionProblem& p, std::int64_t q_tile, std::int64_t head, float* scratch);
+void attend_tile_generic(const AttentionProblem& p, std::int64_t q_tile, std::int64_t kv_head, float* scratch);
 #if defined(HDLAB_CPU_AVX2)
-void attend_tile_avx2(const AttentionProblem& p, std::int64_t q_tile, std::int64_t head, float* scratch);
+void attend_tile_avx2(const AttentionProblem& p, std::int64_t q_tile, std::int64_t kv_head, float* scratch);
 #endif
 #if defined(HDLAB_CPU_AVX512)
-void attend_tile_avx512(const AttentionProblem& p, std::int64_t q_tile, std::int64_t head, float* scratch);
+void attend_tile_avx512(const AttentionProblem& p, std::int64_t q_tile, std::int64_t kv_head, float* scratch);
 #endif
 
 // Instruction sets this build and this CPU run, best first ("avx512", "avx2", "generic").

@@ -149,7 +149,7 @@ void CpuBackend::attention_impl(const Tensor& q, const Tensor& k, const Tensor& 
   p.kv_heads = k.dim(1);
   p.head_dim = q.dim(2);
   p.scale = scale;
-  run_attention(pool_, attend_tile_, p, plan, k_transposed_);
+  run_attention(pool_, attend_tile_, p, plan);
 }
 
 void CpuBackend::parallel_for(std::int64_t n, double cost_per_item,

@@ -58,12 +58,10 @@ class CpuBackend final : public Backend {
   ThreadPool pool_;
   std::string attention_isa_;  // set by resolve_isa while attend_tile_ is initialised
   AttendTileFn attend_tile_;
-  std::vector<float> k_transposed_;  // attention workspace: K^T of the current call
 };
 
 // Run attention over plain pointers (the CPU backend's attention_impl).
-void run_attention(ThreadPool& pool, AttendTileFn attend_tile, AttentionProblem problem, const TilePlan& plan,
-                   std::vector<float>& k_transposed);
+void run_attention(ThreadPool& pool, AttendTileFn attend_tile, AttentionProblem problem, const TilePlan& plan);
 
 // Host memory facts from /proc/meminfo (MemAvailable, MemTotal), sysconf as a fallback.
 std::size_t host_available_bytes();
