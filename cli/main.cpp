@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
       add_params(app),
       add_mask(app),
       add_cost(app),
+      add_sweep(app),
   };
 
   try {

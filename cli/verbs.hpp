@@ -9,5 +9,6 @@ Verb add_check(CLI::App& app);
 Verb add_params(CLI::App& app);
 Verb add_mask(CLI::App& app);
 Verb add_cost(CLI::App& app);
+Verb add_sweep(CLI::App& app);
 
 }  // namespace hdlab::cli
