@@ -1,0 +1,154 @@
+// The CUDA attention kernel: the same tile walk as the CPU kernel, written for clarity.
+//
+// One block = one query tile (kTileQ = 64 rows) x one query head; 8 lanes per row
+// (512 threads). Lane l of a row owns head dims d = l, l+8, l+16, ... (its q and its
+// output accumulator live in registers). Per visible key tile (plan: skip / full /
+// partial) the block stages K and V in shared memory as f32, each row computes its 64
+// scores (dot products reduced across its 8 lanes), masks them by the plan's bits, folds
+// the tile's max into its running max and sum (one rescale per tile) and accumulates P V.
+// CUDA cores only, no tensor cores: this kernel is the reference design, not the fastest.
+#include <cuda_bf16.h>
+
+#include <cstdint>
+
+#include "cuda_check.hpp"
+#include "cuda_kernels.hpp"
+
+namespace hdlab::executor::cuda {
+
+namespace {
+
+constexpr int kRows = 64;          // = kTileQ
+constexpr int kKeys = 64;          // = kTileK
+constexpr int kLanes = 8;          // lanes per query row
+constexpr int kThreads = kRows * kLanes;
+constexpr int kDimsPerLane = static_cast<int>(kMaxAttentionHeadDim) / kLanes;
+constexpr int kScorePitch = kKeys + 1;  // padded rows: rows of one warp hit different banks
+
+__device__ inline float to_float(float x) { return x; }
+__device__ inline float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
+template <class T>
+__device__ inline T from_float(float x);
+template <>
+__device__ inline float from_float<float>(float x) { return x; }
+template <>
+__device__ inline __nv_bfloat16 from_float<__nv_bfloat16>(float x) { return __float2bfloat16(x); }
+
+// Sum over the 8 lanes of one row (lanes of a row are consecutive in the warp).
+__device__ inline float row_sum(float x) {
+  x += __shfl_xor_sync(0xffffffffu, x, 4);
+  x += __shfl_xor_sync(0xffffffffu, x, 2);
+  x += __shfl_xor_sync(0xffffffffu, x, 1);
+  return x;
+}
+
+template <class T>
+__global__ void __launch_bounds__(kThreads) attention_kernel(AttentionLaunch a) {
+  extern __shared__ float smem[];
+  const int hd = static_cast<int>(a.head_dim);
+  float* k_tile = smem;                        // [kKeys, hd]
+  float* v_tile = k_tile + kKeys * hd;         // [kKeys, hd]
+  float* scores = v_tile + kKeys * hd;         // [kRows, kScorePitch]
+
+  const std::int64_t qt = blockIdx.x, h = blockIdx.y;
+  const std::int64_t g = h / (a.heads / a.kv_heads);
+  const int row = threadIdx.x / kLanes, lane = threadIdx.x % kLanes;
+  const std::int64_t q_row = qt * kRows + row;
+  const bool row_valid = q_row < a.query_rows;
+  const T* q = static_cast<const T*>(a.q);
+  const T* k = static_cast<const T*>(a.k);
+  const T* v = static_cast<const T*>(a.v);
+
+  float q_reg[kDimsPerLane], o_reg[kDimsPerLane];
+#pragma unroll
+  for (int i = 0; i < kDimsPerLane; ++i) {
+    const int d = lane + kLanes * i;
+    q_reg[i] = row_valid && d < hd ? to_float(q[(q_row * a.heads + h) * hd + d]) * a.scale : 0.0f;
+    o_reg[i] = 0.0f;
+  }
+  float run_max = -INFINITY, run_sum = 0.0f;
+
+  for (std::int64_t kt = 0; kt < a.plan.k_tiles; ++kt) {
+    const std::int64_t at = qt * a.plan.k_tiles + kt;
+    const std::uint8_t cls = a.plan.classes[at];  // the same for the whole block
+    if (cls == 0) continue;
+    const std::int64_t c0 = kt * kKeys;
+    const int cols = static_cast<int>(min(static_cast<std::int64_t>(kKeys), a.key_rows - c0));
+    // Stage the key and value tiles of kv head g (zeros past the last key).
+    for (int e = threadIdx.x; e < kKeys * hd; e += kThreads) {
+      const int c = e / hd, d = e % hd;
+      const std::int64_t src = ((c0 + c) * a.kv_heads + g) * hd + d;
+      k_tile[e] = c < cols ? to_float(k[src]) : 0.0f;
+      v_tile[e] = c < cols ? to_float(v[src]) : 0.0f;
+    }
+    __syncthreads();
+
+    std::uint64_t word = cols == kKeys ? ~std::uint64_t{0} : (std::uint64_t{1} << cols) - 1;
+    if (cls == 2 && row_valid) word = a.plan.bits[static_cast<std::int64_t>(a.plan.partial_index[at]) * kRows + row];
+    float tile_max = -INFINITY;
+    for (int c = 0; c < kKeys; ++c) {
+      float dot = 0.0f;
+#pragma unroll
+      for (int i = 0; i < kDimsPerLane; ++i) {
+        const int d = lane + kLanes * i;
+        if (d < hd) dot += q_reg[i] * k_tile[c * hd + d];
+      }
+      dot = row_sum(dot);
+      const float s = (word >> c) & 1u ? dot : -INFINITY;
+      tile_max = fmaxf(tile_max, s);
+      if (lane == 0) scores[row * kScorePitch + c] = s;
+    }
+    __syncwarp();
+    if (tile_max > -INFINITY) {  // uniform across the row's lanes
+      const float new_max = fmaxf(run_max, tile_max);
+      const float correction = __expf(run_max - new_max);  // 0 when run_max is -inf
+      run_sum *= correction;
+#pragma unroll
+      for (int i = 0; i < kDimsPerLane; ++i) o_reg[i] *= correction;
+      for (int c = 0; c < cols; ++c) {
+        const float p = __expf(scores[row * kScorePitch + c] - new_max);  // masked: exp(-inf) = 0
+        run_sum += p;
+#pragma unroll
+        for (int i = 0; i < kDimsPerLane; ++i) {
+          const int d = lane + kLanes * i;
+          if (d < hd) o_reg[i] += p * v_tile[c * hd + d];
+        }
+      }
+      run_max = new_max;
+    }
+    __syncthreads();  // before the next tile overwrites k_tile, v_tile
+  }
+
+  if (!row_valid) return;
+  const float inv = run_sum > 0.0f ? 1.0f / run_sum : 0.0f;  // a row that saw no key stays zero
+  T* out = static_cast<T*>(a.out);
+#pragma unroll
+  for (int i = 0; i < kDimsPerLane; ++i) {
+    const int d = lane + kLanes * i;
+    if (d < hd) out[(q_row * a.heads + h) * hd + d] = from_float<T>(o_reg[i] * inv);
+  }
+}
+
+template <class T>
+void launch_typed(const AttentionLaunch& a, cudaStream_t stream) {
+  const std::size_t smem =
+      (2 * static_cast<std::size_t>(kKeys) * static_cast<std::size_t>(a.head_dim) + kRows * kScorePitch) * sizeof(float);
+  // Above 48 KiB of dynamic shared memory a kernel must opt in (sm80: up to 163 KiB).
+  HDLAB_CUDA_CHECK(cudaFuncSetAttribute(attention_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        static_cast<int>(smem)));
+  const dim3 grid(static_cast<unsigned>(a.plan.q_tiles), static_cast<unsigned>(a.heads));
+  attention_kernel<T><<<grid, kThreads, smem, stream>>>(a);
+  HDLAB_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace
+
+void launch_attention(const AttentionLaunch& a, cudaStream_t stream) {
+  if (a.plan.q_tiles == 0 || a.heads == 0) return;
+  if (a.elem == Elem::f32)
+    launch_typed<float>(a, stream);
+  else
+    launch_typed<__nv_bfloat16>(a, stream);
+}
+
+}  // namespace hdlab::executor::cuda

@@ -1,0 +1,59 @@
+#pragma once
+// Launchers of the CUDA backend's own kernels, with plain arguments (device pointers,
+// extents), so cuda_backend.cpp (host C++ built by the C++ compiler) and the .cu files
+// share nothing but this header. Each launcher checks its launch.
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace hdlab::executor::cuda {
+
+enum class Elem { f32, bf16 };  // storage of float tensors; arithmetic is f32
+
+// The TilePlan on the device (see attention_mask.hpp): classes [q_tiles, k_tiles] as
+// bytes (0 skip, 1 full, 2 partial), partial_index [q_tiles, k_tiles], bits [partials, 64].
+struct DeviceTilePlan {
+  const std::uint8_t* classes = nullptr;
+  const std::int32_t* partial_index = nullptr;
+  const std::uint64_t* bits = nullptr;
+  std::int64_t q_tiles = 0, k_tiles = 0;
+};
+
+struct AttentionLaunch {
+  Elem elem = Elem::f32;
+  const void* q = nullptr;  // [Lq, H, hd]
+  const void* k = nullptr;  // [Lk, G, hd]
+  const void* v = nullptr;  // [Lk, G, hd]
+  void* out = nullptr;      // [Lq, H, hd]
+  std::int64_t query_rows = 0, key_rows = 0, heads = 0, kv_heads = 0, head_dim = 0;
+  float scale = 1.0f;
+  DeviceTilePlan plan;
+};
+inline constexpr std::int64_t kMaxAttentionHeadDim = 256;
+void launch_attention(const AttentionLaunch& a, cudaStream_t stream);
+
+void launch_convert(Elem from, const void* src, Elem to, void* dst, std::int64_t n, cudaStream_t stream);
+void launch_rms_norm(Elem e, const void* x, const float* weight, void* out, std::int64_t rows, std::int64_t dim,
+                     float eps, cudaStream_t stream);
+// inv_freq: hd/2 values theta^(-2j/hd), computed on the host in double.
+inline constexpr std::int64_t kMaxRopeHalfDim = 128;
+void launch_rope(Elem e, void* x, const std::int32_t* positions, std::int64_t tokens, std::int64_t heads,
+                 std::int64_t head_dim, const double* inv_freq_host, cudaStream_t stream);
+void launch_swiglu(Elem e, const void* gate_up, void* out, std::int64_t tokens, std::int64_t ffn, cudaStream_t stream);
+void launch_add(Elem e, const void* a, const void* b, void* out, std::int64_t n, cudaStream_t stream);
+void launch_topk_routing(Elem e, const void* logits, std::int64_t tokens, std::int64_t experts, std::int64_t k,
+                         bool sigmoid, bool normalize, std::int32_t* ids, float* weights, cudaStream_t stream);
+void launch_gather_rows(Elem e, const void* table, std::int64_t table_rows, std::int64_t width,
+                        const std::int32_t* ids, std::int64_t n, void* out, std::int64_t first, std::int64_t stride,
+                        cudaStream_t stream);
+void launch_scatter_add_rows(Elem e, const void* src, const std::int32_t* ids, const float* weights, std::int64_t n,
+                             std::int64_t width, void* out, std::int64_t out_rows, cudaStream_t stream);
+void launch_ghc_dynamic(Elem e, const void* hn, const void* w_dyn, const float* scale, const float* static_a,
+                        const float* static_b, float* alpha, float* beta, std::int64_t tokens, std::int64_t n,
+                        std::int64_t s, std::int64_t m, cudaStream_t stream);
+void launch_ghc_width(Elem e, const void* h, const float* alpha, bool alpha_per_token, void* x, void* carry,
+                      std::int64_t tokens, std::int64_t n, std::int64_t s, std::int64_t m, cudaStream_t stream);
+void launch_ghc_depth(Elem e, const void* z, const float* beta, bool beta_per_token, const void* carry, void* out,
+                      std::int64_t tokens, std::int64_t m, std::int64_t s, std::int64_t n, cudaStream_t stream);
+
+}  // namespace hdlab::executor::cuda

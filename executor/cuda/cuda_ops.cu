@@ -1,0 +1,299 @@
+// The CUDA backend's small kernels: conversions, norms, RoPE, SwiGLU, adds, routing,
+// gathers/scatters and the VWN GHC ops. Storage f32 or bf16, arithmetic f32. They are
+// written to be obviously right (one thread per output element or row, grid-stride
+// loops); none of them is where a layer's time goes.
+#include <cuda_bf16.h>
+
+#include <cstdint>
+
+#include "cuda_check.hpp"
+#include "cuda_kernels.hpp"
+
+namespace hdlab::executor::cuda {
+
+namespace {
+
+constexpr int kBlock = 256;
+
+__device__ inline float to_float(float x) { return x; }
+__device__ inline float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
+template <class T>
+__device__ inline T from_float(float x);
+template <>
+__device__ inline float from_float<float>(float x) { return x; }
+template <>
+__device__ inline __nv_bfloat16 from_float<__nv_bfloat16>(float x) { return __float2bfloat16(x); }
+
+// Blocks for n independent items, capped; kernels stride over the rest.
+unsigned blocks_for(std::int64_t n) {
+  const std::int64_t b = (n + kBlock - 1) / kBlock;
+  return static_cast<unsigned>(b < 1 ? 1 : (b > 65535 ? 65535 : b));
+}
+
+#define HDLAB_GRID_STRIDE(i, n) \
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < (n); \
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+
+// Runs the statements with T = float or __nv_bfloat16, then checks the launch.
+#define HDLAB_DISPATCH(e, ...)          \
+  do {                                  \
+    if ((e) == Elem::f32) {             \
+      using T = float;                  \
+      __VA_ARGS__;                      \
+    } else {                            \
+      using T = __nv_bfloat16;          \
+      __VA_ARGS__;                      \
+    }                                   \
+    HDLAB_CUDA_CHECK(cudaGetLastError()); \
+  } while (0)
+
+template <class From, class To>
+__global__ void convert_kernel(const From* src, To* dst, std::int64_t n) {
+  HDLAB_GRID_STRIDE(i, n) dst[i] = from_float<To>(to_float(src[i]));
+}
+
+// One block per row: sum of squares reduced in shared memory.
+template <class T>
+__global__ void rms_norm_kernel(const T* x, const float* w, T* out, std::int64_t dim, float eps) {
+  __shared__ float partial[kBlock];
+  const T* xr = x + blockIdx.x * dim;
+  float sq = 0.0f;
+  for (std::int64_t d = threadIdx.x; d < dim; d += blockDim.x) sq += to_float(xr[d]) * to_float(xr[d]);
+  partial[threadIdx.x] = sq;
+  __syncthreads();
+  for (int half = kBlock / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) partial[threadIdx.x] += partial[threadIdx.x + half];
+    __syncthreads();
+  }
+  const float inv = rsqrtf(partial[0] / static_cast<float>(dim) + eps);
+  for (std::int64_t d = threadIdx.x; d < dim; d += blockDim.x)
+    out[blockIdx.x * dim + d] = from_float<T>(to_float(xr[d]) * inv * w[d]);
+}
+
+struct RopeFreqs {
+  double inv_freq[kMaxRopeHalfDim];
+};
+
+// One thread per (token, head, pair j); angles in double, reduced to [-pi, pi] first.
+template <class T>
+__global__ void rope_kernel(T* x, const std::int32_t* pos, std::int64_t tokens, std::int64_t heads,
+                            std::int64_t hd, RopeFreqs f) {
+  const std::int64_t half = hd / 2;
+  HDLAB_GRID_STRIDE(i, tokens * heads * half) {
+    const std::int64_t j = i % half, th = i / half, t = th / heads;
+    const double angle = static_cast<double>(pos[t]) * f.inv_freq[j];
+    const double two_pi = 6.283185307179586;
+    const float reduced = static_cast<float>(angle - two_pi * rint(angle / two_pi));
+    float s, c;
+    sincosf(reduced, &s, &c);
+    T* row = x + th * hd;
+    const float x1 = to_float(row[j]), x2 = to_float(row[j + half]);
+    row[j] = from_float<T>(x1 * c - x2 * s);
+    row[j + half] = from_float<T>(x2 * c + x1 * s);
+  }
+}
+
+template <class T>
+__global__ void swiglu_kernel(const T* gu, T* out, std::int64_t tokens, std::int64_t ffn) {
+  HDLAB_GRID_STRIDE(i, tokens * ffn) {
+    const std::int64_t t = i / ffn, f = i % ffn;
+    const float g = to_float(gu[t * 2 * ffn + f]), u = to_float(gu[t * 2 * ffn + ffn + f]);
+    out[i] = from_float<T>(g / (1.0f + expf(-g)) * u);
+  }
+}
+
+template <class T>
+__global__ void add_kernel(const T* a, const T* b, T* out, std::int64_t n) {
+  HDLAB_GRID_STRIDE(i, n) out[i] = from_float<T>(to_float(a[i]) + to_float(b[i]));
+}
+
+// One thread per token: scores, then k passes of arg-max (strict >: lower id on ties).
+constexpr int kMaxExperts = 1024;
+template <class T>
+__global__ void topk_kernel(const T* logits, std::int64_t tokens, std::int64_t experts, std::int64_t k, bool sigmoid,
+                            bool normalize, std::int32_t* ids, float* weights) {
+  HDLAB_GRID_STRIDE(t, tokens) {
+    const T* row = logits + t * experts;
+    float mx = -INFINITY, denom = 0.0f;
+    if (!sigmoid) {
+      for (std::int64_t e = 0; e < experts; ++e) mx = fmaxf(mx, to_float(row[e]));
+      for (std::int64_t e = 0; e < experts; ++e) denom += expf(to_float(row[e]) - mx);
+    }
+    std::uint32_t taken[kMaxExperts / 32] = {};
+    float kept = 0.0f;
+    for (std::int64_t j = 0; j < k; ++j) {
+      std::int64_t best = -1;
+      float best_p = -1.0f;
+      for (std::int64_t e = 0; e < experts; ++e) {
+        if (taken[e / 32] >> (e % 32) & 1u) continue;
+        const float x = to_float(row[e]);
+        const float p = sigmoid ? 1.0f / (1.0f + expf(-x)) : expf(x - mx) / denom;
+        if (p > best_p) {
+          best_p = p;
+          best = e;
+        }
+      }
+      if (best < 0) best = 0;  // NaN scores: the CPU backend throws; here expert 0
+      taken[best / 32] |= 1u << (best % 32);
+      ids[t * k + j] = static_cast<std::int32_t>(best);
+      weights[t * k + j] = best_p;
+      kept += best_p;
+    }
+    if (normalize)
+      for (std::int64_t j = 0; j < k; ++j) weights[t * k + j] /= kept;
+  }
+}
+
+template <class T>
+__global__ void gather_kernel(const T* table, std::int64_t table_rows, std::int64_t width, const std::int32_t* ids,
+                              std::int64_t n, T* out, std::int64_t first, std::int64_t stride) {
+  HDLAB_GRID_STRIDE(i, n * width) {
+    const std::int64_t r = i / width, d = i % width;
+    const std::int32_t id = ids[r];
+    const bool ok = id >= 0 && id < table_rows;  // out of range: a zero row (documented)
+    out[(first + r * stride) * width + d] = ok ? table[id * width + d] : from_float<T>(0.0f);
+  }
+}
+
+template <class T>
+__global__ void scatter_add_kernel(const T* src, const std::int32_t* ids, const float* w, std::int64_t n,
+                                   std::int64_t width, T* out, std::int64_t out_rows) {
+  HDLAB_GRID_STRIDE(i, n * width) {
+    const std::int64_t r = i / width, d = i % width;
+    const std::int32_t id = ids[r];  // distinct within a call: no two threads share an output
+    if (id < 0 || id >= out_rows) continue;
+    T* dst = out + id * width + d;
+    *dst = from_float<T>(to_float(*dst) + w[r] * to_float(src[i]));
+  }
+}
+
+// One thread per (token, slot i, column c) of [alpha | beta^T].
+template <class T>
+__global__ void ghc_dynamic_kernel(const T* hn, const T* w, const float* scale, const float* a0, const float* b0,
+                                   float* alpha, float* beta, std::int64_t tokens, std::int64_t n, std::int64_t s,
+                                   std::int64_t m) {
+  const std::int64_t cols = 2 * m + n;
+  const float inv_tau = rsqrtf(static_cast<float>(s));
+  HDLAB_GRID_STRIDE(idx, tokens * n * cols) {
+    const std::int64_t c = idx % cols, ti = idx / cols, i = ti % n, t = ti / n;
+    float proj = 0.0f;
+    for (std::int64_t d = 0; d < s; ++d) proj += to_float(hn[ti * s + d]) * to_float(w[d * cols + c]);
+    const float dyn = scale[c] * tanhf(proj * inv_tau);
+    if (c < m + n) {
+      alpha[ti * (m + n) + c] = dyn + a0[i * (m + n) + c];
+    } else {
+      const std::int64_t j = c - (m + n);
+      beta[(t * m + j) * n + i] = dyn + b0[j * n + i];
+    }
+  }
+}
+
+// One thread per output element of [x | carry]: slot j < m goes to x, the rest to carry.
+template <class T>
+__global__ void ghc_width_kernel(const T* h, const float* alpha, bool per_token, T* x, T* carry, std::int64_t tokens,
+                                 std::int64_t n, std::int64_t s, std::int64_t m) {
+  HDLAB_GRID_STRIDE(idx, tokens * (m + n) * s) {
+    const std::int64_t d = idx % s, tj = idx / s, j = tj % (m + n), t = tj / (m + n);
+    const float* a = alpha + (per_token ? t : 0) * n * (m + n);
+    float acc = 0.0f;
+    for (std::int64_t i = 0; i < n; ++i) acc += a[i * (m + n) + j] * to_float(h[(t * n + i) * s + d]);
+    if (j < m)
+      x[(t * m + j) * s + d] = from_float<T>(acc);
+    else
+      carry[(t * n + (j - m)) * s + d] = from_float<T>(acc);
+  }
+}
+
+template <class T>
+__global__ void ghc_depth_kernel(const T* z, const float* beta, bool per_token, const T* carry, T* out,
+                                 std::int64_t tokens, std::int64_t m, std::int64_t s, std::int64_t n) {
+  HDLAB_GRID_STRIDE(idx, tokens * n * s) {
+    const std::int64_t d = idx % s, tj = idx / s, j = tj % n, t = tj / n;
+    const float* b = beta + (per_token ? t : 0) * m * n;
+    float acc = to_float(carry[idx]);  // out may be carry: each thread reads its element first
+    for (std::int64_t i = 0; i < m; ++i) acc += b[i * n + j] * to_float(z[(t * m + i) * s + d]);
+    out[idx] = from_float<T>(acc);
+  }
+}
+
+}  // namespace
+
+void launch_convert(Elem from, const void* src, Elem to, void* dst, std::int64_t n, cudaStream_t stream) {
+  const unsigned grid = blocks_for(n);
+  if (from == Elem::f32 && to == Elem::bf16)
+    convert_kernel<<<grid, kBlock, 0, stream>>>(static_cast<const float*>(src), static_cast<__nv_bfloat16*>(dst), n);
+  else if (from == Elem::bf16 && to == Elem::f32)
+    convert_kernel<<<grid, kBlock, 0, stream>>>(static_cast<const __nv_bfloat16*>(src), static_cast<float*>(dst), n);
+  else if (from == Elem::f32)
+    convert_kernel<<<grid, kBlock, 0, stream>>>(static_cast<const float*>(src), static_cast<float*>(dst), n);
+  else
+    convert_kernel<<<grid, kBlock, 0, stream>>>(static_cast<const __nv_bfloat16*>(src),
+                                                static_cast<__nv_bfloat16*>(dst), n);
+  HDLAB_CUDA_CHECK(cudaGetLastError());
+}
+
+void launch_rms_norm(Elem e, const void* x, const float* weight, void* out, std::int64_t rows, std::int64_t dim,
+                     float eps, cudaStream_t stream) {
+  HDLAB_DISPATCH(e, rms_norm_kernel<T><<<static_cast<unsigned>(rows), kBlock, 0, stream>>>(static_cast<const T*>(x), weight,
+                                                                           static_cast<T*>(out), dim, eps));
+}
+
+void launch_rope(Elem e, void* x, const std::int32_t* positions, std::int64_t tokens, std::int64_t heads,
+                 std::int64_t head_dim, const double* inv_freq_host, cudaStream_t stream) {
+  RopeFreqs f{};
+  for (std::int64_t j = 0; j < head_dim / 2; ++j) f.inv_freq[j] = inv_freq_host[j];
+  HDLAB_DISPATCH(e, rope_kernel<T><<<blocks_for(tokens * heads * head_dim / 2), kBlock, 0, stream>>>(static_cast<T*>(x), positions,
+                                                                                      tokens, heads, head_dim, f));
+}
+
+void launch_swiglu(Elem e, const void* gate_up, void* out, std::int64_t tokens, std::int64_t ffn, cudaStream_t stream) {
+  HDLAB_DISPATCH(e, swiglu_kernel<T><<<blocks_for(tokens * ffn), kBlock, 0, stream>>>(static_cast<const T*>(gate_up),
+                                                                       static_cast<T*>(out), tokens, ffn));
+}
+
+void launch_add(Elem e, const void* a, const void* b, void* out, std::int64_t n, cudaStream_t stream) {
+  HDLAB_DISPATCH(e, add_kernel<T><<<blocks_for(n), kBlock, 0, stream>>>(static_cast<const T*>(a), static_cast<const T*>(b),
+                                                         static_cast<T*>(out), n));
+}
+
+void launch_topk_routing(Elem e, const void* logits, std::int64_t tokens, std::int64_t experts, std::int64_t k,
+                         bool sigmoid, bool normalize, std::int32_t* ids, float* weights, cudaStream_t stream) {
+  HDLAB_DISPATCH(e, topk_kernel<T><<<blocks_for(tokens), kBlock, 0, stream>>>(static_cast<const T*>(logits), tokens, experts, k,
+                                                              sigmoid, normalize, ids, weights));
+}
+
+void launch_gather_rows(Elem e, const void* table, std::int64_t table_rows, std::int64_t width,
+                        const std::int32_t* ids, std::int64_t n, void* out, std::int64_t first, std::int64_t stride,
+                        cudaStream_t stream) {
+  HDLAB_DISPATCH(e, gather_kernel<T><<<blocks_for(n * width), kBlock, 0, stream>>>(static_cast<const T*>(table), table_rows, width,
+                                                                    ids, n, static_cast<T*>(out), first, stride));
+}
+
+void launch_scatter_add_rows(Elem e, const void* src, const std::int32_t* ids, const float* weights, std::int64_t n,
+                             std::int64_t width, void* out, std::int64_t out_rows, cudaStream_t stream) {
+  HDLAB_DISPATCH(e, scatter_add_kernel<T><<<blocks_for(n * width), kBlock, 0, stream>>>(static_cast<const T*>(src), ids, weights, n,
+                                                                         width, static_cast<T*>(out), out_rows));
+}
+
+void launch_ghc_dynamic(Elem e, const void* hn, const void* w_dyn, const float* scale, const float* static_a,
+                        const float* static_b, float* alpha, float* beta, std::int64_t tokens, std::int64_t n,
+                        std::int64_t s, std::int64_t m, cudaStream_t stream) {
+  HDLAB_DISPATCH(e, ghc_dynamic_kernel<T><<<blocks_for(tokens * n * (2 * m + n)), kBlock, 0, stream>>>(
+        static_cast<const T*>(hn), static_cast<const T*>(w_dyn), scale, static_a, static_b, alpha, beta, tokens, n, s,
+        m));
+}
+
+void launch_ghc_width(Elem e, const void* h, const float* alpha, bool alpha_per_token, void* x, void* carry,
+                      std::int64_t tokens, std::int64_t n, std::int64_t s, std::int64_t m, cudaStream_t stream) {
+  HDLAB_DISPATCH(e, ghc_width_kernel<T><<<blocks_for(tokens * (m + n) * s), kBlock, 0, stream>>>(
+        static_cast<const T*>(h), alpha, alpha_per_token, static_cast<T*>(x), static_cast<T*>(carry), tokens, n, s, m));
+}
+
+void launch_ghc_depth(Elem e, const void* z, const float* beta, bool beta_per_token, const void* carry, void* out,
+                      std::int64_t tokens, std::int64_t m, std::int64_t s, std::int64_t n, cudaStream_t stream) {
+  HDLAB_DISPATCH(e, ghc_depth_kernel<T><<<blocks_for(tokens * n * s), kBlock, 0, stream>>>(
+        static_cast<const T*>(z), beta, beta_per_token, static_cast<const T*>(carry), static_cast<T*>(out), tokens, m,
+        s, n));
+}
+
+}  // namespace hdlab::executor::cuda
