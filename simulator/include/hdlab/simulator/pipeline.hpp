@@ -1,0 +1,205 @@
+#pragma once
+// Pipeline-parallel training schedules (GPipe, 1F1B, interleaved 1F1B) as a task DAG.
+//
+// The engine takes a plain workload: per-layer forward and backward times, activation
+// bytes and the bytes a stage boundary after the layer would carry, for one micro-batch;
+// the end costs (embedding on the first stage; final norm, LM head and loss on the last);
+// the point-to-point link; and the looped structure. pipeline_cost.hpp fills it from the cost
+// model; tests and benchmarks fill it by hand.
+//
+// How a step is simulated:
+//  1. Partition: the layers are cut into p*v contiguous chunks (v = 1 unless interleaved);
+//     chunk c runs on device c mod p. The first chunk carries the embedding, the last the
+//     head. Balanced partitions minimise the slowest chunk, then spread the rest evenly.
+//     A recurrent layer weighs K times its time, since a micro-batch runs it K times.
+//  2. Path: a micro-batch's forward runs the layer passes in order (prelude, K times the
+//     recurrent block, coda). A maximal run of consecutive passes on one chunk is one
+//     step, so a recurrent block spread over several chunks makes K visits to each of
+//     them, the data returning from the last recurrent chunk to the first (a transfer
+//     when they sit on different devices); a block inside one chunk is one step.
+//     The backward runs the steps in reverse.
+//  3. Order: each device runs its tasks in the order the schedule fixes (below); tasks
+//     are nodes of a Boost.Graph DAG with data edges (carrying the transfer time),
+//     device-order edges, and the longest path gives every start time.
+//
+// Device order. A device's visits per micro-batch are the path steps on it (one for a
+// plain pipeline, v for interleaved, up to K on the stages holding a recurrent block).
+// Each device has a priority over its tasks: micro-batches in groups of `group` (default
+// p; GPipe: all m); within a group, forwards visit by visit (every micro-batch of the
+// group at visit 0, then visit 1...) and backwards mirrored (last visit first), as
+// Megatron-LM orders model chunks; looped passes are ordered exactly like interleaved
+// chunks. group = 1 runs one micro-batch's passes back to back (depth first), what a
+// one-pass schedule does with a loop. The order is then found by list scheduling in
+// time: a free device picks among the tasks whose data has arrived
+//  - GPipe: forwards by priority; backwards once all its forwards have started;
+//  - 1F1B and interleaved: a backward first if one is ready, else a forward while it holds
+//    at most w forwards without their backward (w is its warm-up). A device visited once
+//    per micro-batch takes 1F1B's w = the path steps after its visit (p-1-d in a plain
+//    pipeline); one visited several times Megatron's interleaved w = the steps after its
+//    first visit + the steps after its last ((v-1)p + 2(p-1-d)), and at least the
+//    forwards its first micro-batch makes there before its first backward.
+// With uniform stages this reproduces GPipe, 1F1B and Megatron's interleaved schedule
+// exactly (tests check the closed forms). If every device would wait forever on its
+// limit (possible with loops), the device holding the highest-priority ready forward runs
+// it beyond its limit; PipelineMetrics::limit_overrides counts these.
+//
+// Conventions: transfers are asynchronous (they delay the receiver, never occupy a
+// device) and links have no contention; a backward pass sends a gradient of the same
+// size as the forward's activation. Activation memory: a step's bytes are held from the
+// start of its forward until the end of its backward (a looped step keeps one copy per
+// iteration). Weights, gradients and optimizer state are the cost model's, not counted.
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hdlab::simulator {
+
+// One transformer layer for one micro-batch, one pass.
+struct PipelineLayer {
+  double forward_s = 0;
+  double backward_s = 0;         // recomputation included, as the policy has it
+  double activation_bytes = 0;   // kept from the forward until the backward
+  // Sent to the next stage when a stage ends after this layer: the hidden states plus
+  // whatever a later layer still needs (a KV-mirror source's input, the embedding a
+  // looped design re-injects). A backward sends gradients of the same size.
+  double boundary_bytes = 0;
+};
+
+// Work outside the layers: embedding (first stage) or final norm + head + loss (last).
+struct PipelineEndCost {
+  double forward_s = 0;
+  double backward_s = 0;
+  double activation_bytes = 0;
+};
+
+// Layers [first_layer, first_layer + layer_count) run `iterations` times per pass.
+struct PipelineLoop {
+  std::int64_t first_layer = 0;
+  std::int64_t layer_count = 0;
+  std::int64_t iterations = 1;
+};
+
+// The point-to-point link between pipeline neighbours.
+struct PipelineLink {
+  double bandwidth_bytes_per_s = std::numeric_limits<double>::infinity();
+  double latency_s = 0;
+  double transfer_s(double bytes) const { return latency_s + bytes / bandwidth_bytes_per_s; }
+};
+
+struct PipelineWorkload {
+  std::vector<PipelineLayer> layers;  // model order; a recurrent layer once
+  PipelineEndCost embedding;
+  PipelineEndCost head;
+  std::optional<PipelineLoop> loop;
+  PipelineLink link;
+  double tokens_per_microbatch = 0;   // tokens trained on (not expanded positions); 0: unknown
+};
+
+enum class ScheduleKind { gpipe, one_f_one_b, interleaved };
+const char* to_string(ScheduleKind s);  // "gpipe", "1f1b", "interleaved"
+
+enum class PartitionPolicy { balanced, uniform, explicit_counts };
+const char* to_string(PartitionPolicy p);
+
+struct PipelineOptions {
+  std::int64_t stages = 1;           // p: pipeline devices
+  std::int64_t microbatches = 1;     // m per optimizer step
+  ScheduleKind schedule = ScheduleKind::one_f_one_b;
+  std::int64_t virtual_stages = 1;   // v: chunks per device (interleaved only)
+  std::int64_t group = 0;            // micro-batches per group; 0: the schedule's default
+  PartitionPolicy partition = PartitionPolicy::balanced;
+  std::vector<std::int64_t> layers_per_chunk;  // explicit_counts: p*v entries
+  bool operator==(const PipelineOptions&) const = default;
+  std::int64_t chunks() const { return stages * virtual_stages; }
+};
+
+// Refuses options the workload cannot run (more chunks than layers, v not dividing the
+// layers, a bad explicit partition...): ConfigError at `pointer`/<key>.
+void check_pipeline(const PipelineWorkload& w, const PipelineOptions& o, const std::string& pointer = "/pipeline");
+
+struct PipelineChunk {
+  std::int64_t device = 0;
+  std::int64_t first_layer = 0;
+  std::int64_t layer_count = 0;
+  bool embedding = false;
+  bool head = false;
+  // One micro-batch, every pass (recurrent layers K times), end costs included.
+  double forward_s = 0;
+  double backward_s = 0;
+  double activation_bytes = 0;
+};
+
+struct PipelinePartition {
+  std::vector<PipelineChunk> chunks;  // model order
+  std::vector<double> device_time_s;  // forward + backward of one micro-batch, per device
+  double imbalance = 1;               // slowest device / mean device (1 = balanced)
+};
+PipelinePartition partition_stages(const PipelineWorkload& w, const PipelineOptions& o);
+
+// One visit of a micro-batch to a chunk, in forward order.
+struct PipelineStep {
+  std::int64_t chunk = 0;
+  std::int64_t device = 0;
+  std::int64_t first_layer = 0;       // layer of the first pass in the step
+  std::int64_t last_layer = 0;        // layer of the last pass (inclusive)
+  std::int64_t layer_passes = 0;
+  std::int64_t first_iteration = -1;  // loop iterations touched; -1: no recurrent layer
+  std::int64_t last_iteration = -1;
+  bool embedding = false;
+  bool head = false;
+  double forward_s = 0;
+  double backward_s = 0;
+  double activation_bytes = 0;
+  double send_s = 0;  // to the next step (forward) and back (gradient); 0 on one device
+};
+std::vector<PipelineStep> microbatch_path(const PipelineWorkload& w, const PipelinePartition& p);
+
+struct PipelineTask {
+  std::int32_t device = 0;
+  std::int32_t microbatch = 0;
+  std::int32_t step = 0;  // index into the path
+  bool backward = false;
+  double start_s = 0;
+  double end_s = 0;
+};
+
+struct PipelineDevice {
+  double busy_s = 0;                 // compute time over the step
+  double stage_time_s = 0;           // forward + backward of one micro-batch
+  double peak_activation_bytes = 0;  // most activation bytes held at once
+  std::int64_t peak_inflight_microbatches = 0;
+  std::int64_t warmup_forwards = 0;  // w: forwards held beyond the running one before a backward must come
+  std::int64_t tasks = 0;
+};
+
+struct PipelineMetrics {
+  double makespan_s = 0;               // first forward start to last backward end
+  double bubble_fraction = 0;          // idle share of p * makespan
+  double imbalance = 1;                // slowest device's work / mean (1 = balanced)
+  double ideal_makespan_s = 0;         // all work spread evenly, no bubble, no transfer
+  double peak_activation_bytes = 0;    // the most on any device
+  std::int64_t peak_activation_device = 0;
+  double tokens_per_s = 0;             // m * tokens per micro-batch / makespan; 0 if unknown
+  std::int64_t steps_per_microbatch = 0;      // forward path steps (visits)
+  std::int64_t transfers_per_microbatch = 0;  // point-to-point sends, forward and backward
+  double transfer_s_per_microbatch = 0;       // their time, summed along the path
+  std::int64_t tasks = 0;
+  std::int64_t limit_overrides = 0;           // forwards run beyond a device's limit (see "Device order")
+};
+
+struct PipelineResult {
+  PipelineOptions options;          // as run (group resolved)
+  PipelinePartition partition;
+  std::vector<PipelineStep> path;
+  std::vector<PipelineTask> tasks;  // device by device, in execution order
+  std::vector<PipelineDevice> devices;
+  PipelineMetrics metrics;
+};
+
+// Checks (errors at `pointer`/<key>), partitions, orders, builds the DAG and solves it.
+PipelineResult simulate_pipeline(const PipelineWorkload& w, const PipelineOptions& o,
+                                 const std::string& pointer = "/pipeline");
+
+}  // namespace hdlab::simulator
