@@ -189,7 +189,8 @@ std::string pipeline_gantt(const PipelineResult& r, int width) {
   std::string out;
   const int label = static_cast<int>(std::to_string(r.devices.size() - 1).size());
   for (std::size_t d = 0; d < rows.size(); ++d) out += fmt::format("dev {:>{}} |{}|\n", d, label, rows[d]);
-  out += fmt::format("{:>{}}0 s{:>{}}\n", "", label + 5, fmt::format("{:.4g} s", r.metrics.makespan_s), width - 1);
+  // Time axis: "0 s" under the first column, the makespan ending under the last.
+  out += fmt::format("{:>{}}0 s{:>{}}\n", "", label + 6, fmt::format("{:.4g} s", r.metrics.makespan_s), width - 3);
   return out;
 }
 
