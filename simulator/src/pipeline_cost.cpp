@@ -1,0 +1,152 @@
+// The pipeline workload from the cost model (pipeline_cost.hpp).
+#include "hdlab/simulator/pipeline_cost.hpp"
+
+#include <memory>
+#include <stdexcept>
+#include <variant>
+
+#include "hdlab/model/json_reader.hpp"
+#include "hdlab/simulator/cost_model.hpp"
+
+namespace hdlab::simulator {
+
+using model::OpKind;
+
+namespace {
+
+double d(std::int64_t v) { return static_cast<double>(v); }
+
+// Backward recomputation of one layer pass, as cost_train counts it.
+double recompute_s(const TrainScenario& t, const PassTime& layer) {
+  auto op = [&](OpKind k) { return layer.op_s[static_cast<std::size_t>(k)]; };
+  switch (t.recompute) {
+    case Recompute::none: return 0;
+    case Recompute::full: return layer.layers_s;
+    case Recompute::selective:
+      return op(OpKind::attention) + op(OpKind::ghc_norm) + op(OpKind::ghc_dynamic) +
+             (1 - t.vwn_eta) * op(OpKind::ghc_width);
+  }
+  return 0;
+}
+
+// A pass made of one run of one layer group, nothing outside.
+std::unique_ptr<PassCost> single_layer(const LayerGroupCost& g) {
+  auto one = std::make_unique<PassCost>();
+  one->count = 1;
+  one->groups[0] = g;
+  one->groups[0].plan.passes = 1;
+  return one;
+}
+
+// A pass made of some of the ops outside the layers.
+std::unique_ptr<PassCost> outside_only(const OpTable& outside, std::initializer_list<OpKind> kinds) {
+  auto p = std::make_unique<PassCost>();
+  for (OpKind k : kinds) row(p->outside, k) = row(outside, k);
+  return p;
+}
+
+PipelineLayer layer_costs(const CostContext& ctx, const LayerGroupCost& g) {
+  const TrainScenario& t = ctx.scenario->train;
+  const auto one = single_layer(g);
+  PassTime time;
+  pass_time(*one, ctx.roofline, time);
+  const double comm = pass_comm(*one, ctx.shape, ctx.sharding, ctx.tp_link, ctx.ep_link).total();
+  const double comm_passes = t.recompute == Recompute::full ? 3 : 2;  // forward, backward (, recomputed forward)
+  PipelineLayer l;
+  l.forward_s = time.total_s + comm;
+  l.backward_s = 2 * time.total_s + recompute_s(t, time) + (comm_passes - 1) * comm;
+  const double per_device = 1 / (ctx.sharding.tp * ctx.sharding.ep);
+  double bytes = saved_activation_bytes(*one, ctx.shape, t.recompute, t.vwn_eta);
+  // memory.hpp adds one layer's selective set, live while full recomputation reruns a
+  // layer, once per pass; per layer only the kept input counts.
+  if (t.recompute == Recompute::full) bytes -= saved_activation_bytes(*one, ctx.shape, Recompute::selective, t.vwn_eta);
+  l.activation_bytes = bytes * per_device;
+  return l;
+}
+
+PipelineEndCost end_costs(const CostContext& ctx, const OpTable& outside, std::initializer_list<OpKind> kinds) {
+  const auto p = outside_only(outside, kinds);
+  PassTime time;
+  pass_time(*p, ctx.roofline, time);
+  PipelineEndCost e;
+  e.forward_s = time.total_s;
+  e.backward_s = 2 * time.total_s;
+  e.activation_bytes = saved_activation_bytes(*p, ctx.shape, ctx.scenario->train.recompute, ctx.scenario->train.vwn_eta) /
+                       (ctx.sharding.tp * ctx.sharding.ep);
+  return e;
+}
+
+// Bytes a cut after each layer carries, per device: the next layer's query rows of
+// hidden state, pending KV-mirror source inputs, and the embedding a loop re-injects.
+void boundary_bytes(const CostContext& ctx, const std::vector<const LayerGroupCost*>& group_of,
+                    std::vector<PipelineLayer>& layers) {
+  const model::Backbone& b = ctx.config->effective;
+  const ModelShape& s = ctx.shape;
+  const double seqs = d(ctx.scenario->train.micro_batch);  // one device's sequences
+  const double width = s.vwn ? s.vwn_n / s.vwn_m * s.D : s.D;
+  const double per_row = width * s.bytes / ctx.sharding.tp;
+  const auto* loop = std::get_if<model::LoopedDesign>(&ctx.config->design.method);
+  const auto n = static_cast<std::int64_t>(layers.size());
+  for (std::int64_t l = 0; l + 1 < n; ++l) {
+    const LayerWork& next = group_of[static_cast<std::size_t>(l + 1)]->work;
+    double bytes = seqs * next.rows_q * per_row;
+    for (std::int64_t j = l + 1; j < n; ++j) {
+      const std::int64_t source = b.mirror_source(j);
+      if (source >= 0 && source <= l) bytes += seqs * group_of[static_cast<std::size_t>(j)]->work.rows_kv * per_row;
+    }
+    if (loop && loop->input_injection && l < loop->prelude)
+      bytes += seqs * next.rows_kv * s.D * s.bytes / ctx.sharding.tp;
+    layers[static_cast<std::size_t>(l)].boundary_bytes = bytes;
+  }
+}
+
+}  // namespace
+
+PipelineWorkload pipeline_workload(const model::Config& c, const HardwareProfile& hw, const Scenario& s,
+                                   std::int64_t pp, const std::string& pointer) {
+  auto ctx = std::make_unique<CostContext>();
+  make_context(c, hw, s, *ctx);
+  auto forward = std::make_unique<PassCost>();
+  const TrainScenario& t = s.train;
+  train_forward_pass(c, ctx->shape, ctx->plan, d(t.micro_batch) * ctx->sharding.ep, t.seq_len, ctx->options, *forward);
+
+  const model::Backbone& b = c.effective;
+  PipelineWorkload w;
+  std::vector<const LayerGroupCost*> group_of;
+  for (std::int64_t l = 0; l < b.num_layers; ++l) {
+    const LayerSignature sig = layer_signature(b, c.design.method, l);
+    const LayerGroupCost* g = nullptr;
+    for (int i = 0; i < forward->count && !g; ++i)
+      if (forward->groups[static_cast<std::size_t>(i)].plan.sig == sig) g = &forward->groups[static_cast<std::size_t>(i)];
+    if (!g) throw std::logic_error("pipeline: layer " + std::to_string(l) + " has no group in the forward pass");
+    group_of.push_back(g);
+    w.layers.push_back(layer_costs(*ctx, *g));
+  }
+  if (const auto* loop = std::get_if<model::LoopedDesign>(&c.design.method); loop && loop->recurrent > 0) {
+    w.loop = PipelineLoop{loop->prelude, loop->recurrent, loop->iterations};
+    // The injection adapter's row covers every iteration; one run joins each first recurrent pass.
+    const PipelineEndCost inject = end_costs(*ctx, forward->outside, {OpKind::injection});
+    PipelineLayer& first = w.layers[static_cast<std::size_t>(loop->prelude)];
+    first.forward_s += inject.forward_s / d(loop->iterations);
+    first.backward_s += inject.backward_s / d(loop->iterations);
+  }
+  w.embedding = end_costs(*ctx, forward->outside, {OpKind::embedding, OpKind::vwn_embed_proj});
+  w.head = end_costs(*ctx, forward->outside, {OpKind::vwn_reduce, OpKind::final_norm, OpKind::lm_head, OpKind::mtp});
+  boundary_bytes(*ctx, group_of, w.layers);
+
+  const ParallelScenario& par = s.parallel;
+  if (pp > 1) {
+    const Link link = link_for(hw, par.tp * par.dp * pp, par.gpus_per_node, pointer + "/pp");
+    w.link = PipelineLink{link.bytes_per_s, link.latency_s};
+  }
+  w.tokens_per_microbatch = d(t.micro_batch) * d(t.seq_len);
+  return w;
+}
+
+PipelineResult simulate_pipeline(const model::Config& c, const HardwareProfile& hw, const Scenario& s,
+                                 const PipelineOptions& o, const std::string& pointer) {
+  if (o.stages < 1) model::fail(pointer + "/pp", "must be >= 1, got " + std::to_string(o.stages));
+  return simulate_pipeline(pipeline_workload(c, hw, s, o.stages, pointer), o, pointer);
+}
+
+}  // namespace hdlab::simulator

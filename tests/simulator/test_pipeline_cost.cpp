@@ -1,0 +1,120 @@
+// The pipeline workload from the cost model: at pp = 1 it must add up to the cost
+// model's own micro-step and saved activations; boundary sizes worked out by hand.
+#include <catch2/catch.hpp>
+
+#include <memory>
+
+#include "fixtures.hpp"
+#include "hdlab/simulator/cost_model.hpp"
+#include "hdlab/simulator/pipeline_cost.hpp"
+
+using namespace hdlab::simulator;
+using fixtures::Json;
+
+namespace {
+
+Scenario scenario(Recompute r, std::int64_t tp = 1) {
+  Scenario s;
+  s.train.seq_len = 16;
+  s.train.micro_batch = 2;
+  s.train.recompute = r;
+  s.parallel.tp = tp;
+  return s;
+}
+
+// The cost model's micro-step and per-device saved activations for one micro-batch.
+std::pair<double, double> cost_model_micro_step(const hdlab::model::Config& c, const HardwareProfile& hw,
+                                                const Scenario& s) {
+  auto ctx = std::make_unique<CostContext>();
+  make_context(c, hw, s, *ctx);
+  auto forward = std::make_unique<PassCost>();
+  TrainResult t;
+  cost_train(*ctx, *forward, t);
+  return {t.micro_step_s, t.memory.activation_bytes};
+}
+
+}  // namespace
+
+TEST_CASE("at pp = 1 the workload adds up to the cost model's micro-step", "[pipeline][cost]") {
+  const HardwareProfile hw = fixtures::device(2);  // 2 us launches: every op counts
+  const std::vector<std::pair<Json, const char*>> cases = {
+      {fixtures::tiny_dense(), "{}"},
+      {fixtures::tiny_moe(), "{}"},
+      {fixtures::tiny_moe(), R"({"hd": {"n": 2}})"},
+      {fixtures::tiny_sliding(), R"({"hd": {"n": 2, "layers": ["intra", "full", "local", "intra"], "window": 4}})"},
+      {fixtures::tiny_dense(), R"({"phd": {"K": 3, "variant": "swa", "W": 2}})"},
+      {fixtures::tiny_dense(), R"({"vwn": {"m": 2, "n": 3}})"},
+      {fixtures::tiny_sliding(), R"({"looped": {"prelude": 1, "recurrent": 2, "coda": 1, "iterations": 3,
+                                                "input_injection": true}})"}};
+  for (const auto& [backbone, design] : cases)
+    for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full})
+      for (std::int64_t tp : {1, 2}) {
+        const hdlab::model::Config c = fixtures::config(backbone, design);
+        const Scenario s = scenario(r, tp);
+        PipelineOptions o;
+        const PipelineResult p = simulate_pipeline(c, hw, s, o);
+        const auto [micro_step_s, activation_bytes] = cost_model_micro_step(c, hw, s);
+        INFO(design << " recompute " << to_string(r) << " tp " << tp);
+        REQUIRE(p.path.size() == 1);
+        CHECK(fixtures::close(p.metrics.makespan_s, micro_step_s, 1e-12));
+        // memory.hpp keeps one extra layer set live under full recomputation; the
+        // pipeline counts only what is held from a forward to its backward.
+        if (r != Recompute::full) CHECK(fixtures::close(p.metrics.peak_activation_bytes, activation_bytes, 1e-12));
+        else CHECK(p.metrics.peak_activation_bytes < activation_bytes);
+      }
+}
+
+TEST_CASE("boundary bytes: hidden states, HD streams, VWN width, mirror sources, injection", "[pipeline][cost]") {
+  // tiny_dense, 2 sequences of 16 tokens, D 8, bf16: [32, 8] x 2 B = 512 B per boundary.
+  const HardwareProfile hw = fixtures::device();
+  const Scenario s = scenario(Recompute::selective);
+  auto boundary = [&](const Json& backbone, const char* design, std::size_t layer, std::int64_t tp = 1) {
+    return pipeline_workload(fixtures::config(backbone, design), hw, scenario(Recompute::selective, tp), 2)
+        .layers[layer]
+        .boundary_bytes;
+  };
+  CHECK(boundary(fixtures::tiny_dense(), "{}", 0) == 512);
+  CHECK(boundary(fixtures::tiny_dense(), "{}", 0, 2) == 256);  // sequence parallel over tp
+  CHECK(boundary(fixtures::tiny_dense(), R"({"hd": {"n": 4}})", 0) == 4 * 512);
+  CHECK(boundary(fixtures::tiny_dense(), R"({"phd": {"K": 3}})", 0) == 3 * 512);
+  CHECK(boundary(fixtures::tiny_dense(), R"({"vwn": {"m": 2, "n": 3}})", 0) == 1.5 * 512);
+  // tiny_moe: layer 3 mirrors layer 0, so every cut before it also carries layer 0's input.
+  for (std::size_t l : {0, 1, 2}) CHECK(boundary(fixtures::tiny_moe(), "{}", l) == 2 * 512);
+  // HD n = 4 with the mirror: the cut before layer 3 carries its final-stream queries
+  // ([32 tokens, D]) and layer 0's input on all 4 streams.
+  CHECK(boundary(fixtures::tiny_moe(), R"({"hd": {"n": 4}})", 2) == 512 + 4 * 512);
+  CHECK(boundary(fixtures::tiny_moe(), R"({"hd": {"n": 4}})", 1) == 4 * 512 + 4 * 512);
+  // Looped with injection: the embedding rides along until the first recurrent layer.
+  const char* looped = R"({"looped": {"prelude": 1, "recurrent": 2, "coda": 1, "iterations": 2, "input_injection": true}})";
+  CHECK(boundary(fixtures::tiny_sliding(), looped, 0) == 2 * 512);
+  CHECK(boundary(fixtures::tiny_sliding(), looped, 1) == 512);
+  const PipelineWorkload w = pipeline_workload(fixtures::config(fixtures::tiny_sliding(), looped), hw, s, 2);
+  REQUIRE(w.loop);
+  CHECK(w.loop->first_layer == 1);
+  CHECK(w.loop->layer_count == 2);
+  CHECK(w.loop->iterations == 2);
+  CHECK(w.tokens_per_microbatch == 32);
+}
+
+TEST_CASE("pipeline link: NVLink inside a node, the network beyond", "[pipeline][cost]") {
+  // The round device: NVLink 100 GB/s, 1 us; network 10 GB/s, 5 us; communication 0.5.
+  const HardwareProfile hw = fixtures::device();
+  const hdlab::model::Config c = fixtures::config(fixtures::tiny_dense(), "{}");
+  Scenario s = scenario(Recompute::selective);
+  s.parallel.gpus_per_node = 2;
+  const PipelineWorkload inside = pipeline_workload(c, hw, s, 2);
+  CHECK(inside.link.bandwidth_bytes_per_s == 50e9);
+  CHECK(inside.link.latency_s == Approx(1e-6));
+  s.parallel.dp = 2;  // 2 x 2 devices: two nodes
+  const PipelineWorkload across = pipeline_workload(c, hw, s, 2);
+  CHECK(across.link.bandwidth_bytes_per_s == 5e9);
+  CHECK(across.link.latency_s == Approx(5e-6));
+  Json no_network = fixtures::device_json();
+  no_network["network_bandwidth_gb_per_s"] = nullptr;
+  const HardwareProfile single_node = parse_hardware_profile(no_network);
+  const std::string error = fixtures::error_of([&] { pipeline_workload(c, single_node, s, 2); });
+  CHECK(error.rfind("/pipeline/pp:", 0) == 0);
+  PipelineOptions o;
+  o.stages = 0;
+  CHECK(fixtures::error_of([&] { simulate_pipeline(c, hw, s, o); }).rfind("/pipeline/pp:", 0) == 0);
+}
