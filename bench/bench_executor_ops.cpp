@@ -7,7 +7,13 @@
 // Speed targets live here, not in the tests. Figures are medians of repeated runs.
 //
 // usage: bench_executor_ops [--backend cpu|cuda] [--threads N] [--quick] [--verify] [--min-ms MS]
+//                           [--clock wall|cpu]
+// --clock cpu times CPU backend ops by this process's CPU time instead of the wall
+// clock: on a machine shared with other work it measures what an op costs, not how long
+// it waited for a core. Use it with --threads 1 (OpenBLAS threads spin between calls).
 #include <cblas.h>
+
+#include <time.h>
 
 #include <cmath>
 #include <cstdio>
@@ -32,7 +38,29 @@ struct Options {
   bool quick = false;   // smaller shapes, for a smoke run
   bool verify = false;  // also check every benchmarked case against its reference
   double min_ms = 400;  // per measurement
+  std::string clock = "wall";
 };
+
+// Process CPU time (all threads) between start() and stop().
+class CpuClockTimer final : public EventTimer {
+ public:
+  void start() override { start_ = now(); }
+  void stop() override { stop_ = now(); }
+  double elapsed_ms() override { return stop_ - start_; }
+
+ private:
+  static double now() {
+    timespec t{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
+  }
+  double start_ = 0, stop_ = 0;
+};
+
+std::unique_ptr<EventTimer> timer_for(Backend& be, const Options& o) {
+  if (o.clock == "cpu" && be.name() == "cpu") return std::make_unique<CpuClockTimer>();
+  return be.make_timer();
+}
 
 Options parse(int argc, char** argv) {
   Options o;
@@ -47,6 +75,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--quick") o.quick = true;
     else if (a == "--verify") o.verify = true;
     else if (a == "--min-ms") o.min_ms = std::stod(next());
+    else if (a == "--clock") o.clock = next();
     else throw std::runtime_error("unknown argument " + a);
   }
   return o;
@@ -64,7 +93,7 @@ Measured run_case(Backend& be, const OpCase& c, const Options& o) {
     const OpCheck check = prepared->check();
     if (!check.pass) throw std::runtime_error(c.name + " is wrong: " + check.worst);
   }
-  auto timer = be.make_timer();
+  auto timer = timer_for(be, o);
   Measured m;
   m.timing = measure([&] { prepared->run(); }, timer.get(), o.min_ms);
   m.gflops_exact = c.cost.flops / (m.timing.median_ms * 1e6);
@@ -80,16 +109,17 @@ void print_row(const OpCase& c, const Measured& m) {
 const char* verdict(bool met) { return met ? "met" : "MISSED"; }
 
 // OpenBLAS called directly on the same shape: y [M, N] = x [M, K] W^T, W [N, K].
-double openblas_gflops(std::int64_t m, std::int64_t n, std::int64_t k, double min_ms) {
+double openblas_gflops(std::int64_t m, std::int64_t n, std::int64_t k, const Options& o) {
   auto a = random_floats(static_cast<std::size_t>(m * k), 1), b = random_floats(static_cast<std::size_t>(n * k), 2);
   std::vector<float> c(static_cast<std::size_t>(m * n));
+  CpuClockTimer cpu_clock;
   const Timing t = measure(
       [&] {
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<blasint>(m), static_cast<blasint>(n),
                     static_cast<blasint>(k), 1.0f, a.data(), static_cast<blasint>(k), b.data(),
                     static_cast<blasint>(k), 0.0f, c.data(), static_cast<blasint>(n));
       },
-      nullptr, min_ms);
+      o.clock == "cpu" ? &cpu_clock : nullptr, o.min_ms);
   return 2.0 * static_cast<double>(m * n * k) / (t.median_ms * 1e6);
 }
 
@@ -112,7 +142,7 @@ double bench_gemm(Backend& be, const Options& o) {
     const Measured ours = run_case(be, c, o);
     print_row(c, ours);
     if (be.name() == "cpu") {
-      const double blas = openblas_gflops(s.m, s.n, s.k, o.min_ms);
+      const double blas = openblas_gflops(s.m, s.n, s.k, o);
       std::printf("  %-78s %8.1f GFLOP/s -> backend / OpenBLAS = %.3f\n", "  OpenBLAS cblas_sgemm, same shape", blas,
                   ours.gflops_exact / blas);
     }
@@ -201,7 +231,9 @@ int main(int argc, char** argv) {
     const Options o = parse(argc, argv);
     std::unique_ptr<Backend> be =
         o.backend == "cpu" ? make_cpu_backend(CpuOptions{o.threads, "auto"}) : make_backend(o.backend);
-    std::printf("backend: %s\n", be->description().c_str());
+    if (o.clock != "wall" && o.clock != "cpu") throw std::runtime_error("--clock wall or cpu");
+    std::printf("backend: %s; clock: %s\n", be->description().c_str(),
+                o.clock == "cpu" && be->name() == "cpu" ? "process CPU time" : "wall (backend timer)");
     const double gemm_rate = bench_gemm(*be, o);
     bench_attention_rate(*be, o, gemm_rate);
     bench_intra_vs_full(*be, o);

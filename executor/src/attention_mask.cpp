@@ -131,10 +131,17 @@ TilePlan::TilePlan(const AttentionMask& mask)
       k_tiles_((key_rows_ + kTileK - 1) / kTileK),
       id_(next_plan_id.fetch_add(1)) {
   if (mask.spec.copies < 1) throw BackendError("attention mask: copies must be >= 1");
+  // model::visible() is false outside [0, tokens*copies): a decode step whose MaskSpec
+  // still has the old token count would silently see nothing.
+  const std::int64_t limit = mask.spec.positions();
   for (auto p : mask.query_positions)
-    if (p < 0) throw BackendError("attention mask: negative query position");
+    if (p < 0 || p >= limit)
+      throw BackendError("attention mask: query position " + std::to_string(p) + " outside [0, " +
+                         std::to_string(limit) + ") (spec.tokens x spec.copies)");
   for (auto p : mask.key_positions)
-    if (p < 0) throw BackendError("attention mask: negative key position");
+    if (p < 0 || p >= limit)
+      throw BackendError("attention mask: key position " + std::to_string(p) + " outside [0, " +
+                         std::to_string(limit) + ") (spec.tokens x spec.copies)");
   const auto qs = summarize(mask.query_positions, kTileQ, mask.spec);
   const auto ks = summarize(mask.key_positions, kTileK, mask.spec);
   classes_.assign(static_cast<std::size_t>(q_tiles_ * k_tiles_), TileClass::skip);

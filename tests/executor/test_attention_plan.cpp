@@ -135,6 +135,9 @@ TEST_CASE("intra-stream layers skip tiles only in stream-major layout", "[execut
 TEST_CASE("plans refuse malformed masks", "[executor][plan]") {
   AttentionMask bad = AttentionMask::decode(spec(MaskSpec::Kind::causal, 4, 1), {3}, {0, -1});
   CHECK_THROWS_AS(TilePlan(bad), hdlab::executor::BackendError);
+  // A position past tokens x copies: the spec was not grown with the sequence.
+  CHECK_THROWS_AS(TilePlan(AttentionMask::decode(spec(MaskSpec::Kind::causal, 4, 1), {4}, {0, 1, 2, 3, 4})),
+                  hdlab::executor::BackendError);
   const TilePlan empty(AttentionMask::decode(spec(MaskSpec::Kind::causal, 4, 1), {}, {}));
   CHECK(empty.total_tiles() == 0);
 }

@@ -30,7 +30,8 @@ struct AttentionMask {
   static AttentionMask prefill(const model::MaskSpec& spec, model::Layout layout);
   // Decode step: new query rows against the KV cache, each row given by its logical
   // position (rows of the cache may come in any order, e.g. PHD's kept origins plus the
-  // last W hidden tokens).
+  // last W hidden tokens). Positions must lie below spec.positions(): spec.tokens counts
+  // the tokens so far, the new one included (TilePlan refuses others).
   static AttentionMask decode(const model::MaskSpec& spec, std::vector<std::int64_t> query_positions,
                               std::vector<std::int64_t> key_positions);
 
