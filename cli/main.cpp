@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
       add_mask(app),
       add_cost(app),
       add_sweep(app),
+      add_pipeline(app),
   };
 
   try {

@@ -10,5 +10,6 @@ Verb add_params(CLI::App& app);
 Verb add_mask(CLI::App& app);
 Verb add_cost(CLI::App& app);
 Verb add_sweep(CLI::App& app);
+Verb add_pipeline(CLI::App& app);
 
 }  // namespace hdlab::cli

@@ -1,0 +1,245 @@
+// hdlab pipeline MODEL --design D --hw H --pp P --microbatches M --schedule gpipe|1f1b|interleaved[:v]
+// One training step of a design under pipeline parallelism: stage partition, per-device
+// busy time and activation memory, makespan and bubble, a text Gantt chart for small
+// cases; --json prints everything, the timeline (every task's device, start, end) too.
+//
+// The per-layer costs come from the cost model (simulator/pipeline_cost.hpp) for one
+// micro-batch of the training scenario: --scenario FILE and the options below set it.
+#include <array>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "hdlab/model/error.hpp"
+#include "hdlab/model/json_reader.hpp"
+#include "hdlab/simulator/pipeline_cost.hpp"
+#include "hdlab/simulator/pipeline_io.hpp"
+#include "verbs.hpp"
+
+#ifndef HDLAB_PROFILES_DIR
+#define HDLAB_PROFILES_DIR "profiles"
+#endif
+
+namespace hdlab::cli {
+
+namespace {
+
+using nlohmann::json;
+
+// Scenario fields the pipeline depends on, settable one by one.
+struct ScenarioFlag {
+  const char* flag;
+  const char* pointer;  // inside the scenario object
+  const char* help;
+};
+constexpr ScenarioFlag kScenarioFlags[] = {
+    {"--seq-len", "/train/seq_len", "training sequence length [tokens]"},
+    {"--micro-batch", "/train/micro_batch", "sequences per micro-batch [seqs]"},
+    {"--recompute", "/train/recompute", "none | selective | full"},
+    {"--tp", "/parallel/tp", "tensor-parallel devices per stage"},
+    {"--ep", "/parallel/ep", "expert-parallel devices (divides dp)"},
+    {"--dp", "/parallel/dp", "data-parallel replicas of the pipeline"},
+    {"--gpus-per-node", "/parallel/gpus_per_node", "devices sharing NVLink"},
+};
+constexpr std::size_t kFlagCount = sizeof(kScenarioFlags) / sizeof(kScenarioFlags[0]);
+
+struct Options {
+  ModelOptions model;
+  std::string hardware;
+  std::string scenario_file;
+  std::int64_t pp = 0;
+  std::int64_t microbatches = 0;
+  std::string schedule = "1f1b";
+  std::int64_t group = 0;
+  std::string partition = "balanced";
+  int gantt_width = 100;
+  bool json = false;
+  bool no_timeline = false;
+  std::array<std::string, kFlagCount> values;
+  std::array<CLI::Option*, kFlagCount> given{};
+};
+
+// The engine names option errors by JSON pointer; on the command line the flag says more.
+[[noreturn]] void rethrow_as_flag(const model::ConfigError& e) {
+  static const std::pair<const char*, const char*> flags[] = {
+      {"/pipeline/pp", "--pp"}, {"/pipeline/microbatches", "--microbatches"}, {"/pipeline/schedule", "--schedule"},
+      {"/pipeline/virtual_stages", "--schedule"}, {"/pipeline/group", "--group"}, {"/pipeline/partition", "--partition"}};
+  for (const auto& [pointer, flag] : flags) {
+    if (e.pointer().rfind(pointer, 0) != 0) continue;
+    const std::string rest = e.pointer().substr(std::strlen(pointer));  // "/3": an entry of a list
+    throw model::ConfigError(flag, rest.empty() ? e.reason() : "entry " + rest.substr(1) + " " + e.reason());
+  }
+  throw e;
+}
+
+json scalar(const std::string& text) {
+  const json j = json::parse(text, nullptr, false);
+  return j.is_discarded() || j.is_structured() ? json(text) : j;
+}
+
+// --partition: balanced | uniform | a comma-separated list of layers per chunk.
+json partition_json(const std::string& text) {
+  if (text == "balanced" || text == "uniform") return text;
+  json counts = json::array();
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) counts.push_back(scalar(item));
+  return counts;
+}
+
+simulator::PipelineOptions pipeline_options(const Options& o) {
+  const json j = {{"pp", o.pp},       {"microbatches", o.microbatches},         {"schedule", o.schedule},
+                  {"group", o.group}, {"partition", partition_json(o.partition)}};
+  try {
+    return simulator::parse_pipeline_options(j);
+  } catch (const model::ConfigError& e) {
+    rethrow_as_flag(e);
+  }
+}
+
+simulator::Scenario build_scenario(const Options& o) {
+  json j = json::object();
+  if (!o.scenario_file.empty()) {
+    j = model::read_json_file(o.scenario_file);
+    if (j.is_object() && j.contains("scenario")) j = json(j["scenario"]);
+  }
+  for (std::size_t i = 0; i < kFlagCount; ++i)
+    if (o.given[i]->count() > 0 && j.is_object()) j[json::json_pointer(kScenarioFlags[i].pointer)] = scalar(o.values[i]);
+  return simulator::parse_scenario(j);
+}
+
+// A profile file, or the name of a bundled one (profiles/hardware/NAME.json).
+simulator::HardwareProfile load_hardware(const std::string& h) {
+  namespace fs = std::filesystem;
+  const char* env = std::getenv("HDLAB_PROFILES_DIR");
+  const std::string bundled = std::string(env && *env ? env : HDLAB_PROFILES_DIR) + "/hardware/" + h + ".json";
+  const std::string path = fs::is_regular_file(h) ? h : bundled;
+  if (!fs::is_regular_file(path))
+    throw model::ConfigError("--hw", "no file \"" + h + "\" and no bundled profile " + bundled);
+  try {
+    return simulator::parse_hardware_profile(model::read_json_file(path));
+  } catch (const model::ConfigError& e) {
+    throw model::ConfigError(path + ":" + e.pointer(), e.reason());
+  }
+}
+
+std::string layers_label(std::int64_t first, std::int64_t count) {
+  return count == 1 ? fmt::format("{}", first) : fmt::format("{}-{}", first, first + count - 1);
+}
+
+void print_partition(const simulator::PipelineResult& r) {
+  std::cout << fmt::format("{:>5} {:>6} {:>10} {:>6} {:>13} {:>14} {:>18}\n", "chunk", "device", "layers", "ends",
+                           "forward [ms]", "backward [ms]", "activations [GB]");
+  for (std::size_t c = 0; c < r.partition.chunks.size(); ++c) {
+    const auto& ch = r.partition.chunks[c];
+    const std::string ends = std::string(ch.embedding ? "E" : "") + (ch.head ? "H" : "");
+    std::cout << fmt::format("{:>5} {:>6} {:>10} {:>6} {:>13.3f} {:>14.3f} {:>18.3f}\n", c, ch.device,
+                             layers_label(ch.first_layer, ch.layer_count), ends, 1e3 * ch.forward_s,
+                             1e3 * ch.backward_s, ch.activation_bytes / 1e9);
+  }
+  std::cout << "  per micro-batch, every pass of a recurrent layer counted; E embedding, H final norm + head + loss\n\n";
+}
+
+void print_devices(const simulator::PipelineResult& r) {
+  std::cout << fmt::format("{:>6} {:>22} {:>10} {:>9} {:>9} {:>22} {:>21}\n", "device", "work/micro-batch [ms]",
+                           "busy [ms]", "idle [%]", "warm-up", "peak activations [GB]", "peak in flight [mb]");
+  for (std::size_t d = 0; d < r.devices.size(); ++d) {
+    const auto& dev = r.devices[d];
+    const double idle = r.metrics.makespan_s > 0 ? 100 * (1 - dev.busy_s / r.metrics.makespan_s) : 0;
+    std::cout << fmt::format("{:>6} {:>22.3f} {:>10.3f} {:>9.1f} {:>9} {:>22.3f} {:>21}\n", d, 1e3 * dev.stage_time_s,
+                             1e3 * dev.busy_s, idle, dev.warmup_forwards, dev.peak_activation_bytes / 1e9,
+                             dev.peak_inflight_microbatches);
+  }
+  std::cout << "  warm-up: forwards a device may hold before a backward must run (GPipe: all)\n\n";
+}
+
+void print_summary(const simulator::PipelineResult& r, const simulator::HardwareProfile& hw) {
+  const auto& m = r.metrics;
+  const auto& o = r.options;
+  const double p = static_cast<double>(o.stages), v = static_cast<double>(o.virtual_stages);
+  const double closed = (p - 1) / (v * static_cast<double>(o.microbatches) + p - 1);
+  std::cout << fmt::format("makespan          {:.3f} ms (all work spread evenly, no bubble: {:.3f} ms)\n",
+                           1e3 * m.makespan_s, 1e3 * m.ideal_makespan_s)
+            << fmt::format("bubble            {:.1f} % of {} devices x makespan (uniform stages, one pass: {:.1f} %)\n",
+                           100 * m.bubble_fraction, o.stages, 100 * closed)
+            << fmt::format("imbalance         {:.3f} (slowest device's work / mean)\n", m.imbalance)
+            << fmt::format("path              {} steps per micro-batch, {} sends taking {:.3f} ms\n",
+                           m.steps_per_microbatch, m.transfers_per_microbatch, 1e3 * m.transfer_s_per_microbatch)
+            << fmt::format("peak activations  {:.3f} GB on device {} (of {:.0f} GB; weights, gradients and optimizer "
+                           "state come on top)\n",
+                           m.peak_activation_bytes / 1e9, m.peak_activation_device, hw.memory_gb)
+            << fmt::format("throughput        {:.0f} tokens/s per pipeline replica\n", m.tokens_per_s);
+  if (m.limit_overrides > 0)
+    std::cout << fmt::format("note: {} forwards ran beyond a device's warm-up limit to avoid a deadlock\n",
+                             m.limit_overrides);
+}
+
+void print_text(const simulator::PipelineResult& r, const model::Config& c, const simulator::HardwareProfile& hw,
+                const simulator::Scenario& s, int gantt_width) {
+  const auto& o = r.options;
+  std::cout << fmt::format("{}, {}, on {}\n", c.effective.name, model::describe(c.design), hw.name)
+            << fmt::format("micro-batch: {} seqs x {} tokens, recompute {}, tp {} x ep {} per stage, dp {}\n",
+                           s.train.micro_batch, s.train.seq_len, simulator::to_string(s.train.recompute),
+                           s.parallel.tp, s.parallel.ep, s.parallel.dp)
+            << fmt::format("pipeline: {}, pp {}, {} micro-batches in groups of {}, {} partition\n\n",
+                           simulator::schedule_label(o), o.stages, o.microbatches, o.group,
+                           simulator::to_string(o.partition));
+  print_partition(r);
+  print_devices(r);
+  print_summary(r, hw);
+  const std::string gantt = simulator::pipeline_gantt(r, gantt_width);
+  if (!gantt.empty())
+    std::cout << "\nforward of micro-batch i: letter i (a, b, ...; mod 26), its backward: the capital; idle: .\n"
+              << gantt;
+  else
+    std::cout << fmt::format("\n(no Gantt chart: more tasks per device than {} columns; see --gantt-width or --json)\n",
+                             gantt_width);
+}
+
+}  // namespace
+
+Verb add_pipeline(CLI::App& app) {
+  auto* sub = app.add_subcommand("pipeline", "Pipeline-parallel training step: partition, schedule, bubble, memory");
+  auto o = std::make_shared<Options>();
+  o->model.add_to(*sub);
+  sub->add_option("--hw", o->hardware, "Hardware profile: a JSON file or a bundled name (h100-sxm, h200, ...)")
+      ->required();
+  sub->add_option("--pp", o->pp, "Pipeline stages (devices)")->required();
+  sub->add_option("--microbatches", o->microbatches, "Micro-batches per optimizer step")->required();
+  sub->add_option("--schedule", o->schedule, "gpipe | 1f1b | interleaved[:v] (v virtual stages per device, default 2)");
+  sub->add_option("--group", o->group, "Micro-batches per priority group (0: p, GPipe m; 1: one micro-batch's passes at a time)");
+  sub->add_option("--partition", o->partition, "balanced | uniform | layers per chunk, e.g. 9,9,9,9");
+  sub->add_option("--scenario", o->scenario_file, "Scenario JSON (simulator/evaluate.hpp); options below override it");
+  for (std::size_t i = 0; i < kFlagCount; ++i)
+    o->given[i] = sub->add_option(kScenarioFlags[i].flag, o->values[i],
+                                  std::string(kScenarioFlags[i].help) + " (/scenario" + kScenarioFlags[i].pointer + ")");
+  sub->add_option("--gantt-width", o->gantt_width, "Columns of the text Gantt chart")->check(CLI::Range(10, 1000));
+  sub->add_flag("--json", o->json, "Print JSON: options, partition, path, devices, metrics and the timeline");
+  sub->add_flag("--no-timeline", o->no_timeline, "With --json: leave the per-task timeline out");
+  return {sub, [o] {
+            const simulator::PipelineOptions options = pipeline_options(*o);
+            const model::Config config = load_config(o->model);
+            const simulator::HardwareProfile hw = load_hardware(o->hardware);
+            const simulator::Scenario scenario = build_scenario(*o);
+            simulator::PipelineResult r;
+            try {
+              r = simulator::simulate_pipeline(config, hw, scenario, options);
+            } catch (const model::ConfigError& e) {
+              rethrow_as_flag(e);
+            }
+            if (o->json)
+              print_json({{"model", config.effective.name},
+                          {"design", model::describe(config.design)},
+                          {"hardware", hw.name},
+                          {"scenario", simulator::to_json(scenario)},
+                          {"pipeline", simulator::to_json(r, !o->no_timeline)}});
+            else
+              print_text(r, config, hw, scenario, o->gantt_width);
+            return exit_ok;
+          }};
+}
+
+}  // namespace hdlab::cli
