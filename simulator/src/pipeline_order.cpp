@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <functional>
-#include <limits>
 #include <queue>
 #include <stdexcept>
 #include <tuple>
@@ -53,8 +52,9 @@ std::int64_t warmup_forwards(const PipelineOptions& o, const TaskIds& ids, const
   const std::int64_t steps = ids.steps;
   const auto n = static_cast<std::int64_t>(visits.size());
   const std::int64_t after_last = steps - 1 - visits.back();
-  // 1F1B: p-1-d. Several visits: Megatron-LM's interleaved 2(p-1-d) + (v-1) * group,
-  // read along the path.
+  // A plain path (every device visited once): 1F1B's p-1-d. Otherwise (interleaved,
+  // loops), for every device: Megatron-LM's interleaved 2(p-1-d) + (v-1) * group, read
+  // along the path.
   std::int64_t w = plain ? after_last : 2 * after_last + (n - 1) * std::min(o.group, o.microbatches);
   // Never so few that the k-th backward needs a forward beyond the w + k + 1 this device
   // may have started by then.
@@ -73,8 +73,8 @@ std::int64_t warmup_forwards(const PipelineOptions& o, const TaskIds& ids, const
 // list once that one's data has arrived (GPipe: only after all its forwards). With
 // every task arriving on time this is Megatron-LM's warm-up / one-forward-one-backward /
 // cool-down order; when a forward is late and a backward is there, the device does not
-// sit idle. Should every device wait forever on its limit, the one whose next forward
-// has arrived earliest exceeds it once (counted).
+// sit idle. Should every device wait forever on its limit, the lowest-numbered one whose
+// next forward has arrived exceeds it once (counted).
 class ListScheduler {
  public:
   ListScheduler(const PipelineOptions& o, const TaskIds& ids, const std::vector<PipelineStep>& path,

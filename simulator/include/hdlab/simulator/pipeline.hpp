@@ -4,8 +4,8 @@
 // The engine takes a plain workload: per-layer forward and backward times, activation
 // bytes and the bytes a stage boundary after the layer would carry, for one micro-batch;
 // the end costs (embedding on the first stage; final norm, LM head and loss on the last);
-// the point-to-point link; and the looped structure. pipeline_cost.hpp fills it from the cost
-// model; tests and benchmarks fill it by hand.
+// the point-to-point link; and the looped structure. pipeline_cost.hpp fills it from
+// the cost model; tests and benchmarks fill it by hand.
 //
 // How a step is simulated:
 //  1. Partition: the layers are cut into p*v contiguous chunks (v = 1 unless interleaved);
@@ -24,24 +24,27 @@
 //
 // Device order. A device's visits per micro-batch are the path steps on it (one for a
 // plain pipeline, v for interleaved, up to K on the stages holding a recurrent block).
-// Each device has a priority over its tasks: micro-batches in groups of `group` (default
+// Each device keeps two priority lists. Micro-batches go in groups of `group` (default
 // p; GPipe: all m); within a group, forwards visit by visit (every micro-batch of the
 // group at visit 0, then visit 1...) and backwards mirrored (last visit first), as
 // Megatron-LM orders model chunks; looped passes are ordered exactly like interleaved
 // chunks. group = 1 runs one micro-batch's passes back to back (depth first), what a
 // one-pass schedule does with a loop. The order is then found by list scheduling in
-// time: a free device picks among the tasks whose data has arrived
-//  - GPipe: forwards by priority; backwards once all its forwards have started;
-//  - 1F1B and interleaved: a backward first if one is ready, else a forward while it holds
-//    at most w forwards without their backward (w is its warm-up). A device visited once
-//    per micro-batch takes 1F1B's w = the path steps after its visit (p-1-d in a plain
-//    pipeline); one visited several times Megatron's interleaved w = the steps after its
-//    first visit + the steps after its last ((v-1)p + 2(p-1-d)), and at least the
-//    forwards its first micro-batch makes there before its first backward.
-// With uniform stages this reproduces GPipe, 1F1B and Megatron's interleaved schedule
-// exactly (tests check the closed forms). If every device would wait forever on its
-// limit (possible with loops), the device holding the highest-priority ready forward runs
-// it beyond its limit; PipelineMetrics::limit_overrides counts these.
+// time; a free device runs
+//  - its next forward once that one's data has arrived, while it holds at most w
+//    forwards without their backward (GPipe: no limit);
+//  - else its next backward once that one's data has arrived (GPipe: after all its
+//    forwards).
+// w, the warm-up: on a plain path (every device visited once) 1F1B's p-1-d, the steps
+// after the device's visit; otherwise (interleaved, loops) Megatron-LM's interleaved
+// 2(p-1-d) + (v-1) * group, read along the path as twice the steps after the device's
+// last visit plus (its visits - 1) groups; and never less than lets its k-th backward
+// follow every forward of that micro-batch on the device. When every task arrives on time this is Megatron's
+// warm-up / one-forward-one-backward / cool-down order (tests check the closed forms for
+// GPipe, 1F1B and interleaved); a device whose next forward is late but whose next
+// backward is there runs the backward rather than idle. Should every device wait on its
+// limit at once (possible with loops), the lowest-numbered one whose next forward has
+// arrived runs it beyond the limit; PipelineMetrics::limit_overrides counts these.
 //
 // Conventions: transfers are asynchronous (they delay the receiver, never occupy a
 // device) and links have no contention; a backward pass sends a gradient of the same
