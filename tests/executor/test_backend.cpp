@@ -72,6 +72,16 @@ TEST_CASE("ops check shapes and owners before running", "[executor]") {
   const Tensor ids = be->allocate({2}, ScalarType::i32);
   be->upload(ids, std::vector<std::int32_t>{0, 4});
   CHECK_THROWS_AS(be->gather_rows(a, ids, be->allocate({2, 8}, ScalarType::f32)), BackendError);  // id 4 of 4 rows
+  // An error inside the thread pool reaches the caller (NaN router scores on some token).
+  auto pooled = make_cpu_backend(CpuOptions{3, "generic"});
+  const Tensor logits = pooled->allocate({4096, 4}, ScalarType::f32);
+  std::vector<float> lv(4096 * 4, 0.5f);
+  for (std::size_t i = 3000 * 4; i < 3001 * 4; ++i) lv[i] = NAN;
+  pooled->upload(logits, lv);
+  CHECK_THROWS_AS(pooled->topk_routing(logits, 2, hdlab::model::RouterKind::softmax, true,
+                                       pooled->allocate({4096, 2}, ScalarType::i32),
+                                       pooled->allocate({4096, 2}, ScalarType::f32)),
+                  BackendError);
   const Tensor q = be->allocate({3, 4, 8}, ScalarType::f32), kv = be->allocate({3, 3, 8}, ScalarType::f32);
   hdlab::model::MaskSpec m;
   m.tokens = 3;
