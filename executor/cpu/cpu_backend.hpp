@@ -38,6 +38,8 @@ class CpuBackend final : public Backend {
   void attention_impl(const Tensor& q, const Tensor& k, const Tensor& v, const TilePlan& plan, const Tensor& out,
                       float scale) override;
   void rms_norm_impl(const Tensor& x, const Tensor& weight, float eps, const Tensor& out) override;
+  void group_norm_impl(const Tensor& x, std::int64_t group_size, const Tensor& weight, const Tensor& bias, float eps,
+                       const Tensor& out) override;
   void rope_impl(const Tensor& x, const Tensor& positions, double theta) override;
   void swiglu_impl(const Tensor& gate_up, const Tensor& out) override;
   void add_impl(const Tensor& a, const Tensor& b, const Tensor& out) override;

@@ -28,6 +28,27 @@ void CpuBackend::rms_norm_impl(const Tensor& x, const Tensor& weight, float eps,
   });
 }
 
+void CpuBackend::group_norm_impl(const Tensor& x, std::int64_t group_size, const Tensor& weight, const Tensor& bias,
+                                 float eps, const Tensor& out) {
+  const std::int64_t rows = x.matrix_rows(), width = x.matrix_cols(), groups = width / group_size;
+  const float* xs = x.data_as<const float>();
+  const float* w = weight.data_as<const float>();
+  const float* b = bias.data_as<const float>();
+  float* o = out.data_as<float>();
+  parallel_for(rows * groups, 8.0 * static_cast<double>(group_size), [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t item = begin; item < end; ++item) {
+      const std::int64_t base = (item / groups) * width + (item % groups) * group_size, g0 = (item % groups) * group_size;
+      double mean = 0, var = 0;  // two passes in double: groups are D = thousands of elements
+      for (std::int64_t i = 0; i < group_size; ++i) mean += xs[base + i];
+      mean /= static_cast<double>(group_size);
+      for (std::int64_t i = 0; i < group_size; ++i) var += (xs[base + i] - mean) * (xs[base + i] - mean);
+      const auto inv = static_cast<float>(1.0 / std::sqrt(var / static_cast<double>(group_size) + eps));
+      const auto m = static_cast<float>(mean);
+      for (std::int64_t i = 0; i < group_size; ++i) o[base + i] = (xs[base + i] - m) * inv * w[g0 + i] + b[g0 + i];
+    }
+  });
+}
+
 void CpuBackend::rope_impl(const Tensor& x, const Tensor& positions, double theta) {
   const std::int64_t tokens = x.dim(0), heads = x.dim(1), hd = x.dim(2), half = hd / 2;
   float* xs = x.data_as<float>();

@@ -141,6 +141,11 @@ class CudaBackend final : public Backend {
     launch_rms_norm(elem_of(x), x.data(), weight.data_as<const float>(), out.data(), x.matrix_rows(), x.matrix_cols(),
                     eps, stream_);
   }
+  void group_norm_impl(const Tensor& x, std::int64_t group_size, const Tensor& weight, const Tensor& bias, float eps,
+                       const Tensor& out) override {
+    launch_group_norm(elem_of(x), x.data(), group_size, weight.data_as<const float>(), bias.data_as<const float>(),
+                      out.data(), x.matrix_rows(), x.matrix_cols(), eps, stream_);
+  }
   void rope_impl(const Tensor& x, const Tensor& positions, double theta) override;
   void swiglu_impl(const Tensor& gate_up, const Tensor& out) override {
     launch_swiglu(elem_of(out), gate_up.data(), out.data(), out.matrix_rows(), out.matrix_cols(), stream_);

@@ -35,6 +35,8 @@ void launch_attention(const AttentionLaunch& a, cudaStream_t stream);
 void launch_convert(Elem from, const void* src, Elem to, void* dst, std::int64_t n, cudaStream_t stream);
 void launch_rms_norm(Elem e, const void* x, const float* weight, void* out, std::int64_t rows, std::int64_t dim,
                      float eps, cudaStream_t stream);
+void launch_group_norm(Elem e, const void* x, std::int64_t group_size, const float* weight, const float* bias,
+                       void* out, std::int64_t rows, std::int64_t width, float eps, cudaStream_t stream);
 // inv_freq: hd/2 values theta^(-2j/hd), computed on the host in double.
 inline constexpr std::int64_t kMaxRopeHalfDim = 128;
 void launch_rope(Elem e, void* x, const std::int32_t* positions, std::int64_t tokens, std::int64_t heads,

@@ -70,6 +70,38 @@ __global__ void rms_norm_kernel(const T* x, const float* w, T* out, std::int64_t
     out[blockIdx.x * dim + d] = from_float<T>(to_float(xr[d]) * inv * w[d]);
 }
 
+// One block per (row, group): mean, then variance about it (two passes, f32).
+template <class T>
+__global__ void group_norm_kernel(const T* x, std::int64_t group_size, const float* w, const float* b, T* out,
+                                  std::int64_t width, float eps) {
+  __shared__ float partial[kBlock];
+  const std::int64_t groups = width / group_size;
+  const std::int64_t base = (blockIdx.x / groups) * width + (blockIdx.x % groups) * group_size;
+  const std::int64_t g0 = (blockIdx.x % groups) * group_size;
+  auto block_sum = [&](float v) {
+    partial[threadIdx.x] = v;
+    __syncthreads();
+    for (int half = kBlock / 2; half > 0; half /= 2) {
+      if (threadIdx.x < half) partial[threadIdx.x] += partial[threadIdx.x + half];
+      __syncthreads();
+    }
+    const float total = partial[0];
+    __syncthreads();  // partial is reused by the next sum
+    return total;
+  };
+  float s = 0.0f;
+  for (std::int64_t i = threadIdx.x; i < group_size; i += blockDim.x) s += to_float(x[base + i]);
+  const float mean = block_sum(s) / static_cast<float>(group_size);
+  float sq = 0.0f;
+  for (std::int64_t i = threadIdx.x; i < group_size; i += blockDim.x) {
+    const float dev = to_float(x[base + i]) - mean;
+    sq += dev * dev;
+  }
+  const float inv = rsqrtf(block_sum(sq) / static_cast<float>(group_size) + eps);
+  for (std::int64_t i = threadIdx.x; i < group_size; i += blockDim.x)
+    out[base + i] = from_float<T>((to_float(x[base + i]) - mean) * inv * w[g0 + i] + b[g0 + i]);
+}
+
 struct RopeFreqs {
   double inv_freq[kMaxRopeHalfDim];
 };
@@ -236,6 +268,13 @@ void launch_rms_norm(Elem e, const void* x, const float* weight, void* out, std:
                      float eps, cudaStream_t stream) {
   HDLAB_DISPATCH(e, rms_norm_kernel<T><<<static_cast<unsigned>(rows), kBlock, 0, stream>>>(static_cast<const T*>(x), weight,
                                                                            static_cast<T*>(out), dim, eps));
+}
+
+void launch_group_norm(Elem e, const void* x, std::int64_t group_size, const float* weight, const float* bias,
+                       void* out, std::int64_t rows, std::int64_t width, float eps, cudaStream_t stream) {
+  const unsigned blocks = static_cast<unsigned>(rows * (width / group_size));
+  HDLAB_DISPATCH(e, group_norm_kernel<T><<<blocks, kBlock, 0, stream>>>(static_cast<const T*>(x), group_size, weight,
+                                                                         bias, static_cast<T*>(out), width, eps));
 }
 
 void launch_rope(Elem e, void* x, const std::int32_t* positions, std::int64_t tokens, std::int64_t heads,

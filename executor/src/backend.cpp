@@ -8,7 +8,7 @@ namespace hdlab::executor {
 
 namespace {
 
-constexpr const char* kOpNames[] = {"gemm",         "attention",   "rms_norm",         "rope",
+constexpr const char* kOpNames[] = {"gemm",         "attention",   "rms_norm",   "group_norm",      "rope",
                                     "swiglu",       "add",         "topk_routing",     "gather_rows",
                                     "scatter_add_rows", "ghc_dynamic", "ghc_width",    "ghc_depth",
                                     "convert"};
@@ -202,6 +202,23 @@ void Backend::rms_norm(const Tensor& x, const Tensor& weight, float eps, const T
   require_shape(weight, {x.matrix_cols()}, "rms_norm", "weight");
   require(out.same_view(x) || !out.overlaps(x), "rms_norm", "out must be x or apart from it");
   if (x.numel()) rms_norm_impl(x, weight, eps, out);
+}
+
+void Backend::group_norm(const Tensor& x, std::int64_t group_size, const Tensor& weight, const Tensor& bias,
+                         float eps, const Tensor& out) {
+  for (const Tensor* t : {&x, &weight, &bias, &out}) check_owned(*t, "group_norm");
+  require_float(x, "group_norm", "x");
+  check_supported(BackendOp::group_norm, x.type());
+  const std::int64_t width = x.matrix_cols();
+  require(group_size >= 1 && width % group_size == 0, "group_norm",
+          "rows of " + std::to_string(width) + " are not whole groups of " + std::to_string(group_size));
+  require(out.type() == x.type() && out.shape() == x.shape(), "group_norm", "out must match x");
+  require_type(weight, ScalarType::f32, "group_norm", "weight");
+  require_type(bias, ScalarType::f32, "group_norm", "bias");
+  require_shape(weight, {width}, "group_norm", "weight");
+  require_shape(bias, {width}, "group_norm", "bias");
+  require(out.same_view(x) || !out.overlaps(x), "group_norm", "out must be x or apart from it");
+  if (x.numel()) group_norm_impl(x, group_size, weight, bias, eps, out);
 }
 
 void Backend::rope(const Tensor& x, const Tensor& positions, double theta) {

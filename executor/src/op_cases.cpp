@@ -180,6 +180,42 @@ OpCase rms_norm_case(model::OpKind kind, std::int64_t rows, std::int64_t dim, Sc
   return c;
 }
 
+OpCase group_norm_case(std::int64_t rows, std::int64_t groups, std::int64_t group_size, ScalarType type,
+                       std::uint64_t seed) {
+  OpCase c;
+  const std::int64_t width = groups * group_size;
+  c.name = shape_name("group_norm", {{"rows", rows}, {"groups", groups}, {"size", group_size}}, type);
+  c.op = BackendOp::group_norm;
+  c.kind = model::OpKind::vwn_reduce;
+  c.type = type;
+  c.cost.flops = 8.0 * static_cast<double>(rows * width);  // mean 1, variance 3, normalise and affine 4
+  c.cost.weight_bytes = bytes_of(2 * width, ScalarType::f32);
+  c.cost.act_bytes_in = bytes_of(rows * width, type);
+  c.cost.act_bytes_out = bytes_of(rows * width, type);
+  c.executed_flops = c.cost.flops;
+  c.tolerance = vector_tolerance(type);
+  constexpr float eps = 1e-5f;
+  auto x = host_floats(static_cast<std::size_t>(rows * width), seed, type, -1.0f, 3.0f);  // off-centre
+  auto w = host_floats(static_cast<std::size_t>(width), seed + 1, ScalarType::f32, 0.5f, 1.5f);
+  auto b = host_floats(static_cast<std::size_t>(width), seed + 2, ScalarType::f32, -0.5f, 0.5f);
+  auto ref = lazy<Doubles>([=] {
+    return group_norm_reference(to_doubles(*x), to_doubles(*w), to_doubles(*b), rows, width, group_size, eps);
+  });
+  const Tolerance tol = c.tolerance;
+  c.prepare = [=](Backend& be) {
+    auto p = std::make_unique<PreparedLambda>(be);
+    const Tensor tx = be.allocate({rows, width}, type), to = be.allocate({rows, width}, type);
+    const Tensor tw = be.allocate({width}, ScalarType::f32), tb = be.allocate({width}, ScalarType::f32);
+    p->input(tx, x);
+    p->input(tw, w);
+    p->input(tb, b);
+    p->set([bp = &be, tx, tw, tb, to, group_size] { bp->group_norm(tx, group_size, tw, tb, eps, to); },
+           [bp = &be, to, ref, tol] { return compare(bp->download_f32(to), ref->get(), tol, "out"); });
+    return p;
+  };
+  return c;
+}
+
 OpCase rope_case(std::int64_t tokens, std::int64_t heads, std::int64_t head_dim, std::int32_t first_position,
                  std::int32_t position_step, ScalarType type, std::uint64_t seed) {
   OpCase c;

@@ -43,6 +43,8 @@ void add_vector_cases(std::vector<OpCase>& out, ScalarType t) {
   out.push_back(rms_norm_case(OpKind::final_norm, 1, 1000, t, 23));
   ShapeDice dice(78);
   out.push_back(rms_norm_case(OpKind::ffn_norm, dice.roll(1, 64), dice.roll(1, 700), t, 24));
+  out.push_back(group_norm_case(7, 3, 64, t, 25));  // VWN n/m = 3: D' = 3 groups of D
+  out.push_back(group_norm_case(2, 4, 300, t, 26));
   out.push_back(rope_case(37, 4, 64, 0, 1, t, 30));
   out.push_back(rope_case(9, 2, 128, 500000, 4, t, 31));  // expanded positions of a long HD context
   out.push_back(rope_case(5, 3, 2, 7, 3, t, 32));

@@ -73,6 +73,23 @@ Doubles rms_norm_reference(DoubleSpan x, DoubleSpan weight, std::int64_t rows, s
   return out;
 }
 
+Doubles group_norm_reference(DoubleSpan x, DoubleSpan weight, DoubleSpan bias, std::int64_t rows,
+                             std::int64_t width, std::int64_t group_size, double eps) {
+  Doubles out(x.size());
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t g0 = 0; g0 < width; g0 += group_size) {
+      const double* xs = &x[at(r * width + g0)];
+      double mean = 0, var = 0;
+      for (std::int64_t i = 0; i < group_size; ++i) mean += xs[i];
+      mean /= static_cast<double>(group_size);
+      for (std::int64_t i = 0; i < group_size; ++i) var += (xs[i] - mean) * (xs[i] - mean);
+      var /= static_cast<double>(group_size);
+      for (std::int64_t i = 0; i < group_size; ++i)
+        out[at(r * width + g0 + i)] = (xs[i] - mean) / std::sqrt(var + eps) * weight[at(g0 + i)] + bias[at(g0 + i)];
+    }
+  return out;
+}
+
 Doubles rope_reference(DoubleSpan x, std::span<const std::int32_t> positions, std::int64_t heads,
                        std::int64_t head_dim, double theta) {
   Doubles out(x.begin(), x.end());

@@ -105,9 +105,12 @@ TEST_CASE("references agree with hand-worked values", "[executor][reference]") {
     const Doubles out = attention_reference(zeros, zeros, v, 1, 1, 2, mask, 1.0);
     CHECK(out == Doubles{1, 2, 2, 3});
   }
-  SECTION("rms_norm, rope, swiglu") {
+  SECTION("rms_norm, group_norm, rope, swiglu") {
     const Doubles n = rms_norm_reference(Doubles{3, -3, 3, -3}, Doubles{1, 1, 2, 2}, 1, 4, 0.0);
     CHECK(n == Doubles{1, -1, 2, -2});
+    // Groups {1, 3} (mean 2, variance 1) and {2, 6} (mean 4, variance 4); bias 0.5.
+    const Doubles g = group_norm_reference(Doubles{1, 3, 2, 6}, Doubles{1, 1, 1, 1}, Doubles(4, 0.5), 1, 4, 2, 0.0);
+    CHECK(g == Doubles{-0.5, 1.5, -0.5, 1.5});
     // Position 1 with theta such that pair 0 turns by 1 rad: (1, 0) -> (cos 1, sin 1).
     const std::vector<std::int32_t> pos = {1};
     const Doubles r = rope_reference(Doubles{1, 0}, pos, 1, 2, 10000.0);

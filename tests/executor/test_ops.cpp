@@ -33,7 +33,7 @@ TEST_CASE("cpu gemm matches the reference", "[executor][cpu][gemm]") {
 }
 
 TEST_CASE("cpu vector ops match the reference", "[executor][cpu]") {
-  for (BackendOp op : {BackendOp::rms_norm, BackendOp::rope, BackendOp::swiglu, BackendOp::add}) {
+  for (BackendOp op : {BackendOp::rms_norm, BackendOp::group_norm, BackendOp::rope, BackendOp::swiglu, BackendOp::add}) {
     INFO(to_string(op));
     CHECK(check_cases(cpu(), f32_cases(), op) >= 1);
   }

@@ -25,6 +25,7 @@ enum class BackendOp {
   gemm,
   attention,
   rms_norm,
+  group_norm,
   rope,
   swiglu,
   add,
@@ -123,6 +124,12 @@ class Backend {
   // QK-norm: R = T*heads, dim = hd. VWN per-slot norm: R = T*n, dim = s. out may be x.
   void rms_norm(const Tensor& x, const Tensor& weight, float eps, const Tensor& out);
 
+  // VWN output GroupNorm: each row's groups of `group_size` elements normalised to zero
+  // mean and unit variance, then out = norm * weight + bias. x, out [R, groups*group_size];
+  // weight, bias [groups*group_size] f32. out may be x.
+  void group_norm(const Tensor& x, std::int64_t group_size, const Tensor& weight, const Tensor& bias, float eps,
+                  const Tensor& out);
+
   // In place, rotate-half convention (HF Llama/Qwen): for j < hd/2 the pair
   // (x[j], x[j + hd/2]) turns by angle positions[r] * theta^(-2j/hd).
   // x [T, heads, hd], positions [T] i32 (expanded index or token index: caller's choice).
@@ -188,6 +195,8 @@ class Backend {
   virtual void attention_impl(const Tensor& q, const Tensor& k, const Tensor& v, const TilePlan& plan,
                               const Tensor& out, float scale) = 0;
   virtual void rms_norm_impl(const Tensor& x, const Tensor& weight, float eps, const Tensor& out) = 0;
+  virtual void group_norm_impl(const Tensor& x, std::int64_t group_size, const Tensor& weight, const Tensor& bias,
+                               float eps, const Tensor& out) = 0;
   virtual void rope_impl(const Tensor& x, const Tensor& positions, double theta) = 0;
   virtual void swiglu_impl(const Tensor& gate_up, const Tensor& out) = 0;
   virtual void add_impl(const Tensor& a, const Tensor& b, const Tensor& out) = 0;

@@ -81,6 +81,9 @@ AttentionMask attention_case_mask(const AttentionCaseShape& shape);
 std::vector<std::int64_t> decode_key_positions(const model::MaskSpec& mask);
 
 OpCase rms_norm_case(model::OpKind kind, std::int64_t rows, std::int64_t dim, ScalarType type, std::uint64_t seed);
+// VWN output GroupNorm over D' = groups * group_size.
+OpCase group_norm_case(std::int64_t rows, std::int64_t groups, std::int64_t group_size, ScalarType type,
+                       std::uint64_t seed);
 OpCase rope_case(std::int64_t tokens, std::int64_t heads, std::int64_t head_dim, std::int32_t first_position,
                  std::int32_t position_step, ScalarType type, std::uint64_t seed);
 OpCase swiglu_case(std::int64_t tokens, std::int64_t ffn, ScalarType type, std::uint64_t seed);

@@ -27,6 +27,10 @@ Doubles attention_reference(DoubleSpan q, DoubleSpan k, DoubleSpan v, std::int64
 // x [rows, dim], weight [dim].
 Doubles rms_norm_reference(DoubleSpan x, DoubleSpan weight, std::int64_t rows, std::int64_t dim, double eps);
 
+// x [rows, groups * group_size], weight and bias [groups * group_size].
+Doubles group_norm_reference(DoubleSpan x, DoubleSpan weight, DoubleSpan bias, std::int64_t rows,
+                             std::int64_t width, std::int64_t group_size, double eps);
+
 // x [T, heads, hd], positions [T].
 Doubles rope_reference(DoubleSpan x, std::span<const std::int32_t> positions, std::int64_t heads,
                        std::int64_t head_dim, double theta);
