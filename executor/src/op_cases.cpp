@@ -255,7 +255,8 @@ OpCase swiglu_case(std::int64_t tokens, std::int64_t ffn, ScalarType type, std::
   c.op = BackendOp::swiglu;
   c.kind = model::OpKind::ffn_act;
   c.type = type;
-  c.cost.flops = 4.0 * static_cast<double>(tokens * ffn);  // sigmoid (exp, add, divide) and the product
+  // 5 per output: negate, exp, add, divide (the sigmoid), product; the simulator's count.
+  c.cost.flops = 5.0 * static_cast<double>(tokens * ffn);
   c.cost.act_bytes_in = bytes_of(2 * tokens * ffn, type);
   c.cost.act_bytes_out = bytes_of(tokens * ffn, type);
   c.executed_flops = c.cost.flops;
@@ -310,7 +311,9 @@ OpCase topk_routing_case(std::int64_t tokens, std::int64_t experts, std::int64_t
   c.op = BackendOp::topk_routing;
   c.kind = model::OpKind::router;
   c.type = type;
-  c.cost.flops = 3.0 * static_cast<double>(tokens * experts);  // scores (exp, sum, divide); selection is compares
+  // The router's FLOPs are its logits GEMM (a gemm case of kind router); like the
+  // simulator, the scores and the top-k selection after it are not counted.
+  c.cost.flops = 0;
   c.cost.act_bytes_in = bytes_of(tokens * experts, type);
   c.cost.act_bytes_out = bytes_of(2 * tokens * k, ScalarType::f32);
   c.executed_flops = c.cost.flops;

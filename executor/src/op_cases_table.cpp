@@ -30,6 +30,7 @@ void add_gemm_cases(std::vector<OpCase>& out, ScalarType t) {
   out.push_back(gemm_case(OpKind::ffn_gate_up, 20, 24, 40, t, 4, false, false));
   out.push_back(gemm_case(OpKind::ghc_dynamic, 17, 19, 23, t, 5, true, false));
   out.push_back(gemm_case(OpKind::o_proj, 16, 16, 16, t, 6, false, true, 0.5f, 1.5f));
+  out.push_back(gemm_case(OpKind::router, 19, 64, 128, t, 7));  // router logits [T, D] x [E, D]^T
   ShapeDice dice(77);
   for (int i = 0; i < 3; ++i)
     out.push_back(gemm_case(OpKind::qkv_proj, dice.roll(1, 150), dice.roll(1, 150), dice.roll(1, 200), t,

@@ -29,7 +29,7 @@ Backend& cpu() {
 }  // namespace
 
 TEST_CASE("cpu gemm matches the reference", "[executor][cpu][gemm]") {
-  CHECK(check_cases(cpu(), f32_cases(), BackendOp::gemm) >= 9);
+  CHECK(check_cases(cpu(), f32_cases(), BackendOp::gemm) >= 10);
 }
 
 TEST_CASE("cpu vector ops match the reference", "[executor][cpu]") {
@@ -105,6 +105,12 @@ TEST_CASE("op cases count FLOPs by methods.md section 6", "[executor][cost]") {
     CHECK(c.cost.flops == per_pair * 4 * 100 * 101 / 2);  // intra: n L (L+1) / 2 pairs
     const auto tiles = hdlab::model::visible_tiles(s.mask, s.layout, kTileQ, kTileK);
     CHECK(c.executed_flops == per_pair * static_cast<double>(tiles.executed_pairs));
+  }
+  SECTION("vector ops: the simulator's per-element counts") {
+    CHECK(rms_norm_case(OpKind::attn_norm, 3, 8, ScalarType::f32, 1).cost.flops == 4.0 * 3 * 8);
+    CHECK(rope_case(3, 2, 8, 0, 1, ScalarType::f32, 1).cost.flops == 3.0 * 3 * 2 * 8);
+    CHECK(swiglu_case(3, 8, ScalarType::f32, 1).cost.flops == 5.0 * 3 * 8);
+    CHECK(topk_routing_case(3, 8, 2, hdlab::model::RouterKind::softmax, true, ScalarType::f32, 1).cost.flops == 0);
   }
   SECTION("GHC: methods.md's per-token figures") {
     const std::int64_t m = 2, n = 3, s = 32, d = m * s, tokens = 5;
