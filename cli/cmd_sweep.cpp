@@ -54,7 +54,7 @@ int run_sweep_verb(const SweepCliOptions& o) {
   if (terminal) std::fputs("\n", stderr);
   const simulator::SweepSummary& s = out.summary;
   if (o.json) {
-    print_json(simulator::to_json(s));
+    std::cout << simulator::to_json(s).dump(2) << "\n";
   } else {
     if (!spec.description.empty()) std::cout << spec.description << "\n\n";
     std::cout << simulator::format_table(spec, out.results, o.max_rows) << "\n"

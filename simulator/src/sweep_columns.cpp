@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "hdlab/model/json_reader.hpp"
+#include "hdlab/simulator/pipeline_io.hpp"
 #include "hdlab/simulator/sweep.hpp"
 #include "sweep_internal.hpp"
 
@@ -51,7 +52,7 @@ std::size_t require_value(const SweepAxis& a, const json& v, const std::string& 
   for (std::size_t i = 0; i < a.size() && i < 12; ++i) list += (i ? ", " : "") + a.labels[i];
   if (a.size() > 12) list += ", ...";
   const std::string shown = v.is_string() ? "\"" + v.get<std::string>() + "\"" : v.dump();
-  fail(where, shown + " is not a value of axis " + a.name + hint(v.is_string() ? v.get<std::string>() : "", a.labels) +
+  fail(where, shown + " is not a value of axis " + a.name + (v.is_string() ? hint(v.get<std::string>(), a.labels) : "") +
                   "; its values: " + list);
 }
 
@@ -90,19 +91,18 @@ std::vector<std::pair<int, std::size_t>> parse_place(const SweepSpec& spec, cons
   return place;
 }
 
-// The columns point 0's scenario produces (every scalar metric when it does not parse).
+// The columns point 0 produces (with the default serving matrix when its scenario does
+// not parse).
 std::vector<std::string> point0_columns(const SweepSpec& spec) {
   json doc;
   const std::vector<std::size_t> zero(spec.axes.size(), 0);
   if (build_part(spec, SweepPart::scenario, zero, doc).empty()) {
     try {
-      return metric_columns(parse_scenario_part(doc));
+      return point_columns(spec, parse_scenario_part(doc));
     } catch (const std::exception&) {
     }
   }
-  std::vector<std::string> scalars;
-  for (int m = 0; m < metric_count; ++m) scalars.emplace_back(metric_name(static_cast<Metric>(m)));
-  return scalars;
+  return point_columns(spec, Scenario{});
 }
 
 bool serving_swept(const SweepSpec& spec) {
@@ -209,7 +209,11 @@ SweepTableColumn parse_table_column(SweepSpec& spec, ObjectReader c) {
   for (const std::string& s : spec.stored_columns) known.push_back(s);
   if (std::find(known.begin(), known.end(), col.column) == known.end())
     fail(c.at("column"), "\"" + col.column + "\" is not an output or derived column of this sweep" + hint(col.column, known));
-  if (c.has("unit")) col.scale = unit_scale(unit, c.string("unit", std::nullopt), col.column, c.at("unit"));
+  if (c.has("unit")) {
+    const std::string shown = c.string("unit", std::nullopt);
+    col.scale = unit_scale(unit, shown, col.column, c.at("unit"));
+    unit = shown;
+  }
   col.header = c.string("header", col.column + (unit == "1" ? "" : " [" + unit + "]"));
   if (const json* w = c.find("where")) col.where = parse_place(spec, *w, c.at("where"));
   c.finish();
@@ -269,6 +273,8 @@ void parse_outputs(ObjectReader& r, SweepSpec& spec) {
 
 bool is_metric_column(const std::string& name) {
   if (metric_from_name(name)) return true;
+  for (const std::string& c : pipeline_metric_columns())
+    if (name == c) return true;
   // serving_b<B>_in<I>_<suffix>
   auto digits = [&](std::size_t& i) {
     const std::size_t start = i;
@@ -284,9 +290,17 @@ bool is_metric_column(const std::string& name) {
   return suffix == "_tokens_per_s" || suffix == "_ratio" || suffix == "_fits";
 }
 
+// Units follow evaluate.hpp's naming: *_tokens_per_s, *_s (also *_s_per_<thing>),
+// *_bytes, *_flops; anything else (ratios, fractions, counts, fits) is "1".
 std::string column_unit(const std::string& column) {
   if (auto m = metric_from_name(column)) return metric_unit(*m);
-  if (column.size() > 13 && column.compare(column.size() - 13, 13, "_tokens_per_s") == 0) return "tokens/s";
+  auto ends = [&](const std::string& suffix) {
+    return column.size() > suffix.size() && column.compare(column.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  if (ends("_tokens_per_s")) return "tokens/s";
+  if (ends("_s") || column.find("_s_per_") != std::string::npos) return "s";
+  if (ends("_bytes")) return "B";
+  if (ends("_flops")) return "FLOP";
   return "1";
 }
 

@@ -10,9 +10,13 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <mutex>
+#include <tuple>
 
 #include "hdlab/model/config_io.hpp"
 #include "hdlab/model/json_reader.hpp"
+#include "hdlab/simulator/pipeline_cost.hpp"
+#include "hdlab/simulator/pipeline_io.hpp"
 #include "sweep_internal.hpp"
 
 namespace hdlab::simulator::sweep_detail {
@@ -110,6 +114,7 @@ bool part_of_key(const std::string& key, SweepPart& part) {
   if (key == "model" || key == "backbone" || key == "design") part = SweepPart::config;
   else if (key == "hardware") part = SweepPart::hardware;
   else if (key == "scenario") part = SweepPart::scenario;
+  else if (key == "pipeline") part = SweepPart::pipeline;
   else return false;
   return true;
 }
@@ -119,6 +124,7 @@ const char* to_string(SweepPart p) {
     case SweepPart::config: return "model and design";
     case SweepPart::hardware: return "hardware";
     case SweepPart::scenario: return "scenario";
+    case SweepPart::pipeline: return "pipeline";
   }
   return "?";
 }
@@ -156,12 +162,21 @@ HardwareProfile parse_hardware_part(const json& part) { return parse_hardware_pr
 
 Scenario parse_scenario_part(const json& part) { return parse_scenario(part["scenario"], "/scenario"); }
 
+PipelineOptions parse_pipeline_part(const json& part) { return parse_pipeline_options(part["pipeline"], "/pipeline"); }
+
+std::vector<std::string> point_columns(const SweepSpec& spec, const Scenario& scenario) {
+  std::vector<std::string> cols = metric_columns(scenario);
+  if (spec.base.contains("pipeline"))
+    for (std::string& c : pipeline_metric_columns()) cols.push_back(std::move(c));
+  return cols;
+}
+
 // ---- evaluation ----------------------------------------------------------------------
 
 namespace {
 
 // Largest key spaces memoized (slots are 8 bytes; entries exist only for keys seen).
-constexpr std::uint64_t memo_limit[sweep_part_count] = {1u << 16, 1u << 12, 1u << 20};
+constexpr std::uint64_t memo_limit[sweep_part_count] = {1u << 16, 1u << 12, 1u << 20, 1u << 16};
 
 struct PartKey {
   std::vector<std::pair<std::size_t, std::uint64_t>> axes;  // (axis, stride)
@@ -197,8 +212,10 @@ struct PointEvaluator::Impl {
   std::unique_ptr<PartMemo<model::Config>> configs;
   std::unique_ptr<PartMemo<HardwareProfile>> hardware;
   std::unique_ptr<PartMemo<Scenario>> scenarios;
+  std::unique_ptr<PartMemo<PipelineOptions>> pipelines;
+  const bool has_pipeline;
 
-  explicit Impl(const SweepSpec& s) : spec(s) {
+  explicit Impl(const SweepSpec& s) : spec(s), has_pipeline(s.base.contains("pipeline")) {
     for (std::size_t i = spec.axes.size(); i-- > 0;) {
       PartKey& k = keys[static_cast<int>(spec.axes[i].part)];
       k.axes.emplace_back(i, k.count);
@@ -208,18 +225,35 @@ struct PointEvaluator::Impl {
     if (memo(SweepPart::config)) configs = std::make_unique<PartMemo<model::Config>>(keys[0].count);
     if (memo(SweepPart::hardware)) hardware = std::make_unique<PartMemo<HardwareProfile>>(keys[1].count);
     if (memo(SweepPart::scenario)) scenarios = std::make_unique<PartMemo<Scenario>>(keys[2].count);
+    if (memo(SweepPart::pipeline)) pipelines = std::make_unique<PartMemo<PipelineOptions>>(keys[3].count);
   }
 
-  Parsed<Scenario> make_scenario(const std::vector<std::size_t>& values) const {
+  Parsed<Scenario> make_scenario(const std::vector<std::size_t>& values) {
     Parsed<Scenario> p = parse_part<Scenario>(spec, SweepPart::scenario, values, parse_scenario_part);
-    if (!p.value) return p;
-    const std::vector<std::string> cols = metric_columns(*p.value);
-    for (const std::string& name : spec.stored_columns) {
-      const auto it = std::find(cols.begin(), cols.end(), name);
-      p.columns.push_back(it == cols.end() ? -1 : static_cast<int>(it - cols.begin()));
-    }
+    if (p.value) p.columns = column_map(p.value->serving);
     return p;
   }
+
+  // Stored column -> index in metric_row() for a serving matrix, then pipeline_metric_row()
+  // (-1: not produced). Only
+  // the serving matrix changes the columns, and sweeps have few: map each one once.
+  std::vector<int> column_map(const ServingScenario& serving) {
+    std::lock_guard<std::mutex> lock(column_maps_mutex);
+    for (const auto& [batches, inputs, map] : column_maps)
+      if (batches == serving.batches && inputs == serving.input_lengths) return map;
+    Scenario s;
+    s.serving = serving;
+    const std::vector<std::string> cols = point_columns(spec, s);
+    std::vector<int> map;
+    for (const std::string& name : spec.stored_columns) {
+      const auto it = std::find(cols.begin(), cols.end(), name);
+      map.push_back(it == cols.end() ? -1 : static_cast<int>(it - cols.begin()));
+    }
+    column_maps.emplace_back(serving.batches, serving.input_lengths, map);
+    return map;
+  }
+  std::mutex column_maps_mutex;
+  std::vector<std::tuple<std::vector<std::int64_t>, std::vector<std::int64_t>, std::vector<int>>> column_maps;
 
   // The memo when the key space fits, else the worker's one-entry cache.
   template <class T, class Make>
@@ -234,13 +268,30 @@ struct PointEvaluator::Impl {
     }
     return *last;
   }
+
+  // The training step's pipeline schedule at this point, into w.pipeline_row.
+  bool run_pipeline(Worker& w, const model::Config& config, const HardwareProfile& hw, const Scenario& scenario,
+                    std::string& error) {
+    const auto& options = lookup(pipelines.get(), w, w.last_pipeline, SweepPart::pipeline, [&] {
+      return parse_part<PipelineOptions>(spec, SweepPart::pipeline, w.values, parse_pipeline_part);
+    });
+    if (!options.value) return error = options.error, false;
+    try {
+      pipeline_metric_row(simulate_pipeline(config, hw, scenario, *options.value, "/pipeline").metrics, w.pipeline_row);
+    } catch (const model::ConfigError& e) {
+      return error = e.what(), false;
+    } catch (const std::exception& e) {
+      return error = std::string("internal error: ") + e.what(), false;
+    }
+    return true;
+  }
 };
 
 PointEvaluator::PointEvaluator(const SweepSpec& spec) : impl_(std::make_unique<Impl>(spec)) {}
 PointEvaluator::~PointEvaluator() = default;
 
 bool PointEvaluator::evaluate(Worker& w, std::uint64_t point, double* out, std::string& error) {
-  const Impl& im = *impl_;
+  Impl& im = *impl_;
   im.spec.point_values(point, w.values);
   const auto& config = im.lookup(im.configs.get(), w, w.last_config, SweepPart::config, [&] {
     return parse_part<model::Config>(im.spec, SweepPart::config, w.values, parse_config_part);
@@ -261,9 +312,13 @@ bool PointEvaluator::evaluate(Worker& w, std::uint64_t point, double* out, std::
     return error = std::string("internal error: ") + e.what(), false;
   }
   metric_row(w.metrics, w.row);
+  if (im.has_pipeline && !im.run_pipeline(w, *config.value, *hw.value, *scenario.value, error)) return false;
+  // Columns past metric_row() are the pipeline's (see column_map).
+  const std::size_t metrics = w.row.size();
   for (std::size_t i = 0; i < scenario.columns.size(); ++i) {
     const int c = scenario.columns[i];
-    out[i] = c >= 0 ? w.row[static_cast<std::size_t>(c)] : std::numeric_limits<double>::quiet_NaN();
+    const auto at = static_cast<std::size_t>(c);
+    out[i] = c < 0 ? std::numeric_limits<double>::quiet_NaN() : at < metrics ? w.row[at] : w.pipeline_row[at - metrics];
   }
   return true;
 }

@@ -14,6 +14,7 @@
 #include "hdlab/model/design.hpp"
 #include "hdlab/simulator/evaluate.hpp"
 #include "hdlab/simulator/hardware.hpp"
+#include "hdlab/simulator/pipeline.hpp"
 #include "hdlab/simulator/sweep.hpp"
 
 namespace hdlab::simulator::sweep_detail {
@@ -46,6 +47,10 @@ std::string build_part(const SweepSpec& spec, SweepPart part, const std::vector<
 model::Config parse_config_part(const json& part);
 HardwareProfile parse_hardware_part(const json& part);
 Scenario parse_scenario_part(const json& part);
+PipelineOptions parse_pipeline_part(const json& part);
+// Every column a point of this base document can produce: metric_columns(scenario), then
+// pipeline_metric_columns() when the base has a pipeline.
+std::vector<std::string> point_columns(const SweepSpec& spec, const Scenario& scenario);
 
 // A parsed part of one point, or why it failed. Scenario entries also map each stored
 // column to its index in metric_columns(scenario) (-1: not produced at this point).
@@ -96,12 +101,14 @@ class PointEvaluator {
   struct Worker {
     Metrics metrics;
     std::vector<double> row;
+    std::vector<double> pipeline_row;
     std::vector<std::size_t> values;
     // One-entry caches for parts whose key space is too large to memoize.
-    std::uint64_t last_key[sweep_part_count] = {~0ull, ~0ull, ~0ull};
+    std::uint64_t last_key[sweep_part_count] = {~0ull, ~0ull, ~0ull, ~0ull};
     std::unique_ptr<const Parsed<model::Config>> last_config;
     std::unique_ptr<const Parsed<HardwareProfile>> last_hardware;
     std::unique_ptr<const Parsed<Scenario>> last_scenario;
+    std::unique_ptr<const Parsed<PipelineOptions>> last_pipeline;
   };
 
   // Writes the stored columns of `point` to `out` (NaN where a column is not produced);
@@ -126,10 +133,10 @@ std::string format_significant(double v, int digits);
 std::size_t edit_distance(const std::string& a, const std::string& b);
 // The closest of `names` to `name`, when close enough to be a likely typo.
 std::optional<std::string> closest(const std::string& name, const std::vector<std::string>& names);
-// Unit of a metric column ("s", "B", ...; serving and derived columns included).
+// Unit of a metric column ("s", "B", ...; serving and pipeline columns included).
 std::string column_unit(const std::string& column);
-// True when `name` is a metric column some scenario can produce (scalar metric names
-// and serving_b<B>_in<I>_{tokens_per_s,ratio,fits}).
+// True when `name` is a metric column some point can produce (scalar metric names,
+// serving_b<B>_in<I>_{tokens_per_s,ratio,fits}, pipeline_metric_columns()).
 bool is_metric_column(const std::string& name);
 
 }  // namespace hdlab::simulator::sweep_detail

@@ -211,13 +211,17 @@ void append_json_number(std::string& b, double v) {
   else b += "null";
 }
 
-nlohmann::json json_head(const SweepSpec& spec) {
-  nlohmann::json axes = nlohmann::json::array(), cols = nlohmann::json::array();
+// Keys in the order a reader expects them (ordered_json keeps insertion order).
+nlohmann::ordered_json json_head(const SweepSpec& spec) {
+  nlohmann::ordered_json axes = nlohmann::ordered_json::array(), cols = nlohmann::ordered_json::array();
   for (const SweepAxis& a : spec.axes) axes.push_back({{"name", a.name}, {"pointer", a.pointer}, {"labels", a.labels}});
   for (const std::string& c : spec.columns) cols.push_back({{"name", c}, {"unit", column_unit(c)}});
   for (const SweepDerived& d : spec.derived) {
-    nlohmann::json base = nlohmann::json::object();
-    for (const auto& [axis, v] : d.baseline) base[spec.axes[static_cast<std::size_t>(axis)].name] = spec.axes[static_cast<std::size_t>(axis)].labels[v];
+    nlohmann::ordered_json base = nlohmann::ordered_json::object();
+    for (const auto& [axis, v] : d.baseline) {
+      const SweepAxis& a = spec.axes[static_cast<std::size_t>(axis)];
+      base[a.name] = a.labels[v];
+    }
     cols.push_back({{"name", d.name}, {"unit", "1"}, {"ratio_of", d.column}, {"baseline", base}});
   }
   return {{"sweep", spec.name}, {"description", spec.description}, {"points", spec.point_count},
@@ -297,8 +301,8 @@ double derived_value(const SweepSpec& spec, const SweepResults& r, std::size_t d
   return derived_at(spec, r, PointArithmetic(spec), derived, point);
 }
 
-nlohmann::json to_json(const SweepSummary& s) {
-  return {{"sweep", s.name},
+nlohmann::ordered_json to_json(const SweepSummary& s) {
+  return nlohmann::ordered_json{{"sweep", s.name},
           {"points", s.points},
           {"excluded", s.excluded},
           {"evaluated", s.evaluated},

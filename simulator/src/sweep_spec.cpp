@@ -82,6 +82,10 @@ json parse_base(ObjectReader& r, const std::string& base_dir) {
   if (scenario && !scenario->is_object())
     fail(r.at("scenario"), "must be an object, got " + json_type_name(*scenario));
   base["scenario"] = scenario ? *scenario : json::object();
+  if (const json* pipeline = r.find("pipeline")) {
+    if (!pipeline->is_object()) fail(r.at("pipeline"), "must be an object, got " + json_type_name(*pipeline));
+    base["pipeline"] = *pipeline;
+  }
   return base;
 }
 
@@ -120,7 +124,7 @@ SweepAxis parse_axis(ObjectReader r, const std::string& base_dir) {
   if (!part_of_key(a.tokens[0], a.part))
     fail(r.at("pointer"), a.pointer +
                               " is outside the base document: pointers start with /model, /backbone, /design, "
-                              "/hardware or /scenario");
+                              "/hardware, /scenario or /pipeline");
   const json& values = r.required("values");
   if (!values.is_array()) fail(r.at("values"), "must be a list of values, got " + json_type_name(values));
   if (values.empty()) fail(r.at("values"), "is empty: an axis needs at least one value");
@@ -227,40 +231,62 @@ bool check_axis_pointer(SweepSpec& spec, std::size_t i) {
   return !leaf_everywhere;
 }
 
-bool pointer_within(const std::string& inner, const std::vector<std::string>& outer_tokens) {
-  // Is `inner` (an error's pointer) the same as or an ancestor of the axis pointer?
+// Is the pointer `inner` (an error's place) the axis pointer, inside it, or (for a key
+// the axis creates) one of its ancestors?
+enum class Within { no, at_or_below, above };
+Within pointer_within(const std::string& inner, const std::vector<std::string>& axis_tokens) {
   std::vector<std::string> t;
   try {
     t = parse_pointer(inner, "");
   } catch (const model::ConfigError&) {
-    return false;
+    return Within::no;
   }
-  return t == outer_tokens || is_prefix(t, outer_tokens);
+  if (t == axis_tokens || is_prefix(axis_tokens, t)) return Within::at_or_below;
+  return is_prefix(t, axis_tokens) ? Within::above : Within::no;
 }
 
-// Parses point 0's parts: a key that an axis creates and the part's parser does not know
-// ("/design/hd/nn") is an error of the sweep file, not of every row.
-void dry_run_created_keys(const SweepSpec& spec, const std::vector<std::size_t>& creating) {
-  if (creating.empty()) return;
-  const std::vector<std::size_t> zero(spec.axes.size(), 0);
-  for (int p = 0; p < sweep_part_count; ++p) {
-    const auto part = static_cast<SweepPart>(p);
-    json doc;
-    if (!build_part(spec, part, zero, doc).empty()) continue;
-    try {
-      if (part == SweepPart::config) parse_config_part(doc);
-      else if (part == SweepPart::hardware) parse_hardware_part(doc);
-      else parse_scenario_part(doc);
-    } catch (const model::ConfigError& e) {
-      if (e.reason().rfind("unknown key", 0) != 0) continue;
-      for (std::size_t i : creating)
-        if (spec.axes[i].part == part && pointer_within(e.pointer(), spec.axes[i].tokens))
-          fail("/axes/" + std::to_string(i) + "/pointer",
-               spec.axes[i].pointer + " does not exist in the base document and is not a field there (" +
-                   std::string(e.what()) + ")");
-    } catch (const std::exception&) {
-      // Any other failure at point 0 is that row's error, reported when it runs.
+// A value that is wrong whatever the other axes say: the wrong JSON type, a name
+// outside a fixed set, or a key the parser does not know.
+bool value_error(const std::string& reason) {
+  for (const char* start : {"must be a ", "must be an ", "must be true or false", "must be one of", "unknown key"})
+    if (reason.rfind(start, 0) == 0) return true;
+  return false;
+}
+
+void parse_part_doc(SweepPart part, const json& doc) {
+  if (part == SweepPart::config) parse_config_part(doc);
+  else if (part == SweepPart::hardware) parse_hardware_part(doc);
+  else if (part == SweepPart::scenario) parse_scenario_part(doc);
+  else parse_pipeline_part(doc);
+}
+
+// Parses each axis value once, every other axis at its first value: a value of the wrong
+// type or with an unknown key, and a key an axis creates that the part's parser does not
+// know ("/design/hd/nn"), are errors of the sweep file, not of every row. Any other
+// failure is left to the rows, where it may depend on the other axes.
+void dry_run_values(const SweepSpec& spec, const std::vector<bool>& creates) {
+  std::vector<std::size_t> values(spec.axes.size(), 0);
+  for (std::size_t i = 0; i < spec.axes.size(); ++i) {
+    const SweepAxis& a = spec.axes[i];
+    for (std::size_t k = 0; k < a.size(); ++k) {
+      values[i] = k;
+      json doc;
+      if (!build_part(spec, a.part, values, doc).empty()) continue;
+      try {
+        parse_part_doc(a.part, doc);
+      } catch (const model::ConfigError& e) {
+        if (!value_error(e.reason())) continue;
+        const Within w = pointer_within(e.pointer(), a.tokens);
+        const std::string at = "/axes/" + std::to_string(i);
+        if (creates[i] && e.reason().rfind("unknown key", 0) == 0 && w != Within::no)
+          fail(at + "/pointer", a.pointer + " does not exist in the base document and is not a field there (" +
+                                    std::string(e.what()) + ")");
+        if (w == Within::at_or_below) fail(pointer_join(at + "/values", k), e.what());
+      } catch (const std::exception&) {
+        // Left to the rows.
+      }
     }
+    values[i] = 0;
   }
 }
 
@@ -287,16 +313,16 @@ SweepSpec parse_sweep(const json& doc, const std::string& base_dir) {
     for (std::size_t i = 0; i < axes->size(); ++i)
       spec.axes.push_back(parse_axis(ObjectReader((*axes)[i], pointer_join(r.at("axes"), i)), base_dir));
   }
-  std::vector<std::size_t> creating;
+  std::vector<bool> creates;
   for (std::size_t i = 0; i < spec.axes.size(); ++i) {
+    creates.push_back(check_axis_pointer(spec, i));
     for (std::size_t j = 0; j < i; ++j)
       if (spec.axes[j].name == spec.axes[i].name)
         fail("/axes/" + std::to_string(i) + "/name",
              "\"" + spec.axes[i].name + "\" is already the name of /axes/" + std::to_string(j) + " (give \"name\")");
-    if (check_axis_pointer(spec, i)) creating.push_back(i);
   }
   spec.point_count = count_points(spec.axes);
-  dry_run_created_keys(spec, creating);
+  dry_run_values(spec, creates);
   parse_outputs(r, spec);
   r.finish();
 

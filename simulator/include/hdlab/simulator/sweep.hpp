@@ -9,6 +9,7 @@
 //    "design": {...},                 // absent: the model file's design, else baseline
 //    "hardware": "../hardware/h100-sxm.json" | {...profile...},
 //    "scenario": {...},               // parse_scenario's input (evaluate.hpp)
+//    "pipeline": {"pp": 4, "microbatches": 16, "schedule": "1f1b"},  // optional
 //    // the grid
 //    "axes": [{"pointer": "/design/hd/n", "values": [2, 4, 8],
 //              "name": "hd_n", "labels": ["n=2", "n=4", "n=8"]}, ...],
@@ -33,7 +34,7 @@
 // may set a field inside it ("/design/hd/window").
 // What "exists" means for a pointer, checked at load:
 //  - it starts with a part of the base document: /model or /backbone (whichever the base
-//    has), /design, /hardware, /scenario;
+//    has), /design, /hardware, /scenario, /pipeline (when the base has one);
 //  - if no earlier axis's pointer encloses it, it resolves in the base document, or it is
 //    created there: missing objects on the way are created when the deepest existing
 //    ancestor is an object, and the part is parsed once at point 0 so that a key its
@@ -50,6 +51,11 @@
 // Exclusions: a point is dropped (no row) when, for every axis named in one condition,
 // its value matches: a condition value is a label, a value, or a list of either (a
 // value that is itself a list is written [[...]]).
+//
+// Pipeline: when the base has "pipeline" (pipeline_io.hpp's options: pp, microbatches,
+// schedule, ...), every point also simulates the training step's pipeline schedule
+// (simulate_pipeline of pipeline_cost.hpp) and pipeline_metric_columns() are columns
+// too; axes such as /pipeline/pp, /pipeline/microbatches, /pipeline/schedule sweep it.
 //
 // Columns: metric_columns() names (units in the names). Derived columns are ratios
 // row / baseline row, where the baseline row is the same point with the named axes set
@@ -76,9 +82,10 @@
 namespace hdlab::simulator {
 
 // The part of the base document an axis changes: model/backbone/design make one
-// model::Config, hardware one HardwareProfile, scenario one Scenario.
-enum class SweepPart { config, hardware, scenario };
-inline constexpr int sweep_part_count = 3;
+// model::Config, hardware one HardwareProfile, scenario one Scenario, pipeline one
+// PipelineOptions.
+enum class SweepPart { config, hardware, scenario, pipeline };
+inline constexpr int sweep_part_count = 4;
 
 struct SweepAxis {
   std::string name;                    // column name in the outputs
@@ -121,7 +128,7 @@ struct SweepTable {
 struct SweepSpec {
   std::string name;
   std::string description;
-  nlohmann::json base;  // {"model" | "backbone", "design", "hardware", "scenario"}
+  nlohmann::json base;  // {"model" | "backbone", "design", "hardware", "scenario"[, "pipeline"]}
   std::vector<SweepAxis> axes;
   std::vector<SweepCondition> exclude;
   std::vector<std::string> columns;         // metric columns in the outputs, in order
@@ -211,7 +218,8 @@ double derived_value(const SweepSpec& spec, const SweepResults& r, std::size_t d
 // more there are.
 std::string format_table(const SweepSpec& spec, const SweepResults& r, std::size_t max_rows);
 
-nlohmann::json to_json(const SweepSummary& s);
+// Keys in reading order (sweep, counts, timing, files).
+nlohmann::ordered_json to_json(const SweepSummary& s);
 // Human summary lines: counts, failures (with the first few messages), files, time.
 std::string describe(const SweepSummary& s, const SweepSpec& spec, const SweepResults& r);
 
