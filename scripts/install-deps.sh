@@ -4,7 +4,7 @@ set -euo pipefail
 packages=(
   build-essential cmake g++ clang libclang-rt-14-dev
   nlohmann-json3-dev catch2 libboost-graph-dev libopenblas-dev libcli11-dev libfmt-dev
-  libpng-dev libbenchmark-dev qt6-base-dev qt6-charts-dev libgl-dev
+  libpng-dev libbenchmark-dev qt6-base-dev qt6-charts-dev qt6-svg-dev libgl-dev
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,37 @@
+#pragma once
+// A chart with its export buttons: PNG and SVG at the size shown (or any size through
+// exportTo). Every chart in the app sits in one of these.
+#include <memory>
+
+#include <QWidget>
+#include <QtCharts/QChart>
+#include <QtCharts/QChartView>
+
+namespace hdlab::gui {
+
+class ChartPanel : public QWidget {
+  Q_OBJECT
+ public:
+  // `file_stem` names exports ("decode-vs-batch").
+  ChartPanel(const QString& file_stem, QWidget* parent = nullptr);
+
+  // Takes the chart; the previous one is deleted.
+  void setChart(std::unique_ptr<QChart> chart);
+  QChart* chart() const { return view_->chart(); }
+  QChartView* view() const { return view_; }
+  QString fileStem() const { return stem_; }
+  // Writes PNG or SVG by extension; returns the error text, empty on success.
+  QString exportTo(const QString& path, QSize size = {}) const;
+
+ public slots:
+  void exportDialog();
+
+ signals:
+  void statusMessage(const QString& text);
+
+ private:
+  QString stem_;
+  QChartView* view_;
+};
+
+}  // namespace hdlab::gui

@@ -1,0 +1,134 @@
+#include "layer_table_model.hpp"
+
+#include <QComboBox>
+
+#include "hdlab/gui_core/units.hpp"
+#include "session.hpp"
+
+namespace hdlab::gui {
+namespace {
+
+std::optional<model::HdLayerKind> hd_kind(const QString& s) {
+  if (s == "full") return model::HdLayerKind::full;
+  if (s == "local") return model::HdLayerKind::local;
+  if (s == "intra") return model::HdLayerKind::intra;
+  return std::nullopt;
+}
+
+}  // namespace
+
+QColor kind_colour(gui_core::LayerAttentionKind k) {
+  switch (k) {
+    case gui_core::LayerAttentionKind::full: return QColor(0x00, 0x72, 0xB2);
+    case gui_core::LayerAttentionKind::sliding: return QColor(0x56, 0xB4, 0xE9);
+    case gui_core::LayerAttentionKind::local: return QColor(0xE6, 0x9F, 0x00);
+    case gui_core::LayerAttentionKind::intra: return QColor(0x00, 0x9E, 0x73);
+    case gui_core::LayerAttentionKind::phd: return QColor(0xCC, 0x79, 0xA7);
+  }
+  return Qt::gray;
+}
+
+LayerTableModel::LayerTableModel(Session* session, QObject* parent) : QAbstractTableModel(parent), session_(session) {
+  connect(session_, &Session::configChanged, this, &LayerTableModel::reload);
+  connect(session_, &Session::stagesChanged, this, &LayerTableModel::reload);
+  reload();
+}
+
+void LayerTableModel::reload() {
+  beginResetModel();
+  strip_ = session_->hasConfig() ? gui_core::layer_strip(session_->config(), session_->layerStages())
+                                 : gui_core::LayerStrip{};
+  endResetModel();
+}
+
+int LayerTableModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : static_cast<int>(strip_.layers.size());
+}
+int LayerTableModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
+
+QVariant LayerTableModel::headerData(int section, Qt::Orientation o, int role) const {
+  if (o != Qt::Horizontal) return {};
+  static const char* names[] = {"layer", "attention", "window", "backbone", "FFN", "K/V from", "loop", "grown from",
+                                "stage"};
+  static const char* tips[] = {
+      "Layer index in the effective (grown) backbone",
+      "What the design runs here; HD layers: double-click to change full / local / intra",
+      "Window span: sliding layers in tokens, HD local layers in expanded positions",
+      "The backbone's own attention (full, or sliding window in tokens)",
+      "Dense SwiGLU or routed experts",
+      "KV mirror: the early layer whose input feeds this layer's K/V",
+      "Looped designs: prelude, recurrent block, coda",
+      "Depth growth: the base layer this one copies",
+      "Pipeline stage (device) from the last pipeline run"};
+  if (role == Qt::DisplayRole && section >= 0 && section < ColumnCount) return tr(names[section]);
+  if (role == Qt::ToolTipRole && section >= 0 && section < ColumnCount) return tr(tips[section]);
+  return {};
+}
+
+QVariant LayerTableModel::data(const QModelIndex& index, int role) const {
+  if (!index.isValid() || index.row() >= rowCount()) return {};
+  const gui_core::LayerStripCell& c = strip_.layers[static_cast<std::size_t>(index.row())];
+  if (role == Qt::ToolTipRole) return QString::fromStdString(gui_core::describe(c, strip_.copies));
+  if (role == Qt::BackgroundRole && index.column() == Attention) {
+    // A pale tint of the strip's colour keeps the text readable.
+    const QColor k = kind_colour(c.attention);
+    return QColor((k.red() + 3 * 255) / 4, (k.green() + 3 * 255) / 4, (k.blue() + 3 * 255) / 4);
+  }
+  if (role == Qt::TextAlignmentRole && index.column() != Attention && index.column() != Backbone &&
+      index.column() != Ffn && index.column() != Loop)
+    return int(Qt::AlignRight | Qt::AlignVCenter);
+  if (role != Qt::DisplayRole && role != Qt::EditRole) return {};
+  auto optional_index = [](std::int64_t v) { return v >= 0 ? QVariant(static_cast<qlonglong>(v)) : QVariant(); };
+  switch (index.column()) {
+    case Layer: return static_cast<qlonglong>(c.layer);
+    case Attention: return QString(gui_core::to_string(c.attention));
+    case Window:
+      if (c.window <= 0) return QVariant();
+      return QString::fromStdString(gui_core::format_count(c.window)) +
+             (c.attention == gui_core::LayerAttentionKind::local ? tr(" positions") : tr(" tokens"));
+    case Backbone:
+      return c.backbone == model::AttentionKind::sliding
+                 ? tr("sliding %1 tokens").arg(QString::fromStdString(gui_core::format_count(c.backbone_window)))
+                 : tr("full");
+    case Ffn: return c.moe ? tr("MoE") : tr("dense");
+    case KvFrom: return optional_index(c.mirror_source);
+    case Loop:
+      return c.loop == gui_core::LoopRole::recurrent ? tr("recurrent x%1").arg(strip_.loop_iterations)
+                                                      : QString(gui_core::to_string(c.loop));
+    case GrownFrom: return optional_index(c.grown_from);
+    case Stage: return optional_index(c.stage);
+    default: return {};
+  }
+}
+
+Qt::ItemFlags LayerTableModel::flags(const QModelIndex& index) const {
+  Qt::ItemFlags f = QAbstractTableModel::flags(index);
+  if (index.isValid() && index.column() == Attention && strip_.method == "hd") f |= Qt::ItemIsEditable;
+  return f;
+}
+
+bool LayerTableModel::setData(const QModelIndex& index, const QVariant& value, int role) {
+  if (role != Qt::EditRole || !(flags(index) & Qt::ItemIsEditable)) return false;
+  const auto kind = hd_kind(value.toString().trimmed().toLower());
+  if (!kind || !onKindEdited) return false;
+  // The editor re-parses the design; the session's configChanged reloads this model.
+  onKindEdited(index.row(), *kind);
+  return true;
+}
+
+QWidget* LayerKindDelegate::createEditor(QWidget* parent, const QStyleOptionViewItem&, const QModelIndex&) const {
+  auto* box = new QComboBox(parent);
+  box->addItems({"full", "local", "intra"});
+  return box;
+}
+
+void LayerKindDelegate::setEditorData(QWidget* editor, const QModelIndex& index) const {
+  auto* box = static_cast<QComboBox*>(editor);
+  box->setCurrentText(index.data(Qt::EditRole).toString());
+}
+
+void LayerKindDelegate::setModelData(QWidget* editor, QAbstractItemModel* model, const QModelIndex& index) const {
+  model->setData(index, static_cast<QComboBox*>(editor)->currentText(), Qt::EditRole);
+}
+
+}  // namespace hdlab::gui

@@ -1,0 +1,103 @@
+#pragma once
+// The main window: editors in a dock on the left; the layer strip over the views (costs,
+// masks, layers, trade-offs, pipeline, validation) in the middle; a status bar with the
+// exact counts and the progress of background work, which Esc cancels.
+#include <memory>
+
+#include <QMainWindow>
+#include <QTimer>
+
+#include "background_job.hpp"
+#include "hdlab/gui_core/catalog.hpp"
+#include "hdlab/gui_core/tradeoffs.hpp"
+
+class QLabel;
+class QProgressBar;
+class QTabWidget;
+class QTableView;
+class QToolButton;
+
+namespace hdlab::gui {
+
+class ChartPanel;
+class CostsView;
+class DesignEditor;
+class LayerStripWidget;
+class LayerTableModel;
+class MaskView;
+class PipelineView;
+class ScenarioEditor;
+class Session;
+class TradeoffView;
+class ValidationView;
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+ public:
+  explicit MainWindow(gui_core::Catalog catalog, QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  // Qwen3-8B + HD n=4 (all layers full) + H100 where those profiles exist; returns what
+  // could not be found (empty when all were).
+  QStringList applyDefaults();
+
+  Session* session() const { return session_; }
+  DesignEditor* designEditor() const { return design_editor_; }
+  ScenarioEditor* scenarioEditor() const { return scenario_editor_; }
+  MaskView* maskView() const { return mask_view_; }
+  LayerStripWidget* layerStrip() const { return strip_; }
+  LayerTableModel* layerTable() const { return layer_model_; }
+  CostsView* costsView() const { return costs_view_; }
+  TradeoffView* tradeoffView() const { return tradeoff_view_; }
+  PipelineView* pipelineView() const { return pipeline_view_; }
+  ValidationView* validationView() const { return validation_view_; }
+  QTabWidget* tabs() const { return tabs_; }
+  QString statusCounts() const;
+  QString statusMessage() const;
+  bool evaluating() const { return job_.running(); }
+  // Blocks until the running evaluation has delivered its result (tests).
+  void waitForEvaluation();
+  QList<ChartPanel*> chartPanels() const;
+
+ public slots:
+  void evaluateNow();
+  void cancelWork();
+  void saveConfigDialog();
+  void exportAllChartsDialog();
+  // Writes every chart as PNG (and SVG where available) into `dir`; returns the errors.
+  QStringList exportAllCharts(const QString& dir);
+  // A transient note in the status bar, beside the counts.
+  void showMessage(const QString& text);
+
+ private:
+  void buildCentral();
+  void buildDock();
+  void buildMenus();
+  void buildStatusBar();
+  void onResults(const gui_core::Tradeoffs& t);
+  void updateCounts();
+  void scheduleEvaluation();
+  void showProgress(int done, int total);
+
+  Session* session_;
+  DesignEditor* design_editor_ = nullptr;
+  ScenarioEditor* scenario_editor_ = nullptr;
+  LayerStripWidget* strip_ = nullptr;
+  QTabWidget* tabs_ = nullptr;
+  CostsView* costs_view_ = nullptr;
+  MaskView* mask_view_ = nullptr;
+  LayerTableModel* layer_model_ = nullptr;
+  QTableView* layer_view_ = nullptr;
+  TradeoffView* tradeoff_view_ = nullptr;
+  PipelineView* pipeline_view_ = nullptr;
+  ValidationView* validation_view_ = nullptr;
+  QLabel* counts_ = nullptr;
+  QLabel* message_ = nullptr;  // transient notes; the counts stay visible beside them
+  QTimer message_timer_;
+  QProgressBar* progress_ = nullptr;
+  QToolButton* cancel_ = nullptr;
+  QTimer debounce_;
+  BackgroundJob<gui_core::Tradeoffs> job_;
+};
+
+}  // namespace hdlab::gui

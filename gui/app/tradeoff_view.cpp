@@ -1,0 +1,107 @@
+#include "tradeoff_view.hpp"
+
+#include <QGridLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QSplitter>
+#include <QTableView>
+#include <QVBoxLayout>
+
+#include "chart_panel.hpp"
+#include "hdlab/charts/charts.hpp"
+#include "hdlab/charts/tradeoff_charts.hpp"
+#include "metrics_model.hpp"
+
+namespace hdlab::gui {
+namespace {
+
+std::unique_ptr<QChart> message_chart(const QString& title) {
+  auto chart = std::make_unique<QChart>();
+  chart->setTitle(title);
+  return chart;
+}
+
+}  // namespace
+
+TradeoffView::TradeoffView(QWidget* parent) : QWidget(parent) {
+  auto* v = new QVBoxLayout(this);
+  note_ = new QLabel();
+  note_->setWordWrap(true);
+  v->addWidget(note_);
+  auto* grid = new QGridLayout();
+  cost_ = new ChartPanel("cost-vs-size");
+  batch_ = new ChartPanel("decode-vs-batch");
+  context_ = new ChartPanel("decode-vs-context");
+  kv_ = new ChartPanel("kv-vs-context");
+  grid->addWidget(cost_, 0, 0);
+  grid->addWidget(batch_, 0, 1);
+  grid->addWidget(context_, 1, 0);
+  grid->addWidget(kv_, 1, 1);
+  v->addLayout(grid, 1);
+  clear(tr("No results yet"));
+}
+
+QList<ChartPanel*> TradeoffView::panels() const { return {cost_, batch_, context_, kv_}; }
+
+void TradeoffView::setResults(const gui_core::Tradeoffs& t, const QString& design, const QString& baseline,
+                              double device_memory_bytes) {
+  const charts::TradeoffCharts specs =
+      charts::tradeoff_charts(t, design.toStdString(), baseline.toStdString(), device_memory_bytes);
+  if (t.axis) cost_->setChart(charts::build_line_chart(specs.cost_vs_size));
+  else cost_->setChart(message_chart(tr("The baseline has no size to vary: pick HD, PHD, VWN or looped")));
+  batch_->setChart(charts::build_line_chart(specs.decode_vs_batch));
+  context_->setChart(charts::build_line_chart(specs.decode_vs_context));
+  kv_->setChart(charts::build_line_chart(specs.kv_vs_context));
+  QString note = tr("Baseline: %1. Dashed: the batch's KV cache at that context does not fit next to the weights.")
+                     .arg(baseline);
+  for (const auto& p : t.by_size)
+    if (!p.error.empty()) note += tr(" %1 = %2 left out: %3.").arg(QString::fromStdString(t.axis->symbol)).arg(p.x).arg(
+        QString::fromStdString(p.error));
+  if (t.cancelled) note += tr(" Cancelled: curves are partial.");
+  note_->setText(note);
+}
+
+void TradeoffView::clear(const QString& message) {
+  for (ChartPanel* p : panels()) p->setChart(message_chart(message));
+  note_->setText(message);
+}
+
+CostsView::CostsView(QWidget* parent) : QWidget(parent) {
+  auto* v = new QVBoxLayout(this);
+  headline_ = new QLabel();
+  headline_->setWordWrap(true);
+  headline_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  v->addWidget(headline_);
+  auto* split = new QSplitter(Qt::Vertical);
+  metrics_ = new MetricsModel(this);
+  serving_ = new ServingModel(this);
+  metrics_view_ = new QTableView();
+  metrics_view_->setModel(metrics_);
+  metrics_view_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  metrics_view_->verticalHeader()->hide();
+  metrics_view_->verticalHeader()->setDefaultSectionSize(metrics_view_->fontMetrics().height() + 8);
+  metrics_view_->setAlternatingRowColors(true);
+  serving_view_ = new QTableView();
+  serving_view_->setModel(serving_);
+  serving_view_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+  serving_view_->setToolTip(tr("Decode throughput per batch x input length (the serving matrix), against the baseline"));
+  split->addWidget(metrics_view_);
+  split->addWidget(serving_view_);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 1);
+  v->addWidget(split, 1);
+}
+
+void CostsView::setResults(const gui_core::Tradeoffs& t, const simulator::Scenario& s, const QString& headline) {
+  metrics_->setResults(t.design, t.baseline);
+  serving_->setResults(t.design, s);
+  headline_->setText(headline);
+}
+
+void CostsView::clear(const QString& message) {
+  metrics_->clear();
+  serving_->clear();
+  headline_->setText(message);
+}
+
+}  // namespace hdlab::gui

@@ -1,0 +1,52 @@
+#pragma once
+// The trade-off charts (cost vs size, decode throughput vs batch and vs context, KV
+// memory vs context, each against the baseline) and the cost tables (every metric and
+// the serving matrix), filled from one gui_core::Tradeoffs computed off the UI thread.
+#include <QWidget>
+
+#include "hdlab/gui_core/tradeoffs.hpp"
+
+class QLabel;
+class QTableView;
+
+namespace hdlab::gui {
+
+class ChartPanel;
+class MetricsModel;
+class ServingModel;
+
+class TradeoffView : public QWidget {
+  Q_OBJECT
+ public:
+  explicit TradeoffView(QWidget* parent = nullptr);
+  void setResults(const gui_core::Tradeoffs& t, const QString& design, const QString& baseline,
+                  double device_memory_bytes);
+  void clear(const QString& message);
+  QList<ChartPanel*> panels() const;
+
+ private:
+  ChartPanel* cost_;
+  ChartPanel* batch_;
+  ChartPanel* context_;
+  ChartPanel* kv_;
+  QLabel* note_;
+};
+
+class CostsView : public QWidget {
+  Q_OBJECT
+ public:
+  explicit CostsView(QWidget* parent = nullptr);
+  void setResults(const gui_core::Tradeoffs& t, const simulator::Scenario& s, const QString& headline);
+  void clear(const QString& message);
+  MetricsModel* metrics() const { return metrics_; }
+  ServingModel* serving() const { return serving_; }
+
+ private:
+  QLabel* headline_;
+  MetricsModel* metrics_;
+  ServingModel* serving_;
+  QTableView* metrics_view_;
+  QTableView* serving_view_;
+};
+
+}  // namespace hdlab::gui
