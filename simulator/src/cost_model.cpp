@@ -112,9 +112,11 @@ void make_context(const model::Config& c, const HardwareProfile& hw, const Scena
   out.scenario = &s;
   out.shape = model_shape(c.effective, c.design.method);
   out.plan = plan_layers(c.effective, c.design.method);
+  // The baseline is the base backbone before growth, without the method: what the
+  // design as a whole (growth included) costs over the model it starts from.
   const model::Method baseline = model::BaselineDesign{};
-  out.baseline_shape = model_shape(c.effective, baseline);
-  out.baseline_plan = plan_layers(c.effective, baseline);
+  out.baseline_shape = model_shape(c.base, baseline);
+  out.baseline_plan = plan_layers(c.base, baseline);
   out.options.layout = s.attention.layout.value_or(model::default_layout(c.design));
   out.options.tile_q = s.attention.tile_q;
   out.options.tile_k = s.attention.tile_k;

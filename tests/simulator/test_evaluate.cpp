@@ -116,8 +116,9 @@ TEST_CASE("decode time and collectives of a tiny model, by hand", "[evaluate][de
   Scenario s;
   s.decode.batch = 1;
   s.decode.context = 5;
+  const HardwareProfile hw = fixtures::device();  // the context points at it
   CostContext ctx;
-  make_context(c, fixtures::device(), s, ctx);
+  make_context(c, hw, s, ctx);
   auto pass = std::make_unique<PassCost>();
   InferenceResult r;
   cost_decode(ctx, false, 1, 5, *pass, r);
@@ -161,8 +162,9 @@ TEST_CASE("training step composition and optimizer update, by hand", "[evaluate]
   Scenario s;
   s.train.seq_len = 16;
   s.train.grad_accum = 2;
+  const HardwareProfile hw = fixtures::device();  // the context points at it
   CostContext ctx;
-  make_context(c, fixtures::device(), s, ctx);
+  make_context(c, hw, s, ctx);
   auto pass = std::make_unique<PassCost>();
   TrainResult t;
   cost_train(ctx, *pass, t);
@@ -176,7 +178,7 @@ TEST_CASE("training step composition and optimizer update, by hand", "[evaluate]
   // overlap it hides behind the backward when shorter.
   s.parallel.dp = 4;
   s.train.overlap_dp_comm = false;
-  make_context(c, fixtures::device(), s, ctx);
+  make_context(c, hw, s, ctx);
   cost_train(ctx, *pass, t);
   CHECK(t.dp_comm_s == Approx(2 * 0.75 * 2736 / 50e9 + 2 * 3 * 1e-6).epsilon(1e-12));
   CHECK(t.exposed_dp_s == t.dp_comm_s);
@@ -277,4 +279,13 @@ TEST_CASE("costs grow with n, K, r and loop iterations", "[evaluate][monotonic]"
       prev = next;
     }
   }
+}
+
+TEST_CASE("the baseline of a grown design is the model before growth", "[evaluate][growth]") {
+  const model::Config base = fixtures::config(fixtures::tiny_moe(), "{}");
+  const model::Config grown = fixtures::config(fixtures::tiny_moe(), R"({"growth": {"depth_factor": 2}})");
+  const Metrics b = eval(base), g = eval(grown);
+  CHECK(g[Metric::decode_vs_baseline_ratio] == Approx(g[Metric::decode_tokens_per_s] / b[Metric::decode_tokens_per_s]));
+  CHECK(g[Metric::decode_vs_baseline_ratio] < 1);
+  CHECK(g[Metric::params_total] > b[Metric::params_total]);
 }

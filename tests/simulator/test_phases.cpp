@@ -217,3 +217,25 @@ TEST_CASE("training state memory with ZeRO sharding, by hand", "[phases][memory]
   CHECK(train_memory(p, m.shape, *m.pass, s).activation_bytes ==
         saved_activation_bytes(*m.pass, m.shape, Recompute::selective, 1) / 2);
 }
+
+TEST_CASE("baseline and HD prefill, by hand", "[phases][prefill]") {
+  // tiny_dense, one prompt of 4 tokens: the training forward's layers (5904 FLOPs each,
+  // see test_ops) but logits for the last position only, and the cache written.
+  Model m(fixtures::tiny_dense());
+  PassOptions exact;
+  exact.count_executed = false;
+  prefill_pass(m.config, m.shape, m.plan, 1, 4, exact, *m.pass);
+  CHECK(m.pass->total().flops == 2 * 5904 + 4 * 8 + 2 * 8 * 10);
+  CHECK(m.pass->total().kv_bytes_written == 2 * 4 * kEntryBytes);
+  // HD n = 2 on the same prompt: 8 positions per layer, causal over them (36 pairs),
+  // both tables looked up, still one logit row.
+  Model hd(fixtures::tiny_dense(), R"({"hd": {"n": 2}})");
+  prefill_pass(hd.config, hd.shape, hd.plan, 1, 4, exact, *hd.pass);
+  const LayerGroupCost& g = hd.pass->groups[0];
+  CHECK(g.work.rows_q == 8);
+  CHECK(g.work.pairs_exact == 8 * 9 / 2);
+  CHECK(row(g.ops, OpKind::attention).cost.flops == 4 * 4 * 2 * 36);
+  CHECK(row(hd.pass->outside, OpKind::embedding).cost.act_bytes_out == 8 * 8 * 2);
+  CHECK(row(hd.pass->outside, OpKind::lm_head).cost.flops == 2 * 8 * 10);
+  CHECK(hd.pass->total().kv_bytes_written == 2 * 8 * kEntryBytes);
+}

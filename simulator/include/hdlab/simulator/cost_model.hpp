@@ -33,7 +33,7 @@ struct CostContext {
   const Scenario* scenario = nullptr;
   ModelShape shape;
   LayerPlan plan;
-  ModelShape baseline_shape;  // the same backbone without the method (serving ratios)
+  ModelShape baseline_shape;  // the base backbone (before growth) without the method (serving ratios)
   LayerPlan baseline_plan;
   PassOptions options;
   Sharding sharding;
@@ -41,8 +41,12 @@ struct CostContext {
   Link tp_link, ep_link, dp_link;
   model::ParamCounts params;
 };
-// Checks the scenario (check_scenario) and derives the context.
+// Checks the scenario (check_scenario) and derives the context. The context points at
+// c, hw and s: they must outlive it (temporaries are refused at compile time).
 void make_context(const model::Config& c, const HardwareProfile& hw, const Scenario& s, CostContext& out);
+void make_context(const model::Config&&, const HardwareProfile&, const Scenario&, CostContext&) = delete;
+void make_context(const model::Config&, const HardwareProfile&&, const Scenario&, CostContext&) = delete;
+void make_context(const model::Config&, const HardwareProfile&, const Scenario&&, CostContext&) = delete;
 
 struct TrainResult {
   PassTime forward;            // one micro-step's forward on one device
@@ -69,7 +73,8 @@ struct InferenceResult {
   double seconds = 0;  // op times + collectives
 };
 void cost_prefill(const CostContext& ctx, PassCost& pass, InferenceResult& out);
-// A decode step of `batch` sequences at `context`; baseline = the backbone without the method.
+// A decode step of `batch` sequences at `context`; baseline = the base backbone (before
+// growth) without the method.
 void cost_decode(const CostContext& ctx, bool baseline, std::int64_t batch, std::int64_t context, PassCost& pass,
                  InferenceResult& out);
 

@@ -73,7 +73,8 @@ struct DecodeScenario {
 
 // Decode throughput over a batch x input-length matrix, as published HD serving results
 // are reported. A cell decodes at context = input + output_tokens / 2 (the mean context
-// while generating output_tokens), against the same backbone without the design.
+// while generating output_tokens), against the baseline: the base backbone (before any
+// growth) without the method, on the same devices.
 struct ServingScenario {
   std::vector<std::int64_t> batches{1, 8, 32, 128};
   std::vector<std::int64_t> input_lengths{1024, 4096, 16384};
@@ -158,7 +159,7 @@ enum class Metric : int {
   decode_weight_bytes,               // weights read per step
   decode_kv_read_bytes,              // KV cache read per step
   decode_comm_s,                     // collective time per step
-  decode_vs_baseline_ratio,          // decode_tokens_per_s / the baseline's at the same point
+  decode_vs_baseline_ratio,          // decode_tokens_per_s / the baseline's (see ServingScenario) at the same point
   kv_bytes_per_seq,                  // KV cache of one sequence at kv.context
   kv_bytes,                          // KV cache of decode.batch sequences at decode.context
   inference_weight_bytes,            // resident weights per device in inference
