@@ -2,6 +2,7 @@
 // a README) and the human summary lines.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <unordered_map>
 
@@ -17,6 +18,7 @@ namespace {
 struct Cell {
   std::string text;
   bool number = false;  // right-aligned
+  double value = std::nan("");  // what `text` shows, for numbers
 };
 
 // Where a table column's value comes from: a stored column or a derived one.
@@ -45,15 +47,37 @@ std::vector<SweepTableColumn> table_columns(const SweepSpec& spec) {
 Cell value_cell(const SweepSpec& spec, const SweepResults& r, const SweepTableColumn& col, const Source& src,
                 std::uint64_t point) {
   switch (r.state[point]) {
-    case PointState::excluded: return {"excluded", false};
-    case PointState::pending: return {"-", false};
-    case PointState::failed: return {"error", false};
+    case PointState::excluded: return {"excluded", true};
+    case PointState::pending: return {"-", true};
+    case PointState::failed: return {"error", true};
     case PointState::done: break;
   }
   const double v = src.derived >= 0
                        ? derived_value(spec, r, static_cast<std::size_t>(src.derived), point)
                        : r.stored(point, static_cast<std::size_t>(src.stored), spec.stored_columns.size());
-  return {format_significant(v * col.scale, 4), true};
+  return {format_significant(v * col.scale, 4), true, v * col.scale};
+}
+
+// A column whose every number is a whole number (counts, parameters, bytes) prints them
+// whole: "11", not "11.00".
+void whole_number_columns(std::vector<std::vector<Cell>>& rows) {
+  if (rows.empty()) return;
+  for (std::size_t c = 0; c < rows[0].size(); ++c) {
+    bool whole = true, any = false;
+    for (std::size_t r = 1; r < rows.size(); ++r) {
+      const Cell& cell = rows[r][c];
+      if (!cell.number || std::isnan(cell.value)) continue;
+      any = true;
+      whole = whole && std::fabs(cell.value) < 1e15 && cell.value == std::floor(cell.value);
+    }
+    if (!any || !whole) continue;
+    for (std::size_t r = 1; r < rows.size(); ++r)
+      if (rows[r][c].number && !std::isnan(rows[r][c].value)) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.0f", rows[r][c].value);
+        rows[r][c].text = buf;
+      }
+  }
 }
 
 std::string render(const std::vector<std::vector<Cell>>& rows) {
@@ -116,6 +140,7 @@ std::string format_table(const SweepSpec& spec, const SweepResults& r, std::size
     }
     rows.push_back(std::move(row));
   }
+  whole_number_columns(rows);
   std::string out = render(rows);
   if (groups > max_rows)
     out += "... " + std::to_string(groups - max_rows) + " more rows (every row is in results.csv)\n";
