@@ -12,6 +12,7 @@
 #include "design_editor.hpp"
 #include "hdlab/gui_core/catalog.hpp"
 #include "main_window.hpp"
+#include "pipeline_view.hpp"
 #include "scenario_editor.hpp"
 
 namespace fs = std::filesystem;
@@ -72,6 +73,7 @@ int main(int argc, char** argv) {
   if (cli.isSet("screenshot")) {
     const QString path = cli.value("screenshot");
     window.waitForEvaluation();
+    window.pipelineView()->waitForRun();
     if (!window.grab().save(path, "PNG")) {
       std::cerr << "hdlab-gui: could not write " << path.toStdString() << "\n";
       return 1;

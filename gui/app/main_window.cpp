@@ -25,9 +25,7 @@
 #include "layer_strip_widget.hpp"
 #include "layer_table_model.hpp"
 #include "mask_view.hpp"
-#ifdef HDLAB_GUI_HAS_PIPELINE
 #include "pipeline_view.hpp"
-#endif
 #include "scenario_editor.hpp"
 #include "session.hpp"
 #include "tradeoff_view.hpp"
@@ -102,17 +100,13 @@ void MainWindow::buildCentral() {
   layer_view_->setEditTriggers(QAbstractItemView::DoubleClicked | QAbstractItemView::EditKeyPressed |
                                QAbstractItemView::SelectedClicked);
   tradeoff_view_ = new TradeoffView();
-#ifdef HDLAB_GUI_HAS_PIPELINE
   pipeline_view_ = new PipelineView(session_);
-#endif
   validation_view_ = new ValidationView();
   tabs_->addTab(costs_view_, tr("&Costs"));
   tabs_->addTab(mask_view_, tr("&Masks"));
   tabs_->addTab(layer_view_, tr("&Layers"));
   tabs_->addTab(tradeoff_view_, tr("&Trade-offs"));
-#ifdef HDLAB_GUI_HAS_PIPELINE
   tabs_->addTab(pipeline_view_, tr("&Pipeline"));
-#endif
   tabs_->addTab(validation_view_, tr("&Validation"));
   v->addWidget(tabs_, 1);
   setCentralWidget(central);
@@ -200,7 +194,6 @@ void MainWindow::buildStatusBar() {
   connect(cancel_, &QToolButton::clicked, this, &MainWindow::cancelWork);
   statusBar()->addPermanentWidget(progress_);
   statusBar()->addPermanentWidget(cancel_);
-#ifdef HDLAB_GUI_HAS_PIPELINE
   connect(pipeline_view_, &PipelineView::progress, this, &MainWindow::showProgress);
   connect(pipeline_view_, &PipelineView::idle, this, [this] {
     if (!job_.running()) {
@@ -208,7 +201,6 @@ void MainWindow::buildStatusBar() {
       cancel_->hide();
     }
   });
-#endif
 }
 
 QStringList MainWindow::applyDefaults() {
@@ -240,9 +232,7 @@ void MainWindow::evaluateNow() {
 
 void MainWindow::cancelWork() {
   job_.cancel();
-#ifdef HDLAB_GUI_HAS_PIPELINE
   pipeline_view_->cancel();
-#endif
   showMessage(tr("Cancelled"));
 }
 
@@ -296,7 +286,7 @@ void MainWindow::updateCounts() {
   const model::Config& c = session_->config();
   const model::ParamCounts p = model::count_params(c);
   const QString design = QString::fromStdString(model::describe(c.design));
-  counts_->setText(tr("%1 + %2: %3 params (%4 embedding, %5 active per token) | %6")
+  counts_->setText(tr("%1 + %2: %3 params (%4 embedding, %5 active) | %6")
                        .arg(session_->backboneLabel(), design, count(p.total), count(p.embedding()),
                             count(p.active_per_token), mask_view_->countsSummary()));
   setWindowTitle(tr("hdlab - %1 + %2%3")
@@ -318,9 +308,7 @@ void MainWindow::saveConfigDialog() {
 
 QList<ChartPanel*> MainWindow::chartPanels() const {
   QList<ChartPanel*> all = tradeoff_view_->panels();
-#ifdef HDLAB_GUI_HAS_PIPELINE
   all << pipeline_view_->panel();
-#endif
   all << validation_view_->panel();
   return all;
 }

@@ -17,6 +17,7 @@
 #include "gui_test_support.hpp"
 #include "hdlab/charts/charts.hpp"
 #include "hdlab/charts/export.hpp"
+#include "hdlab/charts/pipeline_chart.hpp"
 #include "hdlab/charts/tradeoff_charts.hpp"
 
 using namespace hdlab;
@@ -198,4 +199,29 @@ TEST_CASE("trade-off chart specs: curves split at the memory limit, references, 
   CHECK(c.kv_vs_context.series[0].points[0].y == Approx(2.0));  // GB
   CHECK(c.kv_vs_context.references.front().y == Approx(80.0));
   CHECK(c.kv_vs_context.y.title == "GB per sequence");
+}
+
+TEST_CASE("pipeline Gantt spec: a bar per task, forward and backward, rows per device", "[gui][charts][pipeline]") {
+  simulator::PipelineWorkload w;
+  w.layers.assign(4, simulator::PipelineLayer{1.0, 2.0, 1e6});
+  simulator::PipelineOptions o;
+  o.stages = 2;
+  o.microbatches = 3;
+  o.schedule = simulator::ScheduleKind::gpipe;
+  const simulator::PipelineResult r = simulator::simulate_pipeline(w, o);
+  const charts::GanttChart g = charts::pipeline_gantt_chart(r);
+  CHECK(g.rows == std::vector<std::string>{"device 0", "device 1"});
+  REQUIRE(g.bars.size() == r.tasks.size());
+  CHECK(g.bars.size() == 2 * 3 * 2);
+  int backward = 0;
+  double end = 0;
+  for (const auto& b : g.bars) {
+    backward += b.category == 1;
+    end = std::max(end, b.end_s);
+    CHECK(b.end_s > b.start_s);
+  }
+  CHECK(backward == 6);
+  CHECK(end == Approx(r.metrics.makespan_s));
+  CHECK(g.title.find("gpipe") != std::string::npos);
+  CHECK(g.title.find("bubble") != std::string::npos);
 }

@@ -15,6 +15,7 @@
 #include "main_window.hpp"
 #include "mask_view.hpp"
 #include "metrics_model.hpp"
+#include "pipeline_view.hpp"
 #include "scenario_editor.hpp"
 #include "session.hpp"
 #include "tradeoff_view.hpp"
@@ -175,4 +176,26 @@ TEST_CASE("every chart of the window exports to PNG (and SVG where available)", 
     CHECK(image.size() == QSize(1200, 800));
     if (charts::svg_export_available()) CHECK(std::filesystem::exists(dir / (p->fileStem().toStdString() + ".svg")));
   }
+}
+
+TEST_CASE("pipeline tab: Gantt chart, device table and the stages on the layer strip", "[gui][window][pipeline]") {
+  auto w = window_with_defaults();
+  gui::PipelineView* p = w->pipelineView();
+  p->waitForRun();
+  REQUIRE(p->result());
+  CHECK(p->result()->options.stages == 4);
+  CHECK(p->devices()->rowCount() == 4);
+  CHECK_FALSE(p->panel()->chart()->series().isEmpty());
+  CHECK(p->summary().contains("bubble"));
+  const auto& stages = w->session()->layerStages();
+  REQUIRE(stages.size() == 36);
+  CHECK(stages.front() == 0);
+  CHECK(stages.back() == 3);
+  CHECK(std::is_sorted(stages.begin(), stages.end()));
+  CHECK(w->layerStrip()->strip().stages == 4);
+
+  // More stages than layers: the message sits at the stages field.
+  p->findChild<QSpinBox*>("/pipeline/pp")->setValue(100);
+  p->waitForRun();
+  CHECK(p->errorAt("/pipeline/pp").size() > 0);
 }

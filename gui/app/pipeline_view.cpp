@@ -1,0 +1,238 @@
+#include "pipeline_view.hpp"
+
+#include <QComboBox>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QTableView>
+#include <QVBoxLayout>
+
+#include "chart_panel.hpp"
+#include "hdlab/charts/charts.hpp"
+#include "hdlab/charts/pipeline_chart.hpp"
+#include "hdlab/gui_core/units.hpp"
+#include "hdlab/simulator/pipeline_cost.hpp"
+#include "hdlab/simulator/pipeline_io.hpp"
+#include "session.hpp"
+
+namespace hdlab::gui {
+namespace {
+
+QString text(const std::string& s) { return QString::fromStdString(s); }
+
+// "0-8, 27-35": the layers a device holds, as ranges.
+QString layer_ranges(const simulator::PipelinePartition& p, std::int64_t device) {
+  QStringList parts;
+  for (const auto& c : p.chunks)
+    if (c.device == device && c.layer_count > 0)
+      parts << (c.layer_count == 1 ? QString::number(c.first_layer)
+                                   : QString("%1-%2").arg(c.first_layer).arg(c.first_layer + c.layer_count - 1));
+  return parts.join(", ");
+}
+
+}  // namespace
+
+std::vector<std::int64_t> layer_stages(const simulator::PipelinePartition& p, std::int64_t layers) {
+  std::vector<std::int64_t> stages(static_cast<std::size_t>(layers), -1);
+  for (const auto& c : p.chunks)
+    for (std::int64_t l = c.first_layer; l < c.first_layer + c.layer_count && l < layers; ++l)
+      stages[static_cast<std::size_t>(l)] = c.device;
+  return stages;
+}
+
+void PipelineDeviceModel::setResult(const simulator::PipelineResult& r) {
+  beginResetModel();
+  devices_ = r.devices;
+  layers_.clear();
+  for (std::size_t d = 0; d < devices_.size(); ++d)
+    layers_.push_back(layer_ranges(r.partition, static_cast<std::int64_t>(d)));
+  endResetModel();
+}
+
+void PipelineDeviceModel::clear() {
+  beginResetModel();
+  devices_.clear();
+  layers_.clear();
+  endResetModel();
+}
+
+int PipelineDeviceModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : static_cast<int>(devices_.size());
+}
+int PipelineDeviceModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
+
+QVariant PipelineDeviceModel::headerData(int section, Qt::Orientation o, int role) const {
+  if (role != Qt::DisplayRole) return {};
+  if (o == Qt::Vertical) return tr("device %1").arg(section);
+  static const char* names[] = {"busy",        "fwd + bwd of one micro-batch", "peak activations",
+                                "in flight",   "warm-up forwards",             "tasks",
+                                "layers"};
+  return section >= 0 && section < ColumnCount ? tr(names[section]) : QVariant();
+}
+
+QVariant PipelineDeviceModel::data(const QModelIndex& index, int role) const {
+  if (!index.isValid() || index.row() >= rowCount()) return {};
+  const simulator::PipelineDevice& d = devices_[static_cast<std::size_t>(index.row())];
+  if (role == Qt::UserRole) {
+    switch (index.column()) {
+      case Busy: return d.busy_s;
+      case StageTime: return d.stage_time_s;
+      case PeakActivation: return d.peak_activation_bytes;
+      case InFlight: return static_cast<qlonglong>(d.peak_inflight_microbatches);
+      case Warmup: return static_cast<qlonglong>(d.warmup_forwards);
+      case Tasks: return static_cast<qlonglong>(d.tasks);
+      default: return {};
+    }
+  }
+  if (role == Qt::TextAlignmentRole && index.column() != Layers) return int(Qt::AlignRight | Qt::AlignVCenter);
+  if (role != Qt::DisplayRole) return {};
+  switch (index.column()) {
+    case Busy: return text(gui_core::format_seconds(d.busy_s));
+    case StageTime: return text(gui_core::format_seconds(d.stage_time_s));
+    case PeakActivation: return text(gui_core::format_bytes(d.peak_activation_bytes));
+    case InFlight: return tr("%1 micro-batches").arg(d.peak_inflight_microbatches);
+    case Warmup: return static_cast<qlonglong>(d.warmup_forwards);
+    case Tasks: return static_cast<qlonglong>(d.tasks);
+    case Layers: return layers_[static_cast<std::size_t>(index.row())];
+    default: return {};
+  }
+}
+
+PipelineView::PipelineView(Session* session, QWidget* parent)
+    : QWidget(parent), session_(session), general_error_(new QLabel()), errors_(general_error_), job_(this) {
+  general_error_->setStyleSheet("color: #B00020;");
+  general_error_->setWordWrap(true);
+  general_error_->hide();
+  auto* v = new QVBoxLayout(this);
+  auto* controls = new QHBoxLayout();
+  pp_ = int_spin(1, 1024, 4, tr("Pipeline stages p: devices the layers are cut over"), tr(" stages"));
+  microbatches_ = int_spin(1, 1 << 16, 16, tr("Micro-batches per optimizer step (each one the scenario's training "
+                                              "micro-batch)"));
+  schedule_ = choice_box({{tr("1F1B"), "1f1b"}, {tr("GPipe"), "gpipe"}, {tr("interleaved 1F1B"), "interleaved"}},
+                         tr("Order of forwards and backwards on each device"));
+  virtual_stages_ = int_spin(2, 64, 2, tr("Model chunks per device (interleaved only)"), tr(" chunks"));
+  virtual_stages_->setEnabled(false);
+  partition_ = choice_box({{tr("balanced"), "balanced"}, {tr("uniform"), "uniform"}},
+                          tr("balanced: minimise the slowest stage by cost; uniform: equal layer counts"));
+  const std::pair<QString, std::pair<QWidget*, const char*>> fields[] = {
+      {tr("stages"), {pp_, "/pipeline/pp"}},
+      {tr("micro-batches"), {microbatches_, "/pipeline/microbatches"}},
+      {tr("schedule"), {schedule_, "/pipeline/schedule"}},
+      {tr("chunks"), {virtual_stages_, "/pipeline/virtual_stages"}},
+      {tr("partition"), {partition_, "/pipeline/partition"}}};
+  for (const auto& [label, field] : fields) {
+    QLabel* error = nullptr;
+    controls->addWidget(new QLabel(label));
+    controls->addWidget(with_error_line(field.first, &error));
+    errors_.add(field.second, field.first, error);
+  }
+  controls->addStretch(1);
+  v->addLayout(controls);
+  v->addWidget(general_error_);
+  summary_ = new QLabel(tr("Training step under pipeline parallelism; per-layer costs from the cost model at the "
+                           "scenario's training micro-batch."));
+  summary_->setWordWrap(true);
+  summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  summary_->setMinimumHeight(2 * summary_->fontMetrics().lineSpacing() + 4);  // room for the wrapped line
+  v->addWidget(summary_);
+  auto* split = new QSplitter(Qt::Vertical);
+  panel_ = new ChartPanel("pipeline-gantt");
+  devices_ = new PipelineDeviceModel(this);
+  device_view_ = new QTableView();
+  device_view_->setModel(devices_);
+  device_view_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  device_view_->horizontalHeader()->setStretchLastSection(true);
+  split->addWidget(panel_);
+  split->addWidget(device_view_);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 1);
+  v->addWidget(split, 1);
+
+  debounce_.setSingleShot(true);
+  debounce_.setInterval(200);
+  connect(&debounce_, &QTimer::timeout, this, &PipelineView::run);
+  for (QSpinBox* s : {pp_, microbatches_, virtual_stages_}) connect(s, &QSpinBox::valueChanged, this, &PipelineView::schedule);
+  for (QComboBox* c : {schedule_, partition_}) connect(c, &QComboBox::currentIndexChanged, this, &PipelineView::schedule);
+  connect(schedule_, &QComboBox::currentIndexChanged, this,
+          [this] { virtual_stages_->setEnabled(choice_value(schedule_) == "interleaved"); });
+  connect(session_, &Session::configChanged, this, &PipelineView::schedule);
+  connect(session_, &Session::hardwareChanged, this, &PipelineView::schedule);
+  connect(session_, &Session::scenarioChanged, this, &PipelineView::schedule);
+  job_.on_result = [this](const simulator::PipelineResult& r) { onResult(r); };
+  job_.on_error = [this](const model::ConfigError& e) {
+    errors_.show(e);
+    result_.reset();
+    devices_->clear();
+    session_->setLayerStages({});
+  };
+  job_.on_idle = [this] { emit idle(); };
+}
+
+void PipelineView::schedule() {
+  if (session_->ready()) debounce_.start();
+}
+
+void PipelineView::run() {
+  debounce_.stop();
+  if (!session_->ready()) return;
+  errors_.clear();
+  nlohmann::json o = {{"pp", pp_->value()},
+                      {"microbatches", microbatches_->value()},
+                      {"schedule", choice_value(schedule_).toStdString()},
+                      {"partition", choice_value(partition_).toStdString()}};
+  if (choice_value(schedule_) == "interleaved") o["virtual_stages"] = virtual_stages_->value();
+  simulator::PipelineOptions options;
+  try {
+    options = simulator::parse_pipeline_options(o);
+  } catch (const model::ConfigError& e) {
+    errors_.show(e);
+    return;
+  }
+  const model::Config config = session_->config();
+  const simulator::HardwareProfile hw = session_->hardware();
+  const simulator::Scenario scenario = session_->scenario();
+  // The engine has no progress callback: the bar shows "busy" and Cancel drops the result.
+  job_.start([config, hw, scenario, options](const gui_core::ProgressFn&) {
+    return simulator::simulate_pipeline(config, hw, scenario, options);
+  });
+  emit progress(0, 0);
+}
+
+void PipelineView::onResult(const simulator::PipelineResult& r) {
+  result_ = r;
+  panel_->setChart(charts::build_gantt_chart(charts::pipeline_gantt_chart(r)));
+  devices_->setResult(r);
+  session_->setLayerStages(layer_stages(r.partition, session_->config().effective.num_layers));
+  summary_->setText(summary());
+}
+
+QString PipelineView::summary() const {
+  if (!result_) return {};
+  const simulator::PipelineMetrics& m = result_->metrics;
+  QString s = tr("Step %1 (ideal %2 with the work spread evenly); bubble %3 %; slowest stage %4x the mean; "
+                 "peak activations %5 on device %6; %7 sends per micro-batch taking %8 along its path")
+                  .arg(text(gui_core::format_seconds(m.makespan_s)), text(gui_core::format_seconds(m.ideal_makespan_s)))
+                  .arg(m.bubble_fraction * 100, 0, 'f', 1)
+                  .arg(m.imbalance, 0, 'f', 2)
+                  .arg(text(gui_core::format_bytes(m.peak_activation_bytes)))
+                  .arg(m.peak_activation_device)
+                  .arg(m.transfers_per_microbatch)
+                  .arg(text(gui_core::format_seconds(m.transfer_s_per_microbatch)));
+  if (m.tokens_per_s > 0) s += tr("; %1").arg(text(gui_core::format_si(m.tokens_per_s, "tokens/s")));
+  if (m.limit_overrides > 0)
+    s += tr("; %1 forwards ran beyond their device's warm-up limit (every device was waiting)").arg(m.limit_overrides);
+  return s + ".";
+}
+
+void PipelineView::cancel() { job_.cancel(); }
+
+void PipelineView::waitForRun() {
+  if (debounce_.isActive()) run();
+  job_.wait();
+  QCoreApplication::processEvents();
+}
+
+}  // namespace hdlab::gui
