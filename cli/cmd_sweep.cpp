@@ -2,8 +2,11 @@
 // Prints the sweep's table and a summary; writes results.csv, results.json, table.txt
 // and summary.json to DIR. A sweep killed and started again with the same DIR resumes
 // from its journal. A progress bar goes to stderr when stderr is a terminal.
+#include <cstdint>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
+#include <vector>
 
 #include <unistd.h>
 
@@ -24,6 +27,24 @@ struct SweepCliOptions {
   std::size_t max_rows = 60;
   long test_point_delay_us = 0;
 };
+
+// Identifies this build: a hash (FNV-1a 64) of the running executable. A sweep folder
+// whose rows another build computed is not resumed (the cost model may have changed).
+std::string engine_identity() {
+  std::ifstream exe("/proc/self/exe", std::ios::binary);
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  std::vector<char> buf(1 << 20);
+  while (exe) {
+    exe.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    for (std::streamsize i = 0; i < exe.gcount(); ++i) {
+      h ^= static_cast<unsigned char>(buf[static_cast<std::size_t>(i)]);
+      h *= 0x100000001b3ull;
+    }
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return std::string("hdlab executable ") + hex;
+}
 
 // "[########------------]  40.0%  4000/10000 points  1234 points/s  ETA 5 s"
 void draw_progress(const simulator::SweepProgress& p) {
@@ -48,6 +69,7 @@ int run_sweep_verb(const SweepCliOptions& o) {
   run.write_csv = o.format != "json";
   run.write_json = o.format != "csv";
   run.point_delay = std::chrono::microseconds(o.test_point_delay_us);
+  run.engine = engine_identity();
   const bool terminal = ::isatty(STDERR_FILENO) == 1;
   if (terminal) run.on_progress = draw_progress;
   const simulator::SweepOutcome out = simulator::run_sweep(spec, o.output_dir, run);

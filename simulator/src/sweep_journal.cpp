@@ -112,7 +112,8 @@ void SweepJournal::add_failure(std::string& buf, std::uint64_t point, const std:
   add_checksum(buf, start);
 }
 
-SweepJournal::SweepJournal(const SweepSpec& spec, const std::string& dir, bool fresh, SweepResults& results) {
+SweepJournal::SweepJournal(const SweepSpec& spec, const std::string& dir, bool fresh, const std::string& engine,
+                           SweepResults& results) {
   const fs::path folder(dir);
   if (fresh)
     for (const char* f : files) {
@@ -133,13 +134,19 @@ SweepJournal::SweepJournal(const SweepSpec& spec, const std::string& dir, bool f
           dir, "holds the journal of another sweep (\"" + (m.is_object() ? m.value("sweep", "?") : "?") +
                    "\": a different base document, axes or columns), whose rows would not match this one; start "
                    "fresh (--fresh) to discard it, or choose another output folder");
+    if (const std::string written_by = m.value("engine", ""); written_by != engine)
+      throw model::ConfigError(dir, "holds rows computed by another build of hdlab (" +
+                                        (written_by.empty() ? "unidentified" : written_by) +
+                                        "; this one: " + (engine.empty() ? "unidentified" : engine) +
+                                        "), which may differ from this one's; start fresh (--fresh) to recompute "
+                                        "them, or choose another output folder");
   } else {
     if (fs::exists(path_))
       throw model::ConfigError(dir, "has a journal.tsv but no manifest.json, so it cannot tell whose rows they are; "
                                     "start fresh (--fresh) to discard them, or choose another output folder");
     const nlohmann::json m = {{"format", journal_format},       {"sweep", spec.name},
-                              {"identity", hex64(spec.identity)}, {"points", spec.point_count},
-                              {"stored_columns", spec.stored_columns}};
+                              {"identity", hex64(spec.identity)}, {"engine", engine},
+                              {"points", spec.point_count},       {"stored_columns", spec.stored_columns}};
     model::write_file_atomic(manifest.string(), m.dump(2) + "\n");
   }
   read_back(spec, results);

@@ -5,8 +5,9 @@
 // Files in the output folder:
 //  - manifest.json, written atomically before any point runs: the sweep's name, its
 //    identity (a hash of the base document, the axes' pointers and values, and the stored
-//    columns: everything a row's values depend on), the point count and the columns.
-//    A folder whose manifest names another identity is refused unless started fresh.
+//    columns: everything a row's values depend on), the engine that computes the rows
+//    (SweepOptions::engine), the point count and the columns. A folder whose manifest
+//    names another identity or engine is refused unless started fresh.
 //  - journal.tsv, append-only, one line per finished point:
 //        <point>\t<value>\t...\t<value>\t<checksum>\n        (a row; values in
 //                                                        shortest round-trip form)
@@ -33,7 +34,8 @@ class SweepJournal {
   // Checks or writes the manifest of `dir` (fresh: removes the folder's sweep files
   // first) and reads back the rows an earlier run finished into `results` (whose state
   // marks excluded points already; rows of points now excluded are ignored).
-  SweepJournal(const SweepSpec& spec, const std::string& dir, bool fresh, SweepResults& results);
+  SweepJournal(const SweepSpec& spec, const std::string& dir, bool fresh, const std::string& engine,
+               SweepResults& results);
   ~SweepJournal();
   SweepJournal(const SweepJournal&) = delete;
   SweepJournal& operator=(const SweepJournal&) = delete;

@@ -166,7 +166,7 @@ SweepOutcome run_sweep(const SweepSpec& spec, const std::string& dir, const Swee
   r.values.assign(spec.point_count * k, std::numeric_limits<double>::quiet_NaN());
   mark_excluded(spec, r, s);
 
-  SweepJournal journal(spec, dir, o.fresh, r);
+  SweepJournal journal(spec, dir, o.fresh, o.engine, r);
   s.resumed = journal.resumed();
   s.dropped_journal_lines = journal.dropped();
   const std::uint64_t todo = spec.point_count - s.excluded - s.resumed;

@@ -270,6 +270,14 @@ TEST_CASE("a folder holding another sweep is refused unless started fresh", "[sw
   Json doc = with(base_sweep(), {{"axes", {{{"pointer", "/design"}, {"values", {"hd:n=2"}}}}},
                                  {"table", {{"columns", {{{"column", "kv_bytes"}}}}}}});
   CHECK(run_sweep(parse_sweep(doc, "."), dir.str(), quiet()).summary.resumed == 1);
+  // Rows another build computed are not mixed with this one's.
+  SweepOptions other_build = quiet();
+  other_build.engine = "hdlab executable 0123";
+  CHECK_THROWS_WITH(run_sweep(b, dir.str(), other_build),
+                    dir.str() +
+                        ": holds rows computed by another build of hdlab (unidentified; this one: hdlab executable 0123), which "
+                        "may differ from this one's; start fresh (--fresh) to recompute them, or choose another output "
+                        "folder");
 }
 
 TEST_CASE("the pipeline axis simulates each point's schedule", "[sweep][pipeline]") {

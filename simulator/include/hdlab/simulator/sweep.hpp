@@ -169,6 +169,10 @@ struct SweepOptions {
   bool fresh = false;         // discard an earlier run's journal in the folder, even another sweep's
   bool write_csv = true;      // results.csv
   bool write_json = true;     // results.json
+  // What computes the rows (the CLI passes a hash of its own executable): a journal
+  // written by another engine is refused like another sweep's, since a changed cost
+  // model would mix old and new rows.
+  std::string engine;
   // Called on the calling thread about ten times a second while points are evaluated,
   // and once at the end.
   std::function<void(const SweepProgress&)> on_progress;
