@@ -6,6 +6,7 @@
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -127,6 +128,7 @@ QWidget* DesignEditor::designGroup() {
   });
   connect(method_box_, &QComboBox::currentIndexChanged, this, [this] {
     pages_->setMethod(choice_value(method_box_));
+    name_->clear();  // a preset's name described the old method
     rebuild();
   });
   connect(pages_, &MethodPages::edited, this, &DesignEditor::rebuild);
@@ -173,8 +175,10 @@ bool DesignEditor::loadModelFile(const QString& path) {
       design = model::parse_design(doc["design"], b, "/design");
     backbone_error_->hide();
     backbone_error_->clear();
-    const int i = model_box_->findData(path);
-    if (i >= 0) model_box_->setCurrentIndex(i);
+    // The picker shows the preset when the file is one, however the path was written.
+    const QString canonical = QFileInfo(path).canonicalFilePath();
+    for (int i = 0; i < model_box_->count(); ++i)
+      if (QFileInfo(model_box_->itemData(i).toString()).canonicalFilePath() == canonical) model_box_->setCurrentIndex(i);
     setBackbone(b, QString::fromStdString(b.name));
     if (design) loadDesign(*design);
     rebuild();
@@ -233,6 +237,18 @@ void DesignEditor::loadDesign(const model::Design& d) {
   name_->setText(QString::fromStdString(d.name));
   set_choice(method_box_, model::method_name(d.method));
   pages_->load(d.method);
+  if (const auto* hd = std::get_if<model::HdDesign>(&d.method)) {
+    // A window the parser derived (the backbone's, in tokens, times n) shows as "auto",
+    // so that changing n keeps the window's span in tokens.
+    std::int64_t backbone_window = 0;
+    for (const auto& l : base_.layers)
+      if (l.kind == model::AttentionKind::sliding) backbone_window = l.window;
+    if (backbone_window > 0 && hd->window == backbone_window * hd->n) {
+      auto* window = findChild<QSpinBox*>("/design/hd/window");
+      const QSignalBlocker block(window);
+      window->setValue(0);
+    }
+  }
   growth_->setChecked(d.growth.has_value());
   const model::GrowthDesign g = d.growth.value_or(model::GrowthDesign{});
   depth_factor_->setValue(static_cast<int>(g.depth_factor));

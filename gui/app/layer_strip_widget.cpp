@@ -42,6 +42,7 @@ LayerStripWidget::Geometry LayerStripWidget::geometry() const {
   g.cells_height = 30;
   g.labels_top = g.cells_top + g.cells_height + 1;
   g.arcs_top = g.labels_top + 13;
+  g.arcs_depth = height() - 20 - g.arcs_top;  // the legend keeps the bottom 20 pixels
   return g;
 }
 
@@ -110,13 +111,14 @@ void LayerStripWidget::paintCells(QPainter& p, const Geometry& g) const {
 void LayerStripWidget::paintMirrorArcs(QPainter& p, const Geometry& g) const {
   if (strip_.mirror_pairs.empty()) return;
   const double span = static_cast<double>(strip_.layers.size());
-  p.setPen(QPen(QColor(0x55, 0x55, 0x55), 1.2));
+  p.setRenderHint(QPainter::Antialiasing);
+  p.setPen(QPen(QColor(0x77, 0x77, 0x77), 1.0));
   p.setBrush(Qt::NoBrush);
   for (const auto& [src, dst] : strip_.mirror_pairs) {
     const double x0 = g.left + (static_cast<double>(src) + 0.5) * g.cell;
     const double x1 = g.left + (static_cast<double>(dst) + 0.5) * g.cell;
-    // Nested U shapes: wider pairs hang lower.
-    const double depth = 6 + 30 * static_cast<double>(dst - src) / span;
+    // Nested U shapes: wider pairs hang lower; a cubic's apex sits at 3/4 of its control depth.
+    const double depth = (4 + (g.arcs_depth - 4) * static_cast<double>(dst - src) / span) * 4.0 / 3.0;
     QPainterPath path(QPointF(x0, g.arcs_top));
     path.cubicTo(QPointF(x0, g.arcs_top + depth), QPointF(x1, g.arcs_top + depth), QPointF(x1, g.arcs_top));
     p.drawPath(path);

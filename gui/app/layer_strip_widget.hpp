@@ -38,7 +38,7 @@ class LayerStripWidget : public QWidget {
  private:
   struct Geometry {
     double left, cell;  // x of layer 0, width per layer
-    double stage_top, loop_top, cells_top, cells_height, labels_top, arcs_top;
+    double stage_top, loop_top, cells_top, cells_height, labels_top, arcs_top, arcs_depth;
   };
   Geometry geometry() const;
   void paintStages(QPainter& p, const Geometry& g) const;

@@ -213,7 +213,7 @@ void MaskView::updateLegend(std::int64_t copies, bool hd) {
   if (copies > shown) legend_->addWidget(new QLabel(tr("... %1 more (colours repeat)").arg(copies - shown)));
   swatch(kMaskedColour, tr("masked"));
   legend_->addStretch(1);
-  legend_->addWidget(new QLabel(tr("colour = stream of the key")));
+  legend_->addWidget(new QLabel(hd ? tr("colour = stream of the key") : tr("colour = copy of the key")));
 }
 
 QString MaskView::scenarioCounts(int layer) const {

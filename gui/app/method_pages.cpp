@@ -1,5 +1,7 @@
 #include "method_pages.hpp"
 
+#include <algorithm>
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -190,6 +192,14 @@ QWidget* MethodPages::loopedPage(FieldErrors& errors) {
   add_field(form, errors, tr("iterations K"), loop_iterations_, "/design/looped/iterations");
   add_field(form, errors, tr("KV cache"), loop_kv_, "/design/looped/kv");
   add_field(form, errors, tr("injection"), loop_injection_, "/design/looped/input_injection");
+  // Prelude and coda take their layers from the recurrent block, so the sum stays whole;
+  // an edit of the block itself is checked by the parser.
+  for (QSpinBox* s : {loop_prelude_, loop_coda_})
+    connect(s, &QSpinBox::valueChanged, this, [this] {
+      if (layers_ <= 0) return;
+      const QSignalBlocker block(loop_recurrent_);
+      loop_recurrent_->setValue(std::max(1, layers_ - loop_prelude_->value() - loop_coda_->value()));
+    });
   for (QSpinBox* s : {loop_prelude_, loop_recurrent_, loop_coda_, loop_iterations_}) watch(s);
   watch(loop_kv_);
   watch(loop_injection_);
@@ -268,6 +278,7 @@ void MethodPages::adaptTo(const model::Backbone& effective) {
   hd_mirror_->setChecked(effective.kv_mirror_layers > 0);
   hd_mirror_->setEnabled(effective.kv_mirror_layers > 0);
   const int layers = static_cast<int>(effective.num_layers);
+  layers_ = layers;
   const int prelude = std::min(loop_prelude_->value(), layers - 1);
   const int coda = std::min(loop_coda_->value(), layers - 1 - prelude);
   loop_prelude_->setValue(prelude);

@@ -79,6 +79,7 @@ class MethodPages : public QStackedWidget {
   QSpinBox* loop_iterations_;
   QComboBox* loop_kv_;
   QCheckBox* loop_injection_;
+  int layers_ = 0;  // of the backbone the method applies to (adaptTo)
 };
 
 }  // namespace hdlab::gui

@@ -3,6 +3,7 @@
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -232,8 +233,10 @@ bool ScenarioEditor::loadHardwareFile(const QString& path) {
   try {
     const simulator::HardwareProfile hw = simulator::parse_hardware_profile(model::read_json_file(path.toStdString()));
     hardware_error_->hide();
-    const int i = hardware_box_->findData(path);
-    if (i >= 0) hardware_box_->setCurrentIndex(i);
+    const QString canonical = QFileInfo(path).canonicalFilePath();
+    for (int i = 0; i < hardware_box_->count(); ++i)
+      if (QFileInfo(hardware_box_->itemData(i).toString()).canonicalFilePath() == canonical)
+        hardware_box_->setCurrentIndex(i);
     hardware_summary_->setText(hardware_summary(hw));
     QString tip;
     for (const auto& [key, text] : hw.sources) tip += QString("%1: %2\n").arg(QString::fromStdString(key), QString::fromStdString(text));

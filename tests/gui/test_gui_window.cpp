@@ -138,10 +138,13 @@ TEST_CASE("bad input shows the ConfigError next to its field; the views keep the
   CHECK(editor->valid());
   CHECK(editor->errorAt("/design/vwn/m").isEmpty());
 
-  // Looped: prelude + recurrent + coda must be the 36 layers.
+  // Looped: a prelude takes its layers from the block; a block too long is refused.
   editor->setMethod("looped");
   REQUIRE(editor->valid());
   editor->findChild<QSpinBox*>("/design/looped/prelude")->setValue(2);
+  CHECK(editor->valid());
+  CHECK(std::get<model::LoopedDesign>(w->session()->config().design.method).recurrent == 34);
+  editor->findChild<QSpinBox*>("/design/looped/recurrent")->setValue(36);
   CHECK_FALSE(editor->valid());
   CHECK(editor->errorAt("/design/looped").contains("36 layers"));
 
