@@ -95,6 +95,17 @@ void check_scenario(const model::Config& c, const HardwareProfile& hw, const Sce
   if (p.tp > 1) link_for(hw, p.tp, p.gpus_per_node, pointer + "/parallel/tp");
   if (p.ep > 1) link_for(hw, p.tp * p.ep, p.gpus_per_node, pointer + "/parallel/ep");
   if (p.dp > 1) link_for(hw, p.tp * p.dp, p.gpus_per_node, pointer + "/parallel/dp");
+  // Whole-sequence masks count pairs exactly up to model::max_count_positions positions.
+  std::int64_t copies = 1;
+  if (const auto* hd = std::get_if<model::HdDesign>(&c.design.method)) copies = hd->n;
+  if (const auto* phd = std::get_if<model::PhdDesign>(&c.design.method)) copies = phd->K;
+  const std::int64_t max_tokens = model::max_count_positions / copies;
+  if (s.train.seq_len > max_tokens)
+    model::fail(pointer + "/train/seq_len", "must be <= " + num(max_tokens) + " tokens for " + num(copies) +
+                                                " positions per token (attention pairs are counted exactly)");
+  if (s.prefill.tokens > max_tokens)
+    model::fail(pointer + "/prefill/tokens", "must be <= " + num(max_tokens) + " tokens for " + num(copies) +
+                                                 " positions per token (attention pairs are counted exactly)");
   if (s.serving.batches.empty()) model::fail(pointer + "/serving/batches", "must not be empty");
   if (s.serving.input_lengths.empty()) model::fail(pointer + "/serving/input_lengths", "must not be empty");
   if (s.attention.tile_q < 1) model::fail(pointer + "/attention/tile_q", "must be >= 1");

@@ -289,3 +289,12 @@ TEST_CASE("the baseline of a grown design is the model before growth", "[evaluat
   CHECK(g[Metric::decode_vs_baseline_ratio] < 1);
   CHECK(g[Metric::params_total] > b[Metric::params_total]);
 }
+
+TEST_CASE("sequences too long to count exactly are refused at the scenario", "[evaluate][errors]") {
+  Scenario s;
+  s.train.seq_len = (std::int64_t{1} << 24);  // x 1024 streams = 2^34 positions
+  const model::Config c = fixtures::config(fixtures::tiny_dense(), R"({"hd": {"n": 1024}})");
+  CHECK(error_of([&] { eval(c, s); }) ==
+        "/scenario/train/seq_len: must be <= 2097152 tokens for 1024 positions per token (attention pairs are "
+        "counted exactly)");
+}
