@@ -107,6 +107,30 @@ PipelineView::PipelineView(Session* session, QWidget* parent)
   general_error_->setWordWrap(true);
   general_error_->hide();
   auto* v = new QVBoxLayout(this);
+  v->addLayout(buildControls());
+  v->addWidget(general_error_);
+  summary_ = new QLabel(tr("Training step under pipeline parallelism; per-layer costs from the cost model at the "
+                           "scenario's training micro-batch."));
+  summary_->setWordWrap(true);
+  summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  summary_->setMinimumHeight(2 * summary_->fontMetrics().lineSpacing() + 4);  // room for the wrapped line
+  v->addWidget(summary_);
+  auto* split = new QSplitter(Qt::Vertical);
+  panel_ = new ChartPanel("pipeline-gantt");
+  devices_ = new PipelineDeviceModel(this);
+  device_view_ = new QTableView();
+  device_view_->setModel(devices_);
+  device_view_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  device_view_->horizontalHeader()->setStretchLastSection(true);
+  split->addWidget(panel_);
+  split->addWidget(device_view_);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 1);
+  v->addWidget(split, 1);
+  connectSignals();
+}
+
+QHBoxLayout* PipelineView::buildControls() {
   auto* controls = new QHBoxLayout();
   pp_ = int_spin(1, 1024, 4, tr("Pipeline stages p: devices the layers are cut over"), tr(" stages"));
   microbatches_ = int_spin(1, 1 << 16, 16, tr("Micro-batches per optimizer step (each one the scenario's training "
@@ -130,27 +154,10 @@ PipelineView::PipelineView(Session* session, QWidget* parent)
     errors_.add(field.second, field.first, error);
   }
   controls->addStretch(1);
-  v->addLayout(controls);
-  v->addWidget(general_error_);
-  summary_ = new QLabel(tr("Training step under pipeline parallelism; per-layer costs from the cost model at the "
-                           "scenario's training micro-batch."));
-  summary_->setWordWrap(true);
-  summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  summary_->setMinimumHeight(2 * summary_->fontMetrics().lineSpacing() + 4);  // room for the wrapped line
-  v->addWidget(summary_);
-  auto* split = new QSplitter(Qt::Vertical);
-  panel_ = new ChartPanel("pipeline-gantt");
-  devices_ = new PipelineDeviceModel(this);
-  device_view_ = new QTableView();
-  device_view_->setModel(devices_);
-  device_view_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  device_view_->horizontalHeader()->setStretchLastSection(true);
-  split->addWidget(panel_);
-  split->addWidget(device_view_);
-  split->setStretchFactor(0, 3);
-  split->setStretchFactor(1, 1);
-  v->addWidget(split, 1);
+  return controls;
+}
 
+void PipelineView::connectSignals() {
   debounce_.setSingleShot(true);
   debounce_.setInterval(200);
   connect(&debounce_, &QTimer::timeout, this, &PipelineView::run);

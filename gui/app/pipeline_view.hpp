@@ -14,6 +14,7 @@
 #include "hdlab/simulator/pipeline.hpp"
 
 class QComboBox;
+class QHBoxLayout;
 class QLabel;
 class QSpinBox;
 class QTableView;
@@ -66,6 +67,8 @@ class PipelineView : public QWidget {
   void idle();
 
  private:
+  QHBoxLayout* buildControls();
+  void connectSignals();
   void schedule();
   void onResult(const simulator::PipelineResult& r);
 

@@ -1,6 +1,11 @@
 // Item models over core results, and the mask image's pixels.
 #include <catch2/catch.hpp>
 
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "background_job.hpp"
 #include "gui_test_support.hpp"
 #include "hdlab/simulator/evaluate.hpp"
 #include "layer_table_model.hpp"
@@ -93,4 +98,48 @@ TEST_CASE("mask image: stream colours where visible, white where masked", "[gui]
       INFO("row " << r << " col " << col);
       CHECK(image.pixel(col, r) == expected[r][col]);
     }
+}
+
+TEST_CASE("background job: result on the UI thread, progress, and cancel stops the work", "[gui][jobs]") {
+  test::ensure_app();
+  QObject context;
+  gui::BackgroundJob<int> job(&context);
+  int result = 0, last_done = 0, idles = 0;
+  job.on_result = [&](const int& r) { result = r; };
+  job.on_progress = [&](int done, int) { last_done = done; };
+  job.on_idle = [&] { ++idles; };
+  job.start([](const gui_core::ProgressFn& progress) {
+    for (int i = 1; i <= 5; ++i) progress(i, 5);
+    return 42;
+  });
+  job.wait();
+  QCoreApplication::processEvents();
+  CHECK(result == 42);
+  CHECK(last_done == 5);
+  CHECK(idles == 1);
+  CHECK_FALSE(job.running());
+
+  // A job that runs until told to stop: cancel makes its progress callback return false.
+  std::atomic<bool> stopped{false};
+  std::atomic<bool> started{false};
+  job.start([&](const gui_core::ProgressFn& progress) {
+    started = true;
+    while (progress(0, 1)) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    stopped = true;
+    return 7;
+  });
+  while (!started) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  job.cancel();
+  for (int i = 0; i < 2000 && !stopped; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  CHECK(stopped);
+  QCoreApplication::processEvents();
+  CHECK(result == 42);  // the cancelled job's 7 is dropped
+
+  // Errors arrive as ConfigErrors with their pointer.
+  std::string pointer;
+  job.on_error = [&](const model::ConfigError& e) { pointer = e.pointer(); };
+  job.start([](const gui_core::ProgressFn&) -> int { throw model::ConfigError("/scenario/parallel/tp", "bad"); });
+  job.wait();
+  QCoreApplication::processEvents();
+  CHECK(pointer == "/scenario/parallel/tp");
 }

@@ -102,6 +102,21 @@ TEST_CASE("switching designs and models updates the strip, table, masks and cost
   CHECK(metric(*w, simulator::Metric::params_total) > 70e9);
 }
 
+TEST_CASE("a cancelled evaluation leaves the last results in place", "[gui][window][jobs]") {
+  auto w = window_with_defaults();
+  const double params_n4 = metric(*w, simulator::Metric::params_total);
+  w->designEditor()->findChild<QSpinBox*>("/design/hd/n")->setValue(8);
+  w->evaluateNow();
+  CHECK(w->evaluating());
+  w->cancelWork();
+  CHECK_FALSE(w->evaluating());
+  QCoreApplication::processEvents();
+  CHECK(metric(*w, simulator::Metric::params_total) == params_n4);
+  w->evaluateNow();  // F5
+  w->waitForEvaluation();
+  CHECK(metric(*w, simulator::Metric::params_total) > params_n4);  // 8 embedding tables
+}
+
 TEST_CASE("clicking the layer strip selects the layer the mask view shows", "[gui][window]") {
   auto w = window_with_defaults();
   gui::LayerStripWidget* strip = w->layerStrip();
