@@ -94,6 +94,13 @@ TEST_CASE("switching designs and models updates the strip, table, masks and cost
   emit w->layerStrip()->kindRequested(4, model::HdLayerKind::full);
   CHECK(count_kind(w->layerStrip()->strip(), gui_core::LayerAttentionKind::full) == 8);
 
+  // A bundled HuggingFace config.json: the HD design carries over to the new backbone.
+  REQUIRE(w->designEditor()->selectModelPreset("qwen3-30b-a3b.config"));
+  w->waitForEvaluation();
+  CHECK(w->session()->config().base.moe.has_value());
+  CHECK(std::holds_alternative<model::HdDesign>(w->session()->config().design.method));
+  CHECK(w->layerTable()->rowCount() == static_cast<int>(w->session()->config().effective.num_layers));
+
   REQUIRE(w->designEditor()->selectModelPreset("welm-80b"));
   w->waitForEvaluation();
   CHECK(w->session()->config().base.name == "WeLM-80B");
