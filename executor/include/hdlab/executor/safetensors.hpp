@@ -1,0 +1,79 @@
+#pragma once
+// Safetensors files (the Hugging Face weight format): an 8-byte little-endian header
+// length N, N bytes of JSON {"name": {"dtype", "shape", "data_offsets": [begin, end]},
+// "__metadata__": {string: string}}, then the data section the offsets point into.
+//
+// The reader checks the whole header before any tensor is read (offsets inside the
+// file, sizes equal to shape x element size) and reads one tensor at a time, so loading
+// a model never holds more than one tensor on the host. Every error names the file and,
+// where there is one, the tensor. The writer streams tensors into a temporary file in
+// the target folder and renames it into place, so a crash never leaves a torn file.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "hdlab/executor/tensor.hpp"
+
+namespace hdlab::executor {
+
+class SafetensorsError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Element types we read (F32, BF16, F16) and write (F32, BF16). Others are listed by
+// name in the header and refused when asked for as weights.
+enum class StDtype { f32, bf16, f16 };
+const char* to_string(StDtype t);  // "F32", "BF16", "F16"
+
+// IEEE half precision <-> float (round to nearest even).
+float f16_to_f32(std::uint16_t h);
+std::uint16_t f32_to_f16(float x);
+
+struct SafetensorsEntry {
+  std::string dtype;           // as written in the header ("F32", "I64", ...)
+  Shape shape;
+  std::uint64_t begin = 0;     // byte offsets in the data section
+  std::uint64_t end = 0;
+};
+
+class SafetensorsReader {
+ public:
+  // Reads and checks the header; SafetensorsError naming the file (and the tensor) for
+  // a missing file, a header that runs past the end, bad JSON, an entry with a bad
+  // shape / dtype / offsets, or offsets past the end of the data (a truncated body).
+  explicit SafetensorsReader(std::string path);
+
+  const std::string& path() const { return path_; }
+  const std::map<std::string, SafetensorsEntry>& entries() const { return entries_; }
+  const std::map<std::string, std::string>& metadata() const { return metadata_; }
+  bool contains(const std::string& name) const { return entries_.count(name) > 0; }
+
+  // The tensor's values as floats. SafetensorsError naming the tensor when it is absent,
+  // its shape differs from `expected`, or its dtype is not F32/BF16/F16.
+  std::vector<float> read_f32(const std::string& name, const Shape& expected) const;
+
+ private:
+  std::string path_;
+  std::uint64_t data_start_ = 0;  // 8 + header length
+  std::map<std::string, SafetensorsEntry> entries_;
+  std::map<std::string, std::string> metadata_;
+};
+
+struct SafetensorsTensorSpec {
+  std::string name;
+  Shape shape;
+};
+
+// Writes `tensors` in order, each tensor's values from `values(spec)` (row-major,
+// element_count(shape) floats), stored as `dtype`. Atomic: a temporary file beside
+// `path`, renamed into place when complete. SafetensorsError naming the path when the
+// folder is missing or not writable, or a tensor's values have the wrong count.
+void write_safetensors(const std::string& path, const std::vector<SafetensorsTensorSpec>& tensors,
+                       const std::function<std::vector<float>(const SafetensorsTensorSpec&)>& values, StDtype dtype,
+                       const std::map<std::string, std::string>& metadata = {});
+
+}  // namespace hdlab::executor

@@ -1,0 +1,194 @@
+#pragma once
+// The weights of a design, by name: what tensors a config has, where their values come
+// from (seeded random, a safetensors file, a growth transform of either), and their
+// device copies in the layout the runner's ops want.
+//
+// Tensor names (HF-like for the backbone; "hdlab." or "hdlab_" for design extras).
+// Matrices are stored [out, in] (y = x W^T) unless marked [in, out].
+//   model.embed_tokens.weight                       [V, D]  (VWN full embedding: [V, D'])
+//   hdlab.hd.embed_tokens.{k}.weight                [V, D]  HD stream k = 1..n-1 (stream 0: model.embed_tokens)
+//   model.layers.{l}.input_layernorm.weight         [D]     pre-attention RMSNorm
+//   model.layers.{l}.self_attn.q_proj.weight        [H*hd, D]   (+ .bias [H*hd] with attention_bias)
+//   model.layers.{l}.self_attn.k_proj.weight        [G*hd, D]   (+ .bias)
+//   model.layers.{l}.self_attn.v_proj.weight        [G*hd, D]   (+ .bias)
+//   model.layers.{l}.self_attn.q_norm.weight        [hd]    (qk_norm; k_norm likewise)
+//   model.layers.{l}.self_attn.o_proj.weight        [D, H*hd]
+//   model.layers.{l}.post_attention_layernorm.weight [D]    norms_per_layer 2: the pre-FFN norm (Qwen/Llama)
+//     norms_per_layer 4 (Gemma): post_attention_layernorm is the post-attention norm, and
+//     pre_feedforward_layernorm / post_feedforward_layernorm wrap the FFN
+//   model.layers.{l}.mlp.{gate,up,down}_proj.weight [F, D], [F, D], [D, F]   dense SwiGLU
+//   model.layers.{l}.mlp.gate.weight                [E, D]  MoE router
+//   model.layers.{l}.mlp.experts.{e}.{gate,up,down}_proj.weight          routed expert e
+//   model.layers.{l}.mlp.shared_experts.{s}.{gate,up,down}_proj.weight   shared expert s
+//   model.layers.{l}.hdlab_ghc.{attn,ffn}.static_a  [n, m+n] VWN GHC around attention / FFN
+//   model.layers.{l}.hdlab_ghc.{attn,ffn}.static_b  [m, n]
+//   model.layers.{l}.hdlab_ghc.{attn,ffn}.norm.weight     [D/m]        (dynamic GHC)
+//   model.layers.{l}.hdlab_ghc.{attn,ffn}.dynamic.weight  [D/m, 2m+n] [in, out] = [W_a | W_b]
+//   model.layers.{l}.hdlab_ghc.{attn,ffn}.dynamic.scale   [2]   (S_a, S_b)
+//   hdlab.vwn.embed_proj.weight                     [D', D] VWN projected embedding
+//   hdlab.vwn.group_norm.weight / .bias             [D']    VWN output GroupNorm (groups of D)
+//   hdlab.vwn.reduce.weight                         [D, D'] VWN D' -> D
+//   hdlab.vwn.mtp.weight                            [D/m, 2D/m] VWN MTP mixing, input [h block | next-token e block]
+//   hdlab.loop.injection.weight                     [D, 2D] looped input injection, input [h; e]
+//   model.norm.weight                               [D]
+//   lm_head.weight                                  [V, D]  (absent when tied: model.embed_tokens is the head)
+// V is the padded vocabulary; D' = D n/m.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hdlab/executor/backend.hpp"
+#include "hdlab/executor/safetensors.hpp"
+#include "hdlab/model/design.hpp"
+
+namespace hdlab::executor {
+
+// How a tensor is initialised by RandomWeights.
+enum class WeightInit {
+  normal,        // N(0, std^2)
+  ones,          // norm weights, GHC scales
+  zeros,         // GroupNorm bias
+  ghc_static_a,  // VWN static init A = [[I_m I_m 0], [0 0 I_{n-m}]]
+  ghc_static_b,  // VWN static init B[i, j] = 1 iff i = j mod m
+  ghc_dynamic,   // VWN dynamic weights: N(0, RandomInit::ghc_dynamic_std^2), 0 as published
+  injection,     // looped adapter [W_h | W_e] = [I/2 | I/2] + N(0, RandomInit::injection_noise_std^2)
+};
+
+struct WeightSpec {
+  std::string name;
+  Shape shape;
+  WeightInit init = WeightInit::normal;
+  double std = 0;         // normal init
+  bool keep_f32 = false;  // norm weights and GHC coefficients stay f32 on every backend
+};
+
+// Every tensor of a design on `backbone` (the effective, grown backbone for a Config), in
+// a fixed order. Throws model::ConfigError for backbones the runner does not execute
+// (MLA attention, norms_per_layer other than 2 or 4, odd head dims).
+std::vector<WeightSpec> weight_specs(const model::Backbone& backbone, const model::Method& method);
+std::vector<WeightSpec> weight_specs(const model::Config& c);
+// Bytes the specs take on a backend storing matrices as `type` (keep_f32 ones as f32).
+std::size_t weight_bytes(const std::vector<WeightSpec>& specs, ScalarType type);
+
+// Where values come from: one tensor at a time, so nothing holds a whole model on the host.
+class WeightSource {
+ public:
+  virtual ~WeightSource() = default;
+  // Row-major values of `spec` (element_count(spec.shape) floats).
+  virtual std::vector<float> values(const WeightSpec& spec) = 0;
+};
+
+struct RandomInit {
+  double ghc_dynamic_std = 0.0;        // VWN dynamic GHC weights (published init: 0)
+  double injection_noise_std = 0.02;   // looped adapter perturbation of [I/2 | I/2]
+};
+
+// Deterministic given (seed, tensor name, shape, init): a tensor's values do not depend
+// on which other tensors exist, so a baseline and its HD n=1, VWN m=n or looped K=1
+// twins share every common tensor. Init scales keep activations O(1) through depth:
+// embeddings N(0, 1), input projections N(0, 1/fan_in), residual-branch outputs
+// (o_proj, down_proj) N(0, 1/(fan_in * 2 * layers)).
+class RandomWeights : public WeightSource {
+ public:
+  explicit RandomWeights(std::uint64_t seed, RandomInit init = {}) : seed_(seed), init_(init) {}
+  std::vector<float> values(const WeightSpec& spec) override;
+
+ private:
+  std::uint64_t seed_;
+  RandomInit init_;
+};
+
+// N(0, std^2) floats, a fixed function of (seed, count).
+std::vector<float> normal_floats(std::size_t count, std::uint64_t seed, double std);
+// A seed for one tensor: mixes the run's seed with the tensor's name.
+std::uint64_t tensor_seed(std::uint64_t seed, const std::string& name);
+
+// Values read from a safetensors file (errors name the tensor: missing, wrong shape,
+// wrong dtype; the header checks of SafetensorsReader at construction).
+class SafetensorsWeights : public WeightSource {
+ public:
+  explicit SafetensorsWeights(const std::string& path) : reader_(path) {}
+  std::vector<float> values(const WeightSpec& spec) override { return reader_.read_f32(spec.name, spec.shape); }
+  const SafetensorsReader& reader() const { return reader_; }
+
+ private:
+  SafetensorsReader reader_;
+};
+
+// Growth on weights (methods.md section 5): the tensors of the grown model made from the
+// base model's. Depth: grown layer l copies base layer model::grown_layer_sources()[l]
+// (interpose or stack). Width by w: routed expert e + c*E copies base expert e (c < w),
+// router row e + c*E copies row e; copies c >= 1 get N(0, (alpha * std(original))^2)
+// noise, std over the whole original tensor. Routing stays function preserving at
+// alpha = 0: the w copies of an expert have equal logits, so top-(w k) picks all copies
+// of the k experts the base picks; softmax gives each copy 1/w of the base weight and
+// normalisation divides by w times the base sum, so either way the copies' weights sum
+// to the base weight. Only a sigmoid router without normalisation keeps each copy at the
+// full base weight: there every routed expert's down_proj is divided by w.
+class GrownWeights : public WeightSource {
+ public:
+  // `base` yields tensors of the base backbone (config.base) under the same method.
+  GrownWeights(const model::Config& config, WeightSource& base, std::uint64_t noise_seed, bool normalize_topk);
+  std::vector<float> values(const WeightSpec& spec) override;
+
+ private:
+  model::Config config_;
+  WeightSource& base_;
+  std::uint64_t noise_seed_;
+  bool normalize_topk_;
+  std::vector<std::int64_t> layer_sources_;
+  std::vector<WeightSpec> base_specs_;
+  const WeightSpec& base_spec(const std::string& name) const;
+};
+
+// ---- device copies in the runner's layout -------------------------------------------
+struct FfnWeights {
+  Tensor gate_up;  // [2F, D]: gate rows then up rows (swiglu reads [gate | up])
+  Tensor down;     // [D, F]
+};
+struct MoeWeights {
+  Tensor router;  // [E, D]
+  std::vector<FfnWeights> experts;
+  std::vector<FfnWeights> shared;
+};
+struct GhcWeights {  // one generalized hyper-connection (VWN)
+  Tensor static_a;   // [n, m+n] f32, the static alpha, also [1, n, m+n]
+  Tensor static_b;   // [m, n] f32
+  Tensor norm;       // [s] f32 (dynamic)
+  Tensor w_dyn;      // [s, 2m+n] (dynamic)
+  Tensor scale;      // [2m+n] f32: S_a on the m+n alpha columns, S_b on the m beta columns
+};
+struct LayerWeights {
+  Tensor attn_norm, attn_post_norm;  // [D] f32; post only with norms_per_layer 4
+  Tensor q, k, v, o;                 // [H*hd, D], [G*hd, D], [G*hd, D], [D, H*hd]
+  Tensor q_bias, k_bias, v_bias;     // [1, out] with attention_bias
+  Tensor q_norm, k_norm;             // [hd] f32 with qk_norm
+  Tensor ffn_norm, ffn_post_norm;    // [D] f32
+  FfnWeights dense;                  // dense layers
+  std::optional<MoeWeights> moe;     // MoE layers
+  GhcWeights ghc_attn, ghc_ffn;      // VWN
+};
+struct ModelWeights {
+  std::vector<Tensor> embed;  // one table; HD: n tables (stream k); VWN full: [V, D']
+  Tensor embed_proj;          // VWN projected embedding [D', D]
+  Tensor group_norm_weight, group_norm_bias;  // VWN [D'] f32
+  Tensor reduce;              // VWN [D, D']
+  Tensor mtp_h, mtp_e;        // VWN MTP mixing halves [s, s] each
+  Tensor inject_h, inject_e;  // looped injection halves [D, D] each
+  std::vector<LayerWeights> layers;
+  Tensor final_norm;          // [D] f32
+  Tensor lm_head;             // [V, D]; the input table when tied
+  std::size_t bytes = 0;      // device bytes of all of the above
+};
+
+// Uploads every tensor of `config` from `source`, one at a time, stored as `type` (norm
+// weights and GHC coefficients as f32). Refuses before allocating when the weights would
+// not fit (Backend::require_fits, OutOfMemoryError with needed and available bytes).
+ModelWeights upload_weights(Backend& backend, const model::Config& config, WeightSource& source, ScalarType type);
+
+// Writes the tensors of `config`, their values from `source`, as one safetensors file.
+void save_weights(const std::string& path, const model::Config& config, WeightSource& source, StDtype dtype);
+
+}  // namespace hdlab::executor

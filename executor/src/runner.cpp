@@ -1,0 +1,399 @@
+// The runner's structure and calls: which rows a call computes for each design and
+// phase, what the KV caches keep, and the host setup (positions, embedding groups, masks
+// and tile plans) done before the timed part of a call.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "hdlab/model/error.hpp"
+#include "runner_internal.hpp"
+
+namespace hdlab::executor {
+
+using detail::Buf;
+using detail::Pass;
+using detail::PassKind;
+using model::MaskSpec;
+
+Runner::Impl::Impl(Backend& b, model::Config c, ModelWeights weights, RunOptions o)
+    : backend(b), config(std::move(c)), w(std::move(weights)), opt(o), ws(b), prof(b, o.profile_ops) {
+  (void)weight_specs(config);  // refuses what the runner does not execute
+  if (!backend.supports(BackendOp::gemm, opt.dtype) || !backend.supports(BackendOp::attention, opt.dtype))
+    throw BackendError(backend.name() + " backend does not run models in " + to_string(opt.dtype));
+  layout = opt.layout.value_or(model::default_layout(config.design));
+  groups = layer_groups(config, &group_of_layer);
+  const model::Backbone& bb = config.effective;
+  D = bb.hidden;
+  H = bb.num_heads;
+  G = bb.num_kv_heads;
+  hd = bb.head_dim;
+  V = bb.padded_vocab();
+  scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd)));
+  theta = bb.rope_theta;
+  wide = D;
+  const model::Method& m = config.design.method;
+  if ((hd_design = std::get_if<model::HdDesign>(&m))) {
+    copies = hd_design->n;
+    theta = hd_design->rope_theta > 0 ? hd_design->rope_theta : theta;
+  }
+  if ((phd = std::get_if<model::PhdDesign>(&m))) copies = phd->K;
+  if ((vwn = std::get_if<model::VwnDesign>(&m))) wide = D * vwn->n / vwn->m;
+  loop = std::get_if<model::LoopedDesign>(&m);
+  for (std::int64_t l = 0; l < bb.num_layers; ++l) {
+    const bool recurrent = loop && l >= loop->prelude && l < loop->prelude + loop->recurrent;
+    if (!recurrent) {
+      schedule.push_back({l, 0, false, true, false});
+      continue;
+    }
+    if (l != loop->prelude) continue;  // the block is laid out once, at its first layer
+    const bool shared = loop->kv == model::LoopKv::shared;
+    for (std::int64_t it = 0; it < loop->iterations; ++it)
+      for (std::int64_t r = l; r < l + loop->recurrent; ++r)
+        schedule.push_back({r, it, r == l && loop->input_injection, !shared || it == loop->iterations - 1,
+                            shared && it > 0});
+  }
+  mirror_of_source.assign(static_cast<std::size_t>(bb.num_layers), -1);
+  for (std::int64_t l = 0; l < bb.num_layers; ++l)
+    if (bb.is_mirrored(l)) mirror_of_source[static_cast<std::size_t>(bb.mirror_source(l))] = l;
+  mirror_inputs.resize(static_cast<std::size_t>(bb.num_layers));
+}
+
+// ---- structure ---------------------------------------------------------------------------
+
+bool Runner::Impl::hd_mirror_queries(std::int64_t l) const {
+  return hd_design && hd_design->kv_mirror && config.effective.is_mirrored(l);
+}
+
+bool Runner::Impl::ends_final_only() const {
+  for (std::int64_t l = 0; l < config.effective.num_layers; ++l)
+    if (hd_mirror_queries(l)) return true;
+  return false;
+}
+
+bool Runner::Impl::per_stream_kv(std::int64_t l) const {
+  return hd_design && copies > 1 && layout == model::Layout::stream_major &&
+         hd_design->layer_kinds[static_cast<std::size_t>(l)] == model::HdLayerKind::intra;
+}
+
+bool Runner::Impl::token_index_rope(std::int64_t l) const {
+  return hd_design && hd_design->rope == model::RopeConvention::token_index &&
+         hd_design->layer_kinds[static_cast<std::size_t>(l)] == model::HdLayerKind::intra;
+}
+
+int Runner::Impl::cache_slot(const LayerRun& r) const {
+  if (!loop || r.layer < loop->prelude) return static_cast<int>(r.layer);
+  const std::int64_t P = loop->prelude, R = loop->recurrent;
+  const std::int64_t kv_sets = loop->kv == model::LoopKv::per_iteration ? loop->iterations : 1;
+  if (r.layer < P + R) return static_cast<int>(P + (kv_sets > 1 ? r.iteration : 0) * R + (r.layer - P));
+  return static_cast<int>(P + kv_sets * R + (r.layer - P - R));
+}
+
+MaskSpec Runner::Impl::mask_of(std::int64_t l, std::int64_t tokens_so_far) const {
+  return model::layer_mask(config, l, tokens_so_far);
+}
+
+bool Runner::Impl::keep_entry(std::int64_t l, std::int64_t tokens_so_far, std::int64_t t) const {
+  const MaskSpec m = mask_of(l, tokens_so_far);
+  const std::int64_t next = tokens_so_far * m.copies;  // first position of the next token
+  switch (m.kind) {
+    case MaskSpec::Kind::causal:
+    case MaskSpec::Kind::intra: return true;
+    case MaskSpec::Kind::sliding: return t > next - m.window;
+    case MaskSpec::Kind::phd: {
+      const std::int64_t K = m.copies, token = t / K, j = t % K;
+      if (j == 0) return true;
+      if (m.phd_variant == model::PhdVariant::plain) return false;
+      const std::int64_t rank = token * (K - 1) + (j - 1), next_rank = tokens_so_far * (K - 1);
+      if (rank < next_rank - m.phd_W) return false;
+      return m.phd_variant == model::PhdVariant::swa || token / m.phd_C == tokens_so_far / m.phd_C;
+    }
+  }
+  return true;
+}
+
+std::int64_t Runner::Impl::cache_capacity(std::int64_t l) const {
+  const MaskSpec m = mask_of(l, 1);
+  const std::int64_t all = max_tokens * copies;
+  switch (m.kind) {
+    case MaskSpec::Kind::causal: return all;
+    case MaskSpec::Kind::intra: return per_stream_kv(l) ? max_tokens : all;
+    case MaskSpec::Kind::sliding: return std::min(all, 2 * (m.window + copies));
+    case MaskSpec::Kind::phd: return max_tokens + m.phd_W + m.copies;
+  }
+  return all;
+}
+
+void Runner::Impl::reset_caches(std::int64_t max) {
+  max_tokens = max;
+  caches.clear();
+  std::vector<std::int64_t> slot_layer;
+  for (const LayerRun& r : schedule) {
+    const int s = cache_slot(r);
+    if (static_cast<std::size_t>(s) >= slot_layer.size()) slot_layer.resize(static_cast<std::size_t>(s) + 1, -1);
+    slot_layer[static_cast<std::size_t>(s)] = r.layer;
+  }
+  caches.resize(slot_layer.size());
+  for (std::size_t s = 0; s < slot_layer.size(); ++s) {
+    const std::int64_t l = slot_layer[s];
+    caches[s].resize(per_stream_kv(l) ? static_cast<std::size_t>(copies) : 1);
+    for (auto& c : caches[s]) c.reset(backend, cache_capacity(l), G, hd, opt.dtype);
+  }
+}
+
+
+// ---- a call ------------------------------------------------------------------------------
+
+namespace {
+
+Tensor upload_i32(Backend& b, const std::vector<std::int32_t>& v) {
+  Tensor t = b.allocate({static_cast<std::int64_t>(v.size())}, ScalarType::i32);
+  if (!v.empty()) b.upload(t, v);
+  return t;
+}
+
+// Indices of `rows` that form an arithmetic progression: (first, stride), or stride 0.
+RowMap progression(const std::vector<std::int64_t>& rows) {
+  if (rows.empty()) return {0, 1};
+  const std::int64_t stride = rows.size() > 1 ? rows[1] - rows[0] : 1;
+  if (stride < 1) return {rows[0], 0};
+  for (std::size_t i = 1; i < rows.size(); ++i)
+    if (rows[i] - rows[i - 1] != stride) return {rows[0], 0};
+  return {rows[0], stride};
+}
+
+}  // namespace
+
+Pass Runner::Impl::make_pass(PassKind kind, std::vector<std::int64_t> rows, std::int64_t tokens_so_far) {
+  Pass p;
+  p.kind = kind;
+  p.tokens = tokens_so_far;
+  p.rows = std::move(rows);
+  for (std::size_t i = 0; i < p.rows.size(); ++i) {
+    p.token_of_row.push_back(tokens[static_cast<std::size_t>(p.rows[i] / copies)]);
+    if (p.rows[i] % copies == copies - 1) p.final_rows.push_back(static_cast<std::int64_t>(i));
+  }
+  std::sort(p.final_rows.begin(), p.final_rows.end(),
+            [&](std::int64_t a, std::int64_t b) { return p.rows[static_cast<std::size_t>(a)] < p.rows[static_cast<std::size_t>(b)]; });
+  for (std::size_t i = 0; i < p.final_rows.size(); ++i) p.loss_rows.push_back(static_cast<std::int64_t>(i));
+  return p;
+}
+
+// Host setup of a call: device copies of positions and ids, and every attention call's
+// tile plan in execution order.
+void Runner::Impl::plan_attention(Pass& p) {
+  // Embedding groups: rows of each table (HD stream k: table k) as arithmetic runs.
+  const int tables = hd_design ? static_cast<int>(copies) : 1;
+  std::vector<std::int32_t> ids;
+  for (int t = 0; t < tables; ++t) {
+    std::vector<std::int64_t> rows_of_table;
+    for (std::size_t i = 0; i < p.rows.size(); ++i)
+      if (tables == 1 || p.rows[i] % copies == t) rows_of_table.push_back(static_cast<std::int64_t>(i));
+    const RowMap run = progression(rows_of_table);
+    if (run.stride > 0) {
+      p.embed_groups.push_back({t, static_cast<std::int64_t>(ids.size()), static_cast<std::int64_t>(rows_of_table.size()), run});
+      for (auto r : rows_of_table) ids.push_back(p.token_of_row[static_cast<std::size_t>(r)]);
+    } else {
+      for (auto r : rows_of_table) {  // not met by any layout: one lookup per row
+        p.embed_groups.push_back({t, static_cast<std::int64_t>(ids.size()), 1, RowMap{r, 1}});
+        ids.push_back(p.token_of_row[static_cast<std::size_t>(r)]);
+      }
+    }
+  }
+  p.embed_ids = upload_i32(backend, ids);
+  std::vector<std::int32_t> pos, pos_tok, fpos, fpos_tok, fids;
+  for (auto t : p.rows) {
+    pos.push_back(static_cast<std::int32_t>(t));
+    pos_tok.push_back(static_cast<std::int32_t>(t / copies));
+  }
+  for (auto r : p.final_rows) {
+    fpos.push_back(pos[static_cast<std::size_t>(r)]);
+    fpos_tok.push_back(pos_tok[static_cast<std::size_t>(r)]);
+    fids.push_back(static_cast<std::int32_t>(r));
+  }
+  p.pos_rows = upload_i32(backend, pos);
+  p.pos_rows_token = upload_i32(backend, pos_tok);
+  p.pos_final = upload_i32(backend, fpos);
+  p.pos_final_token = upload_i32(backend, fpos_tok);
+  p.final_ids = upload_i32(backend, fids);
+  // Rows of the last hidden state that get logits: indices into the final rows once
+  // KV-mirror layers dropped the other streams, else into all rows.
+  std::vector<std::int32_t> loss;
+  for (auto i : p.loss_rows)
+    loss.push_back(ends_final_only() ? static_cast<std::int32_t>(i) : fids[static_cast<std::size_t>(i)]);
+  p.loss_ids = upload_i32(backend, loss);
+  if (!p.mtp_tokens.empty()) p.mtp_ids = upload_i32(backend, p.mtp_tokens);
+
+  // Attention calls and, for a prefill, the rows each cache keeps.
+  bool final_only = false;
+  const std::size_t streams = static_cast<std::size_t>(copies);
+  for (std::size_t i = 0; i < schedule.size(); ++i) {
+    const LayerRun& r = schedule[i];
+    final_only = final_only || hd_mirror_queries(r.layer);
+    std::vector<detail::AttentionCall> calls;
+    for (const auto& [mask, stream] : attention_masks(p, r, final_only)) calls.push_back({plans.get(mask), stream});
+    p.calls.push_back(std::move(calls));
+    if (p.kind != PassKind::prefill || !r.commits_kv) continue;
+    for (std::size_t s = 0; s < (per_stream_kv(r.layer) ? streams : 1); ++s) {
+      detail::CommitRows c;
+      std::vector<std::pair<std::int64_t, std::int32_t>> kept;
+      for (std::size_t row = 0; row < p.rows.size(); ++row)
+        if ((!per_stream_kv(r.layer) || p.rows[row] % copies == static_cast<std::int64_t>(s)) &&
+            keep_entry(r.layer, p.tokens, p.rows[row]))
+          kept.push_back({p.rows[row], static_cast<std::int32_t>(row)});
+      std::sort(kept.begin(), kept.end());
+      for (auto [t, row] : kept) {
+        c.positions.push_back(t);
+        c.host_ids.push_back(row);
+      }
+      auto same = std::find_if(p.commits.begin(), p.commits.end(),
+                               [&](const detail::CommitRows& o) { return o.host_ids == c.host_ids; });
+      if (same == p.commits.end()) {
+        c.ids = upload_i32(backend, c.host_ids);
+        p.commits.push_back(std::move(c));
+        same = p.commits.end() - 1;
+      }
+      p.commit_seq.push_back(static_cast<int>(same - p.commits.begin()));
+    }
+  }
+}
+
+ForwardResult Runner::Impl::run(Pass& p) {
+  const auto setup_start = std::chrono::steady_clock::now();
+  plan_attention(p);
+  const double setup_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - setup_start).count();
+  prof.begin_call(groups.size());
+  Tensor x = embed(p.embed_groups, p.embed_ids, static_cast<std::int64_t>(p.rows.size()), Buf::hidden_a,
+                   OpKind::embedding);
+  Tensor e;  // looped injection: the recurrent block's input
+  bool final_only = false;
+  for (const LayerRun& r : schedule) {
+    if (r.iteration_start) {
+      if (r.iteration == 0) {
+        e = ws.get(Buf::inject_e, x.shape(), x.type());
+        detail::OpScope op(prof, -1, OpKind::injection, 0);
+        backend.copy(x, e);
+      }
+      inject(p, x, e);
+    }
+    layer(p, r, x, final_only);
+  }
+  if (p.next_call != p.calls.size()) throw std::logic_error("runner: attention calls planned and run differ");
+  ForwardResult res = output(p, x, final_only);
+  if (vwn && vwn->mtp && p.kind == PassKind::train && !p.mtp_tokens.empty()) mtp(p, x, res);
+  prof.end_call(last);
+  last.setup_ms = setup_ms;
+  last.rows = static_cast<std::int64_t>(p.rows.size());
+  last.loss_rows = static_cast<std::int64_t>(p.loss_rows.size());
+  last.context = static_cast<std::int64_t>(tokens.size());
+  // Dropping cache entries no later query can see: bookkeeping an engine would do with a
+  // ring buffer, so it is left out of the timed call.
+  if (p.kind != PassKind::train)
+    for (const LayerRun& r : schedule) {
+      if (!r.commits_kv) continue;
+      for (auto& c : caches[static_cast<std::size_t>(cache_slot(r))])
+        c.retain(backend, ws, [&](std::int64_t t) { return keep_entry(r.layer, p.tokens, t); });
+    }
+  return res;
+}
+
+// ---- public API ----------------------------------------------------------------------------
+
+Runner::Runner(Backend& backend, model::Config config, ModelWeights weights, RunOptions options)
+    : impl_(std::make_unique<Impl>(backend, std::move(config), std::move(weights), options)) {}
+Runner::~Runner() = default;
+
+const model::Config& Runner::config() const { return impl_->config; }
+const RunOptions& Runner::options() const { return impl_->opt; }
+model::Layout Runner::layout() const { return impl_->layout; }
+const std::vector<LayerGroup>& Runner::groups() const { return impl_->groups; }
+ModelWeights& Runner::weights() { return impl_->w; }
+std::int64_t Runner::sequence_tokens() const { return static_cast<std::int64_t>(impl_->tokens.size()); }
+const StepProfile& Runner::last_profile() const { return impl_->last; }
+
+std::int64_t Runner::kv_entries() const {
+  std::int64_t n = 0;
+  for (const auto& slot : impl_->caches)
+    for (const auto& c : slot) n += c.live();
+  return n;
+}
+
+std::size_t Runner::kv_bytes() const {
+  std::size_t n = 0;
+  for (const auto& slot : impl_->caches)
+    for (const auto& c : slot) n += c.bytes();
+  return n;
+}
+
+namespace {
+
+void check_tokens(std::span<const std::int32_t> t, std::int64_t vocab) {
+  for (std::size_t i = 0; i < t.size(); ++i)
+    if (t[i] < 0 || t[i] >= vocab)
+      throw model::ConfigError("/tokens/" + std::to_string(i),
+                               "token id " + std::to_string(t[i]) + " outside the vocabulary [0, " + std::to_string(vocab) + ")");
+}
+
+}  // namespace
+
+ForwardResult Runner::train_forward(std::span<const std::int32_t> tokens, std::optional<std::int32_t> next_token) {
+  Impl& m = *impl_;
+  if (tokens.empty()) throw model::ConfigError("/tokens", "a training forward needs at least one token");
+  check_tokens(tokens, m.config.effective.vocab_size);
+  m.tokens.assign(tokens.begin(), tokens.end());
+  const std::int64_t L = static_cast<std::int64_t>(tokens.size());
+  Pass p = m.make_pass(PassKind::train, model::physical_to_logical(L, m.copies, m.layout), L);
+  if (m.vwn && m.vwn->mtp && next_token) {
+    check_tokens(std::span<const std::int32_t>(&*next_token, 1), m.config.effective.vocab_size);
+    for (std::int64_t i = 1; i <= L; ++i) p.mtp_tokens.push_back(i < L ? tokens[static_cast<std::size_t>(i)] : *next_token);
+  }
+  ForwardResult r = m.run(p);
+  m.tokens.clear();  // a training forward leaves no sequence to decode from
+  return r;
+}
+
+ForwardResult Runner::prefill(std::span<const std::int32_t> prompt, std::int64_t max_tokens) {
+  Impl& m = *impl_;
+  const std::int64_t L = static_cast<std::int64_t>(prompt.size());
+  if (L == 0) throw model::ConfigError("/prompt", "a prefill needs at least one token");
+  if (max_tokens < L)
+    throw model::ConfigError("/max_tokens", "must cover the prompt (" + std::to_string(L) + " tokens), got " +
+                                                std::to_string(max_tokens));
+  check_tokens(prompt, m.config.effective.vocab_size);
+  m.tokens.assign(prompt.begin(), prompt.end());
+  m.reset_caches(max_tokens);
+  // Positions the prefill computes (methods.md section 2 for PHD), in physical order.
+  std::vector<std::int64_t> rows;
+  const std::int64_t K = m.copies;
+  if (m.phd && m.phd->variant != model::PhdVariant::swa && K > 1) {
+    const std::int64_t tail = m.phd->variant == model::PhdVariant::plain ? 1 : L - (L - 1) / m.phd->C * m.phd->C;
+    for (std::int64_t i = 0; i < L; ++i) rows.push_back(i * K);
+    for (std::int64_t i = L - tail; i < L; ++i)
+      for (std::int64_t j = 1; j < K; ++j) rows.push_back(i * K + j);
+    std::sort(rows.begin(), rows.end(), [&](std::int64_t a, std::int64_t b) {
+      return model::physical_of_logical(L, K, m.layout, a) < model::physical_of_logical(L, K, m.layout, b);
+    });
+  } else {
+    rows = model::physical_to_logical(L, K, m.layout);
+  }
+  Pass p = m.make_pass(PassKind::prefill, std::move(rows), L);
+  // Logits of the last token's loss row only.
+  p.loss_rows = {p.loss_rows.back()};
+  return m.run(p);
+}
+
+ForwardResult Runner::decode_step(std::int32_t token) {
+  Impl& m = *impl_;
+  if (m.caches.empty() || m.tokens.empty()) throw model::ConfigError("/decode", "decode needs a prefill first");
+  if (static_cast<std::int64_t>(m.tokens.size()) >= m.max_tokens)
+    throw model::ConfigError("/decode", "the sequence was started for " + std::to_string(m.max_tokens) + " tokens");
+  check_tokens(std::span<const std::int32_t>(&token, 1), m.config.effective.vocab_size);
+  m.tokens.push_back(token);
+  const std::int64_t c = static_cast<std::int64_t>(m.tokens.size()) - 1;
+  std::vector<std::int64_t> rows;
+  for (std::int64_t j = 0; j < m.copies; ++j) rows.push_back(c * m.copies + j);
+  Pass p = m.make_pass(PassKind::decode, std::move(rows), c + 1);
+  return m.run(p);
+}
+
+}  // namespace hdlab::executor

@@ -1,0 +1,156 @@
+// The attention sublayer of every design: norms, projections (KV-mirror layers from
+// their source layer's input), QK-norm, RoPE (expanded or token-index positions), the
+// masked attention call(s) with the KV cache, and the output projection.
+#include <cmath>
+
+#include "runner_internal.hpp"
+
+namespace hdlab::executor {
+
+using detail::Buf;
+using detail::OpScope;
+using detail::Pass;
+using detail::PassKind;
+
+namespace {
+
+double dbl(std::int64_t v) { return static_cast<double>(v); }
+
+}  // namespace
+
+// Attention masks of one layer run in execution order: one call over all rows, or (HD
+// stream-major decode of an intra layer) one call per stream that issues a query.
+std::vector<std::pair<AttentionMask, int>> Runner::Impl::attention_masks(const Pass& p, const LayerRun& r,
+                                                                        bool final_only) const {
+  const model::MaskSpec spec = mask_of(r.layer, p.tokens);
+  std::vector<std::int64_t> queries;
+  if (final_only)
+    for (auto i : p.final_rows) queries.push_back(p.rows[static_cast<std::size_t>(i)]);
+  else
+    queries = p.rows;
+  if (p.kind != PassKind::decode) return {{AttentionMask::decode(spec, std::move(queries), p.rows), -1}};
+  const auto& slot = caches[static_cast<std::size_t>(cache_slot(r))];
+  // Keys after this call appends its rows (a looped shared-KV iteration >= 1 overwrites
+  // the same positions, so its keys are the same).
+  if (!per_stream_kv(r.layer)) {
+    std::vector<std::int64_t> keys = slot[0].positions();
+    keys.insert(keys.end(), p.rows.begin(), p.rows.end());
+    return {{AttentionMask::decode(spec, std::move(queries), std::move(keys)), -1}};
+  }
+  std::vector<std::pair<AttentionMask, int>> out;
+  for (std::size_t s = 0; s < slot.size(); ++s) {
+    const std::int64_t t = p.rows[s];  // decode rows are in stream order
+    if (std::find(queries.begin(), queries.end(), t) == queries.end()) continue;
+    std::vector<std::int64_t> keys = slot[s].positions();
+    keys.push_back(t);
+    out.push_back({AttentionMask::decode(spec, {t}, std::move(keys)), static_cast<int>(s)});
+  }
+  return out;
+}
+
+// y = x W^T (+ bias through a rank-1 product with a column of ones).
+void Runner::Impl::project(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& y) {
+  backend.gemm(x, false, weight, true, y);
+  if (!bias.defined()) return;
+  const std::int64_t rows = x.matrix_rows();
+  Tensor ones = ws.get(Buf::ones, {rows, 1}, x.type());
+  // Filled on every use: a view of a regrown buffer may hold anything.
+  backend.upload(ones, std::vector<float>(static_cast<std::size_t>(rows), 1.0f));
+  backend.gemm(ones, false, bias, false, y, 1.0f, 1.0f);
+}
+
+void Runner::Impl::attend(Pass& p, const LayerRun& r, const Tensor& q, const Tensor& k, const Tensor& v,
+                          const Tensor& out, bool final_only) {
+  const int g = group_of_layer[static_cast<std::size_t>(r.layer)];
+  const std::vector<detail::AttentionCall>& calls = p.calls.at(p.next_call++);
+  double executed = 0, exact = 0;
+  for (const auto& c : calls) {
+    executed += dbl(c.plan->executed_pairs());
+    exact += dbl(c.plan->visible_pairs());
+  }
+  OpScope op(prof, g, OpKind::attention, 4.0 * dbl(hd) * dbl(H) * executed, dbl(calls.size()));
+  prof.current().pairs_exact += exact;
+  prof.current().pairs_executed += executed;
+
+  if (p.kind != PassKind::decode) {
+    backend.attention(q, k, v, *calls[0].plan, out, scale);
+    if (p.kind == PassKind::prefill && r.commits_kv)
+      for (auto& c : caches[static_cast<std::size_t>(cache_slot(r))]) {
+        const detail::CommitRows& rows = p.commits[static_cast<std::size_t>(p.commit_seq[p.next_commit++])];
+        c.append_gathered(backend, k, v, rows.ids, rows.positions);
+      }
+    return;
+  }
+  auto& slot = caches[static_cast<std::size_t>(cache_slot(r))];
+  if (!per_stream_kv(r.layer)) {
+    if (r.overwrites_kv) slot[0].overwrite_tail(backend, k, v);
+    else slot[0].append(backend, k, v, p.rows);
+    backend.attention(q, slot[0].keys(), slot[0].values(), *calls[0].plan, out, scale);
+    return;
+  }
+  for (std::size_t s = 0; s < slot.size(); ++s) {
+    const Tensor ks = k.slice_rows(static_cast<std::int64_t>(s), 1), vs = v.slice_rows(static_cast<std::int64_t>(s), 1);
+    if (r.overwrites_kv) slot[s].overwrite_tail(backend, ks, vs);
+    else slot[s].append(backend, ks, vs, {p.rows[s]});
+  }
+  for (const auto& c : calls) {
+    const auto s = static_cast<std::size_t>(c.stream);
+    const std::int64_t row = final_only ? 0 : static_cast<std::int64_t>(s);
+    backend.attention(q.slice_rows(row, 1), slot[s].keys(), slot[s].values(), *c.plan, out.slice_rows(row, 1), scale);
+  }
+}
+
+void Runner::Impl::attention_sublayer(Pass& p, const LayerRun& r, const Tensor& in, const Tensor& out,
+                                      bool final_only) {
+  const std::int64_t l = r.layer;
+  const int g = group_of_layer[static_cast<std::size_t>(l)];
+  const LayerWeights& lw = w.layers[static_cast<std::size_t>(l)];
+  const float eps = static_cast<float>(config.effective.norm_eps);
+  const std::int64_t Rq = in.dim(0);
+  Tensor normed = ws.get(Buf::normed, {Rq, D}, opt.dtype);
+  {
+    OpScope op(prof, g, OpKind::attn_norm, 4.0 * dbl(Rq * D));
+    backend.rms_norm(in, lw.attn_norm, eps, normed);
+  }
+  // KV mirror: K/V from the source layer's input, normed with this layer's weights when
+  // the source layer ran (runner_layers.cpp).
+  const bool mirror = config.effective.is_mirrored(l);
+  const Tensor kv_in = mirror ? mirror_inputs[static_cast<std::size_t>(l)] : normed;
+  const std::int64_t Rk = kv_in.dim(0);
+  Tensor q = ws.get(Buf::q, {Rq, H * hd}, opt.dtype);
+  Tensor k = ws.get(Buf::k, {Rk, G * hd}, opt.dtype);
+  Tensor v = ws.get(Buf::v, {Rk, G * hd}, opt.dtype);
+  {
+    const double bias = lw.q_bias.defined() ? dbl(Rq * H * hd + 2 * Rk * G * hd) : 0.0;
+    OpScope op(prof, g, OpKind::qkv_proj, 2.0 * dbl(D) * dbl(Rq * H * hd + 2 * Rk * G * hd) + bias,
+               lw.q_bias.defined() ? 6 : 3);
+    project(normed, lw.q, lw.q_bias, q);
+    project(kv_in, lw.k, lw.k_bias, k);
+    project(kv_in, lw.v, lw.v_bias, v);
+  }
+  if (lw.q_norm.defined()) {
+    OpScope op(prof, g, OpKind::qk_norm, 4.0 * dbl(Rq * H * hd + Rk * G * hd), 2);
+    backend.rms_norm(q.reshaped({Rq * H, hd}), lw.q_norm, eps, q.reshaped({Rq * H, hd}));
+    backend.rms_norm(k.reshaped({Rk * G, hd}), lw.k_norm, eps, k.reshaped({Rk * G, hd}));
+  }
+  const Tensor q3 = q.reshaped({Rq, H, hd}), k3 = k.reshaped({Rk, G, hd}), v3 = v.reshaped({Rk, G, hd});
+  {
+    const bool tok = token_index_rope(l);
+    const Tensor& qpos = final_only ? (tok ? p.pos_final_token : p.pos_final) : (tok ? p.pos_rows_token : p.pos_rows);
+    OpScope op(prof, g, OpKind::rope, 3.0 * dbl((Rq * H + Rk * G) * hd), 2);
+    backend.rope(q3, qpos, theta);
+    backend.rope(k3, tok ? p.pos_rows_token : p.pos_rows, theta);
+  }
+  Tensor att = ws.get(Buf::attn, {Rq, H, hd}, opt.dtype);
+  attend(p, r, q3, k3, v3, att, final_only);
+  {
+    OpScope op(prof, g, OpKind::o_proj, 2.0 * dbl(Rq * H * hd) * dbl(D));
+    backend.gemm(att.reshaped({Rq, H * hd}), false, lw.o, true, out);
+  }
+  if (lw.attn_post_norm.defined()) {
+    OpScope op(prof, g, OpKind::attn_norm, 4.0 * dbl(Rq * D));
+    backend.rms_norm(out, lw.attn_post_norm, eps, out);
+  }
+}
+
+}  // namespace hdlab::executor

@@ -1,0 +1,264 @@
+#pragma once
+// The runner's inside: workspace buffers, KV caches, the op profiler, and the state of
+// one pass. Shared by runner*.cpp only.
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <map>
+
+#include "hdlab/executor/attention_mask.hpp"
+#include "hdlab/executor/runner.hpp"
+
+namespace hdlab::executor::detail {
+
+using model::OpKind;
+
+
+// Named, reusable buffers: a call takes views of the size it needs, so the same memory
+// serves every layer and a repeated call allocates nothing (steady-state timings).
+enum class Buf {
+  hidden_a, hidden_b, inject_e, normed, kv_normed, q, k, v, attn, sub_out, ffn_out, gate_up, act,
+  router_logits, route_ids, route_weights, moe_ids, moe_weights, expert_x, expert_gate_up, expert_act, expert_out,
+  ghc_hn, ghc_alpha, ghc_beta, ghc_x, ghc_carry, embed_tmp, out_rows, out_norm, out_reduce, out_final, logits,
+  mtp_e, mtp_mix, mtp_norm, mtp_reduce, mtp_final, mtp_logits, row_ids, token_ids, pos_rows, pos_rows_token,
+  pos_query, pos_query_token, kv_scratch, kv_ids, ones, count_
+};
+
+class Workspace {
+ public:
+  explicit Workspace(Backend& b) : backend_(b) {}
+  // A view of `shape` elements of `type` in buffer `which` (grown when too small; the
+  // old allocation stays alive as long as views of it do).
+  Tensor get(Buf which, Shape shape, ScalarType type);
+  std::size_t bytes() const;
+
+ private:
+  Backend& backend_;
+  std::map<std::pair<int, int>, Tensor> buffers_;  // (buffer, type) -> flat storage
+};
+
+// Wraps the mask of a cache or a pass: positions of the rows in row order.
+class KvCache {
+ public:
+  void reset(Backend& b, std::int64_t capacity, std::int64_t kv_heads, std::int64_t head_dim, ScalarType type);
+  bool empty() const { return positions_.empty(); }
+  std::int64_t live() const { return static_cast<std::int64_t>(positions_.size()); }
+  const std::vector<std::int64_t>& positions() const { return positions_; }
+  Tensor keys() const { return k_.slice_rows(start_, live()); }
+  Tensor values() const { return v_.slice_rows(start_, live()); }
+  std::size_t bytes() const { return k_.defined() ? k_.bytes() + v_.bytes() : 0; }
+
+  // Appends rows k, v [r, G, hd] at logical positions `pos`.
+  void append(Backend& b, const Tensor& k, const Tensor& v, const std::vector<std::int64_t>& pos);
+  // Overwrites the last k.dim(0) rows (looped shared KV: a later iteration's K/V).
+  void overwrite_tail(Backend& b, const Tensor& k, const Tensor& v);
+  // Appends rows `ids` (i32, indices into k_all / v_all [R, G, hd]) at positions `pos`.
+  void append_gathered(Backend& b, const Tensor& k_all, const Tensor& v_all, const Tensor& ids,
+                       const std::vector<std::int64_t>& pos);
+  // Drops the entries `keep` rejects (rows after the first dropped one move down
+  // through `ws`; leading ones just advance the start).
+  void retain(Backend& b, Workspace& ws, const std::function<bool(std::int64_t)>& keep);
+
+ private:
+  void make_room(Backend& b, std::int64_t rows);
+  Tensor k_, v_;  // [capacity, G, hd]
+  std::int64_t start_ = 0;
+  std::vector<std::int64_t> positions_;
+};
+
+// Times ops under (group, OpKind): backend timers started and stopped around each op,
+// read at the end of the call (CUDA events need not be waited for op by op).
+class Profiler {
+ public:
+  Profiler(Backend& b, bool per_op) : backend_(b), per_op_(per_op) {}
+  void begin_call(std::size_t groups);
+  // Starts timing op `kind` of group `group` (-1: outside the layers); `flops` executed.
+  void start(int group, OpKind kind, double flops, double calls = 1);
+  void stop();
+  // Adds to the current op without timing (attention pair counts, extra FLOPs).
+  OpMeasure& current();
+  void end_call(StepProfile& out);
+  bool per_op() const { return per_op_; }
+
+ private:
+  struct Record {
+    int group;
+    OpKind kind;
+    EventTimer* timer;
+  };
+  OpMeasure& slot(int group, OpKind kind);
+  Backend& backend_;
+  bool per_op_;
+  std::vector<std::unique_ptr<EventTimer>> timers_;
+  std::size_t used_ = 0;
+  std::vector<Record> records_;
+  std::unique_ptr<EventTimer> total_;
+  StepProfile step_;
+  int open_group_ = 0;
+  OpKind open_kind_ = OpKind::embedding;
+  bool open_ = false;
+};
+
+// RAII op timing.
+class OpScope {
+ public:
+  OpScope(Profiler& p, int group, OpKind kind, double flops, double calls = 1) : p_(p) {
+    p_.start(group, kind, flops, calls);
+  }
+  ~OpScope() { p_.stop(); }
+  OpScope(const OpScope&) = delete;
+  OpScope& operator=(const OpScope&) = delete;
+
+ private:
+  Profiler& p_;
+};
+
+// LRU of tile plans keyed by the mask's content.
+class PlanCache {
+ public:
+  std::shared_ptr<const TilePlan> get(const AttentionMask& mask);
+
+ private:
+  struct Entry {
+    AttentionMask mask;
+    std::shared_ptr<const TilePlan> plan;
+  };
+  std::deque<Entry> entries_;
+};
+
+enum class PassKind { train, prefill, decode };
+
+// One attention call of one layer pass, decided in setup (host) before the timed run.
+struct AttentionCall {
+  std::shared_ptr<const TilePlan> plan;
+  int stream = -1;  // HD stream-major decode of an intra layer: the stream; -1: all rows
+};
+
+// Rows of a prefill a cache keeps: indices into the pass rows (i32 on the device) and
+// their positions, sorted by position.
+struct CommitRows {
+  std::vector<std::int64_t> positions;
+  std::vector<std::int32_t> host_ids;
+  Tensor ids;
+};
+
+// Embedding lookups of one table into rows first, first + stride, ... of the hidden state.
+struct EmbedGroup {
+  int table = 0;
+  std::int64_t id_offset = 0;  // into Pass::embed_ids
+  std::int64_t count = 0;
+  RowMap map;
+};
+
+// The rows of one call and what setup prepared for it.
+struct Pass {
+  PassKind kind = PassKind::train;
+  std::int64_t tokens = 0;                   // tokens in the sequence including this call
+  std::vector<std::int64_t> rows;            // logical positions, physical order
+  std::vector<std::int64_t> final_rows;      // indices into rows of the final copy's rows, token order
+  std::vector<std::int64_t> loss_rows;       // indices into final_rows that get logits
+  std::vector<std::int32_t> token_of_row;    // token id per row
+  std::vector<std::vector<AttentionCall>> calls;  // per layer run, in execution order
+  std::size_t next_call = 0;                 // the next layer run's calls
+  std::vector<EmbedGroup> embed_groups;
+  Tensor embed_ids;                          // i32 token ids in embed_groups order
+  Tensor pos_rows, pos_rows_token;           // i32 RoPE positions of all rows: logical, token index
+  Tensor pos_final, pos_final_token;         // the same for the loss rows
+  Tensor final_ids;                          // i32 final_rows (KV-mirror layers keep only these rows)
+  Tensor loss_ids;                           // i32 rows of the last hidden state that get logits
+  std::vector<CommitRows> commits;           // prefill: what caches keep
+  std::vector<int> commit_seq;               // commits in execution order (run, stream)
+  std::size_t next_commit = 0;
+  std::vector<std::int32_t> mtp_tokens;      // VWN MTP: the token after each loss row
+  Tensor mtp_ids;
+};
+
+}  // namespace hdlab::executor::detail
+
+namespace hdlab::executor {
+
+using model::OpKind;
+
+// One layer run in execution order (looped: the recurrent layers once per iteration).
+struct LayerRun {
+  std::int64_t layer = 0;
+  std::int64_t iteration = 0;
+  bool iteration_start = false;  // looped with injection: the adapter runs before this layer
+  bool commits_kv = true;        // this run's K/V is what its cache keeps (looped shared KV: the last iteration)
+  bool overwrites_kv = false;    // looped shared KV, iterations >= 1: replaces the entries iteration 0 appended
+};
+
+struct Runner::Impl {
+  Impl(Backend& b, model::Config c, ModelWeights weights, RunOptions o);
+
+  Backend& backend;
+  model::Config config;
+  ModelWeights w;
+  RunOptions opt;
+  model::Layout layout = model::Layout::interleaved;
+  std::vector<LayerGroup> groups;
+  std::vector<int> group_of_layer;
+  detail::Workspace ws;
+  detail::Profiler prof;
+  detail::PlanCache plans;
+  StepProfile last;
+
+  // Shapes (methods.md names).
+  std::int64_t copies = 1, D = 0, wide = 0, H = 0, G = 0, hd = 0, V = 0;
+  float scale = 1;
+  double theta = 10000;
+  const model::HdDesign* hd_design = nullptr;
+  const model::PhdDesign* phd = nullptr;
+  const model::VwnDesign* vwn = nullptr;
+  const model::LoopedDesign* loop = nullptr;
+  std::vector<LayerRun> schedule;
+  std::vector<std::int64_t> mirror_of_source;  // source layer x -> its mirror layer, or -1
+
+  // Sequence state.
+  std::vector<std::int32_t> tokens;
+  std::int64_t max_tokens = 0;
+  std::vector<std::vector<detail::KvCache>> caches;   // [cache slot][stream (stream-major intra) or 0]
+  std::vector<Tensor> mirror_inputs;          // per layer: a mirror layer's normed source input
+
+  // ---- structure (runner.cpp) ----
+  bool hd_mirror_queries(std::int64_t l) const;  // HD KV mirror: only the final stream queries
+  bool per_stream_kv(std::int64_t l) const;      // stream-major HD intra layer: a cache per stream
+  bool token_index_rope(std::int64_t l) const;
+  int cache_slot(const LayerRun& r) const;
+  model::MaskSpec mask_of(std::int64_t l, std::int64_t tokens) const;
+  bool keep_entry(std::int64_t l, std::int64_t tokens_so_far, std::int64_t position) const;
+  std::int64_t cache_capacity(std::int64_t l) const;
+  void reset_caches(std::int64_t max_tokens);
+
+  // ---- a call (runner.cpp) ----
+  detail::Pass make_pass(detail::PassKind kind, std::vector<std::int64_t> rows, std::int64_t tokens_so_far);
+  void plan_attention(detail::Pass& p);
+  ForwardResult run(detail::Pass& p);
+
+  // ---- ops (runner_layers.cpp) ----
+  Tensor embed(const std::vector<detail::EmbedGroup>& groups, const Tensor& ids, std::int64_t rows, detail::Buf out,
+               model::OpKind kind);
+  void layer(detail::Pass& p, const LayerRun& r, Tensor& x, bool& final_only);
+  bool ends_final_only() const;  // the last layer keeps only the final stream's rows
+  void attention_sublayer(detail::Pass& p, const LayerRun& r, const Tensor& in, const Tensor& out, bool final_only);
+  void ffn_sublayer(const LayerRun& r, const Tensor& in, const Tensor& out);
+  void moe_ffn(const LayerRun& r, const Tensor& in, const Tensor& out);
+  void residual_add(int group, const Tensor& x, const Tensor& y);
+  Tensor select_rows(const Tensor& x, const Tensor& ids, const std::vector<std::int64_t>& idx, detail::Buf buf,
+                     int group, model::OpKind kind);
+  void ghc_sublayer(detail::Pass& p, const LayerRun& r, Tensor& h, bool attention);
+  void inject(detail::Pass& p, Tensor& x, const Tensor& e);
+  ForwardResult output(detail::Pass& p, const Tensor& x, bool final_only);
+  Tensor output_path(const Tensor& rows, detail::Buf norm, detail::Buf reduce, detail::Buf fin, detail::Buf logits,
+                     model::OpKind kind);
+  void mtp(detail::Pass& p, const Tensor& x_loss, ForwardResult& res);
+
+  // ---- attention internals (runner_attention.cpp) ----
+  void attend(detail::Pass& p, const LayerRun& r, const Tensor& q, const Tensor& k, const Tensor& v,
+              const Tensor& out, bool final_only);
+  void project(const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y);
+  std::vector<std::pair<AttentionMask, int>> attention_masks(const detail::Pass& p, const LayerRun& r,
+                                                             bool final_only) const;
+};
+
+}  // namespace hdlab::executor

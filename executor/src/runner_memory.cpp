@@ -1,0 +1,91 @@
+// Memory of a run estimated from the config alone, so a run that would not fit is
+// refused before anything is allocated (needed and available bytes in the error).
+#include <algorithm>
+
+#include "hdlab/model/mask.hpp"
+#include "runner_internal.hpp"
+
+namespace hdlab::executor {
+
+namespace {
+
+std::size_t sz(std::int64_t v) { return static_cast<std::size_t>(std::max<std::int64_t>(v, 0)); }
+
+std::int64_t copies_of(const model::Method& m) {
+  if (const auto* hd = std::get_if<model::HdDesign>(&m)) return hd->n;
+  if (const auto* phd = std::get_if<model::PhdDesign>(&m)) return phd->K;
+  return 1;
+}
+
+// KV-cache positions one cache of layer l holds at most (as Runner::Impl::cache_capacity).
+std::int64_t cache_rows(const model::Config& c, std::int64_t l, std::int64_t max_tokens, std::int64_t copies) {
+  const model::MaskSpec m = model::layer_mask(c, l, 1);
+  const std::int64_t all = max_tokens * copies;
+  switch (m.kind) {
+    case model::MaskSpec::Kind::causal:
+    case model::MaskSpec::Kind::intra: return all;
+    case model::MaskSpec::Kind::sliding: return std::min(all, 2 * (m.window + copies));
+    case model::MaskSpec::Kind::phd: return max_tokens + m.phd_W + m.copies;
+  }
+  return all;
+}
+
+// Workspace elements per computed row (upper bound over the buffers a layer uses at once).
+std::int64_t row_elements(const model::Config& c) {
+  const model::Backbone& b = c.effective;
+  const std::int64_t D = b.hidden, q = b.num_heads * b.head_dim, kv = b.num_kv_heads * b.head_dim;
+  std::int64_t wide = D, ghc = 0;
+  if (const auto* v = std::get_if<model::VwnDesign>(&c.design.method)) {
+    wide = D * v->n / v->m;
+    ghc = 2 * wide + D + v->n * (v->m + v->n) + v->m * v->n;  // hn, carry, x, alpha, beta
+  }
+  std::int64_t ffn = 3 * b.intermediate;  // gate_up + act
+  if (b.moe) {
+    const auto& m = *b.moe;
+    ffn = std::max(ffn, m.num_experts + 2 * m.top_k + 2 * m.top_k +  // logits, ids + weights, grouped ids + weights
+                            3 * m.expert_intermediate + 2 * D +        // expert x, gate_up, act, out
+                            3 * m.shared_expert_intermediate);
+  }
+  const std::int64_t positions = 8;  // i32 positions, ids, kept rows
+  return 3 * wide + D /*normed*/ + D /*embed tmp*/ + 2 * q + 2 * kv + D /*sub_out*/ + ffn + ghc + positions +
+         D * b.kv_mirror_layers;
+}
+
+}  // namespace
+
+MemoryEstimate estimate_memory(const model::Config& c, const RunShape& shape, const RunOptions& o) {
+  MemoryEstimate e;
+  const std::size_t bytes = scalar_bytes(o.dtype);
+  e.weights = weight_bytes(weight_specs(c), o.dtype);
+  const std::int64_t copies = copies_of(c.design.method), L = std::max<std::int64_t>(shape.tokens, 1);
+  const model::Backbone& b = c.effective;
+  if (shape.phase != Phase::train_forward) {
+    const std::int64_t max_tokens = L + std::max<std::int64_t>(shape.decode_steps, 0);
+    std::int64_t rows = 0;
+    const auto* loop = std::get_if<model::LoopedDesign>(&c.design.method);
+    for (std::int64_t l = 0; l < b.num_layers; ++l) {
+      const bool recurrent = loop && l >= loop->prelude && l < loop->prelude + loop->recurrent;
+      const std::int64_t caches = recurrent && loop->kv == model::LoopKv::per_iteration ? loop->iterations : 1;
+      rows += caches * cache_rows(c, l, max_tokens, copies);
+    }
+    e.kv_cache = sz(rows) * 2 * sz(b.num_kv_heads * b.head_dim) * bytes;
+  }
+  // The largest call: a training forward or prefill of all c*L positions (the decode
+  // phase prefills its context first), a decode step of c rows.
+  const std::int64_t rows = copies * L;
+  std::int64_t logit_rows = shape.phase == Phase::train_forward ? L : 1;
+  if (const auto* v = std::get_if<model::VwnDesign>(&c.design.method); v && v->mtp && shape.phase == Phase::train_forward)
+    logit_rows *= 2;  // MTP logits and its wide inputs
+  std::int64_t wide = b.hidden;
+  if (const auto* v = std::get_if<model::VwnDesign>(&c.design.method)) wide = b.hidden * v->n / v->m;
+  const std::int64_t output = logit_rows * (b.padded_vocab() + 3 * wide + 2 * b.hidden);
+  // Workspace buffers grow with 25% headroom.
+  e.activations = (sz(rows * row_elements(c)) + sz(output)) * bytes * 5 / 4;
+  return e;
+}
+
+void require_run_fits(const Backend& backend, const model::Config& c, const RunShape& shape, const RunOptions& o) {
+  backend.require_fits(estimate_memory(c, shape, o).total());
+}
+
+}  // namespace hdlab::executor

@@ -1,0 +1,223 @@
+// Weight specs of every design, seeded random values, upload in the runner's layout, and
+// saving to safetensors. Names and shapes are documented in weights.hpp.
+#include "hdlab/executor/weights.hpp"
+
+#include <cmath>
+#include <map>
+#include <numbers>
+
+#include "hdlab/model/error.hpp"
+
+namespace hdlab::executor {
+
+using model::Backbone;
+using model::ConfigError;
+
+namespace {
+
+std::string layer_prefix(std::int64_t l) { return "model.layers." + std::to_string(l) + "."; }
+
+// What the runner executes; other backbones are refused by name of the field.
+void check_executable(const Backbone& b, const model::Method& method) {
+  if (b.mla) throw ConfigError("/backbone/mla", "the runner does not execute multi-head latent attention");
+  if (b.norms_per_layer != 2 && b.norms_per_layer != 4)
+    throw ConfigError("/backbone/norms_per_layer",
+                      "the runner executes 2 (pre-norm) or 4 (pre- and post-norm) RMSNorms per layer, got " +
+                          std::to_string(b.norms_per_layer));
+  if (b.head_dim % 2 != 0)
+    throw ConfigError("/backbone/head_dim", "RoPE needs an even head dim, got " + std::to_string(b.head_dim));
+  if (std::holds_alternative<model::VwnDesign>(method) && b.kv_mirror_layers > 0)
+    throw ConfigError("/backbone/kv_mirror_layers", "the runner does not execute VWN on a KV-mirror backbone");
+  if (const auto* v = std::get_if<model::VwnDesign>(&method))
+    if (b.tie_embeddings && v->embedding == model::VwnEmbedding::full && v->n != v->m)
+      throw ConfigError("/design/vwn/embedding",
+                        "a full over-width embedding [V, D'] cannot be the tied head [V, D]; use \"projected\"");
+}
+
+void add_ffn(std::vector<WeightSpec>& out, const std::string& p, std::int64_t D, std::int64_t F, double down_std) {
+  const double in_std = 1.0 / std::sqrt(static_cast<double>(D));
+  out.push_back({p + "gate_proj.weight", {F, D}, WeightInit::normal, in_std});
+  out.push_back({p + "up_proj.weight", {F, D}, WeightInit::normal, in_std});
+  out.push_back({p + "down_proj.weight", {D, F}, WeightInit::normal, down_std});
+}
+
+void add_ghc(std::vector<WeightSpec>& out, const std::string& p, const model::VwnDesign& v, std::int64_t D) {
+  const std::int64_t m = v.m, n = v.n, s = D / v.m;
+  out.push_back({p + "static_a", {n, m + n}, WeightInit::ghc_static_a, 0, true});
+  out.push_back({p + "static_b", {m, n}, WeightInit::ghc_static_b, 0, true});
+  if (!v.dynamic) return;
+  out.push_back({p + "norm.weight", {s}, WeightInit::ones, 0, true});
+  out.push_back({p + "dynamic.weight", {s, 2 * m + n}, WeightInit::ghc_dynamic, 0});
+  out.push_back({p + "dynamic.scale", {2}, WeightInit::ones, 0, true});
+}
+
+void add_layer(std::vector<WeightSpec>& out, const Backbone& b, const model::Method& method, std::int64_t l) {
+  const std::int64_t D = b.hidden, H = b.num_heads, G = b.num_kv_heads, hd = b.head_dim;
+  const double in_std = 1.0 / std::sqrt(static_cast<double>(D));
+  const double depth = 2.0 * static_cast<double>(b.num_layers);
+  const std::string p = layer_prefix(l);
+  const bool post = b.norms_per_layer == 4;
+  out.push_back({p + "input_layernorm.weight", {D}, WeightInit::ones, 0, true});
+  for (const char* name : {"q_proj", "k_proj", "v_proj"}) {
+    const std::int64_t rows = (name[0] == 'q' ? H : G) * hd;
+    out.push_back({p + "self_attn." + name + ".weight", {rows, D}, WeightInit::normal, in_std});
+    if (b.attention_bias) out.push_back({p + "self_attn." + name + ".bias", {rows}, WeightInit::normal, 0.02});
+  }
+  if (b.qk_norm) {
+    out.push_back({p + "self_attn.q_norm.weight", {hd}, WeightInit::ones, 0, true});
+    out.push_back({p + "self_attn.k_norm.weight", {hd}, WeightInit::ones, 0, true});
+  }
+  out.push_back({p + "self_attn.o_proj.weight", {D, H * hd}, WeightInit::normal,
+                 1.0 / std::sqrt(static_cast<double>(H * hd) * depth)});
+  out.push_back({p + "post_attention_layernorm.weight", {D}, WeightInit::ones, 0, true});
+  if (post) {
+    out.push_back({p + "pre_feedforward_layernorm.weight", {D}, WeightInit::ones, 0, true});
+    out.push_back({p + "post_feedforward_layernorm.weight", {D}, WeightInit::ones, 0, true});
+  }
+  if (b.is_moe_layer(l)) {
+    const model::MoeConfig& m = *b.moe;
+    out.push_back({p + "mlp.gate.weight", {m.num_experts, D}, WeightInit::normal, in_std});
+    const double down_e = 1.0 / std::sqrt(static_cast<double>(m.expert_intermediate) * depth);
+    for (std::int64_t e = 0; e < m.num_experts; ++e)
+      add_ffn(out, p + "mlp.experts." + std::to_string(e) + ".", D, m.expert_intermediate, down_e);
+    const double down_s = 1.0 / std::sqrt(static_cast<double>(m.shared_expert_intermediate) * depth);
+    for (std::int64_t s = 0; s < m.num_shared_experts; ++s)
+      add_ffn(out, p + "mlp.shared_experts." + std::to_string(s) + ".", D, m.shared_expert_intermediate, down_s);
+  } else {
+    add_ffn(out, p + "mlp.", D, b.intermediate, 1.0 / std::sqrt(static_cast<double>(b.intermediate) * depth));
+  }
+  if (const auto* v = std::get_if<model::VwnDesign>(&method)) {
+    add_ghc(out, p + "hdlab_ghc.attn.", *v, D);
+    add_ghc(out, p + "hdlab_ghc.ffn.", *v, D);
+  }
+}
+
+// Box-Muller over a splitmix64 stream: the same numbers on every platform.
+struct NormalStream {
+  std::uint64_t state;
+  bool has_spare = false;
+  double spare = 0;
+  double uniform() {  // (0, 1]
+    std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    return (static_cast<double>(z >> 11) + 1.0) * 0x1.0p-53;
+  }
+  double next() {
+    if (has_spare) {
+      has_spare = false;
+      return spare;
+    }
+    const double r = std::sqrt(-2.0 * std::log(uniform())), a = 2.0 * std::numbers::pi * uniform();
+    spare = r * std::sin(a);
+    has_spare = true;
+    return r * std::cos(a);
+  }
+};
+
+}  // namespace
+
+std::vector<float> normal_floats(std::size_t count, std::uint64_t seed, double std) {
+  std::vector<float> out(count);
+  NormalStream s{seed};
+  for (auto& x : out) x = static_cast<float>(std * s.next());
+  return out;
+}
+
+std::uint64_t tensor_seed(std::uint64_t seed, const std::string& name) {
+  std::uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a of the name, then mixed with the seed
+  for (unsigned char c : name) h = (h ^ c) * 0x100000001b3ull;
+  h ^= seed + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  return h;
+}
+
+std::vector<WeightSpec> weight_specs(const Backbone& b, const model::Method& method) {
+  check_executable(b, method);
+  const std::int64_t D = b.hidden, V = b.padded_vocab();
+  std::vector<WeightSpec> out;
+  const auto* vwn = std::get_if<model::VwnDesign>(&method);
+  const std::int64_t wide = vwn ? D * vwn->n / vwn->m : D;
+  const bool wide_table = vwn && vwn->embedding == model::VwnEmbedding::full;
+  out.push_back({"model.embed_tokens.weight", {V, wide_table ? wide : D}, WeightInit::normal, 1.0});
+  if (const auto* hd = std::get_if<model::HdDesign>(&method))
+    for (std::int64_t k = 1; k < hd->n; ++k)
+      out.push_back({"hdlab.hd.embed_tokens." + std::to_string(k) + ".weight", {V, D}, WeightInit::normal, 1.0});
+  if (vwn && !wide_table)
+    out.push_back({"hdlab.vwn.embed_proj.weight", {wide, D}, WeightInit::normal, 1.0 / std::sqrt(static_cast<double>(D))});
+  for (std::int64_t l = 0; l < b.num_layers; ++l) add_layer(out, b, method, l);
+  if (vwn) {
+    const std::int64_t s = D / vwn->m;
+    out.push_back({"hdlab.vwn.group_norm.weight", {wide}, WeightInit::ones, 0, true});
+    out.push_back({"hdlab.vwn.group_norm.bias", {wide}, WeightInit::zeros, 0, true});
+    out.push_back({"hdlab.vwn.reduce.weight", {D, wide}, WeightInit::normal, 1.0 / std::sqrt(static_cast<double>(wide))});
+    if (vwn->mtp)
+      out.push_back({"hdlab.vwn.mtp.weight", {s, 2 * s}, WeightInit::normal, 1.0 / std::sqrt(2.0 * static_cast<double>(s))});
+  }
+  if (const auto* loop = std::get_if<model::LoopedDesign>(&method); loop && loop->input_injection)
+    out.push_back({"hdlab.loop.injection.weight", {D, 2 * D}, WeightInit::injection, 0});
+  out.push_back({"model.norm.weight", {D}, WeightInit::ones, 0, true});
+  if (!b.tie_embeddings)
+    out.push_back({"lm_head.weight", {V, D}, WeightInit::normal, 1.0 / std::sqrt(static_cast<double>(D))});
+  return out;
+}
+
+std::vector<WeightSpec> weight_specs(const model::Config& c) { return weight_specs(c.effective, c.design.method); }
+
+std::size_t weight_bytes(const std::vector<WeightSpec>& specs, ScalarType type) {
+  std::size_t bytes = 0;
+  for (const auto& s : specs)
+    bytes += static_cast<std::size_t>(element_count(s.shape)) * (s.keep_f32 ? 4 : scalar_bytes(type));
+  return bytes;
+}
+
+std::vector<float> RandomWeights::values(const WeightSpec& spec) {
+  const std::size_t count = static_cast<std::size_t>(element_count(spec.shape));
+  const std::uint64_t seed = tensor_seed(seed_, spec.name);
+  switch (spec.init) {
+    case WeightInit::normal: return normal_floats(count, seed, spec.std);
+    case WeightInit::ones: return std::vector<float>(count, 1.0f);
+    case WeightInit::zeros: return std::vector<float>(count, 0.0f);
+    case WeightInit::ghc_static_a: {  // [n, m+n]: alpha[i, i] = 1 (i < m), alpha[i, m+i] = 1
+      const std::int64_t n = spec.shape[0], cols = spec.shape[1], m = cols - n;
+      std::vector<float> a(count, 0.0f);
+      for (std::int64_t i = 0; i < n; ++i) {
+        if (i < m) a[static_cast<std::size_t>(i * cols + i)] = 1.0f;
+        a[static_cast<std::size_t>(i * cols + m + i)] = 1.0f;
+      }
+      return a;
+    }
+    case WeightInit::ghc_static_b: {  // [m, n]: B[i, j] = 1 iff i = j mod m
+      const std::int64_t m = spec.shape[0], n = spec.shape[1];
+      std::vector<float> b(count, 0.0f);
+      for (std::int64_t j = 0; j < n; ++j) b[static_cast<std::size_t>((j % m) * n + j)] = 1.0f;
+      return b;
+    }
+    case WeightInit::ghc_dynamic: return normal_floats(count, seed, init_.ghc_dynamic_std);
+    case WeightInit::injection: {  // [D, 2D] = [I/2 | I/2] + noise: W_h + W_e = I at zero noise
+      const std::int64_t D = spec.shape[0];
+      std::vector<float> w = normal_floats(count, seed, init_.injection_noise_std);
+      for (std::int64_t r = 0; r < D; ++r) {
+        w[static_cast<std::size_t>(r * 2 * D + r)] += 0.5f;
+        w[static_cast<std::size_t>(r * 2 * D + D + r)] += 0.5f;
+      }
+      return w;
+    }
+  }
+  return {};
+}
+
+void save_weights(const std::string& path, const model::Config& config, WeightSource& source, StDtype dtype) {
+  const std::vector<WeightSpec> specs = weight_specs(config);
+  std::map<std::string, const WeightSpec*> by_name;
+  std::vector<SafetensorsTensorSpec> tensors;
+  for (const auto& s : specs) {
+    by_name[s.name] = &s;
+    tensors.push_back({s.name, s.shape});
+  }
+  write_safetensors(
+      path, tensors, [&](const SafetensorsTensorSpec& t) { return source.values(*by_name.at(t.name)); }, dtype,
+      {{"format", "pt"}, {"producer", "hdlab"}, {"model", config.effective.name}, {"design", model::describe(config.design)}});
+}
+
+}  // namespace hdlab::executor

@@ -1,0 +1,123 @@
+#pragma once
+// Small models and helpers for the runner tests: tiny backbones (a few layers of width 32)
+// so the whole test runs in seconds, also under the sanitizers.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <memory>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "hdlab/executor/backends.hpp"
+#include "hdlab/executor/runner.hpp"
+#include "hdlab/executor/weights.hpp"
+#include "hdlab/model/config_io.hpp"
+
+namespace hdlab::executor::testing {
+
+// Dense: 3 layers, D 32, 4 query / 2 kv heads of 8, SwiGLU 48, vocabulary 61 (padded to 64).
+inline model::Backbone tiny_dense(std::int64_t layers = 3) {
+  model::Backbone b;
+  b.name = "tiny-dense";
+  b.num_layers = layers;
+  b.hidden = 32;
+  b.num_heads = 4;
+  b.num_kv_heads = 2;
+  b.head_dim = 8;
+  b.intermediate = 48;
+  b.vocab_size = 61;
+  b.vocab_pad_multiple = 8;
+  b.layers.assign(static_cast<std::size_t>(layers), model::LayerAttention{});
+  b.rope_theta = 10000.0;
+  b.norm_eps = 1e-6;
+  b.dtype = model::DType::fp32;
+  return b;
+}
+
+// MoE: 8 experts of 16, top-2, one shared expert of 24, router kind as given.
+inline model::Backbone tiny_moe(model::RouterKind router = model::RouterKind::softmax, std::int64_t layers = 2) {
+  model::Backbone b = tiny_dense(layers);
+  b.name = "tiny-moe";
+  b.intermediate = 0;
+  model::MoeConfig m;
+  m.num_experts = 8;
+  m.top_k = 2;
+  m.expert_intermediate = 16;
+  m.num_shared_experts = 1;
+  m.shared_expert_intermediate = 24;
+  m.router = router;
+  b.moe = m;
+  return b;
+}
+
+inline model::Config make(const model::Backbone& b, const std::string& design_json) {
+  const model::Design d = model::parse_design(model::Json::parse(design_json), b, "/design");
+  return model::make_config(b, d);
+}
+
+inline std::vector<std::int32_t> tokens(std::int64_t n, std::uint32_t seed = 7, std::int64_t vocab = 61) {
+  std::vector<std::int32_t> t(static_cast<std::size_t>(n));
+  std::uint32_t s = seed;
+  for (auto& x : t) {
+    s = s * 1664525u + 1013904223u;
+    x = static_cast<std::int32_t>((s >> 8) % static_cast<std::uint32_t>(vocab));
+  }
+  return t;
+}
+
+struct Model {
+  std::unique_ptr<Backend> backend;
+  std::unique_ptr<Runner> runner;
+};
+
+inline Model build(const model::Config& c, WeightSource& source, RunOptions o = {}) {
+  Model m;
+  m.backend = make_cpu_backend(CpuOptions{1, "auto"});
+  ModelWeights w = upload_weights(*m.backend, c, source, o.dtype);
+  m.runner = std::make_unique<Runner>(*m.backend, c, std::move(w), o);
+  return m;
+}
+
+inline Model build(const model::Config& c, std::uint64_t seed = 1, RunOptions o = {}, RandomInit init = {}) {
+  RandomWeights source(seed, init);
+  return build(c, source, o);
+}
+
+// Maximum |a - b| over the elements, relative to the largest |b| (at least 1).
+inline double rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  REQUIRE(a.size() == b.size());
+  double worst = 0, scale = 1;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    REQUIRE(std::isfinite(a[i]));
+    worst = std::max(worst, std::abs(static_cast<double>(a[i]) - b[i]));
+    scale = std::max(scale, std::abs(static_cast<double>(b[i])));
+  }
+  return worst / scale;
+}
+
+inline std::vector<float> rows_of(const std::vector<float>& m, std::int64_t cols, std::int64_t first, std::int64_t n) {
+  return std::vector<float>(m.begin() + first * cols, m.begin() + (first + n) * cols);
+}
+
+// Logits of the whole sequence by prefill of `prompt` tokens and decode steps for the
+// rest, one row per token from the prompt's last on: [L - prompt + 1, V].
+inline std::vector<float> decoded_logits(Model& m, const std::vector<std::int32_t>& t, std::int64_t prompt) {
+  std::vector<float> out;
+  ForwardResult r = m.runner->prefill(std::span(t.data(), static_cast<std::size_t>(prompt)),
+                                      static_cast<std::int64_t>(t.size()));
+  auto add = [&](const Tensor& logits) {
+    const auto v = m.backend->download_f32(logits);
+    out.insert(out.end(), v.begin(), v.end());
+  };
+  add(r.logits);
+  for (std::size_t i = static_cast<std::size_t>(prompt); i < t.size(); ++i) add(m.runner->decode_step(t[i]).logits);
+  return out;
+}
+
+// Relative tolerance for two f32 computations of the same function in different
+// association orders (different row counts per GEMM, tile order, layouts): a few ulps
+// amplified through a few layers.
+inline constexpr double kSameFunction = 2e-5;
+
+}  // namespace hdlab::executor::testing
