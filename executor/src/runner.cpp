@@ -56,6 +56,7 @@ Runner::Impl::Impl(Backend& b, model::Config c, ModelWeights weights, RunOptions
   for (std::int64_t l = 0; l < bb.num_layers; ++l)
     if (bb.is_mirrored(l)) mirror_of_source[static_cast<std::size_t>(bb.mirror_source(l))] = l;
   mirror_inputs.resize(static_cast<std::size_t>(bb.num_layers));
+  mirror_storage.resize(static_cast<std::size_t>(bb.num_layers));
 }
 
 // ---- structure ---------------------------------------------------------------------------

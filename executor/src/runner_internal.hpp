@@ -218,7 +218,8 @@ struct Runner::Impl {
   std::vector<std::int32_t> tokens;
   std::int64_t max_tokens = 0;
   std::vector<std::vector<detail::KvCache>> caches;   // [cache slot][stream (stream-major intra) or 0]
-  std::vector<Tensor> mirror_inputs;          // per layer: a mirror layer's normed source input
+  std::vector<Tensor> mirror_inputs;          // per layer: a mirror layer's normed source input (a view)
+  std::vector<Tensor> mirror_storage;         // their flat allocations
 
   // ---- structure (runner.cpp) ----
   bool hd_mirror_queries(std::int64_t l) const;  // HD KV mirror: only the final stream queries

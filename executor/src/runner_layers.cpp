@@ -3,6 +3,7 @@
 // GHCs), dense and MoE FFNs, looped injection, and the output path (VWN GroupNorm and
 // reduce, final norm, head; VWN MTP). FLOPs are counted as the simulator counts them.
 #include <algorithm>
+#include <numeric>
 
 #include "runner_internal.hpp"
 
@@ -60,12 +61,12 @@ void Runner::Impl::layer(Pass& p, const LayerRun& r, Tensor& x, bool& final_only
   // A KV-mirror source: its input, normed with the mirror layer's own weights, is what
   // the mirror layer projects its K/V from (counted in the mirror layer's attn_norm).
   if (const std::int64_t ml = mirror_of_source[static_cast<std::size_t>(l)]; ml >= 0 && r.iteration == 0) {
-    Tensor& keep = mirror_inputs[static_cast<std::size_t>(ml)];
-    if (!keep.defined() || keep.numel() < x.numel()) keep = backend.allocate({x.numel()}, x.type());
-    const Tensor view = keep.slice_rows(0, x.numel()).reshaped(x.shape());
+    Tensor& store = mirror_storage[static_cast<std::size_t>(ml)];
+    if (!store.defined() || store.numel() < x.numel()) store = backend.allocate({x.numel()}, x.type());
+    Tensor& view = mirror_inputs[static_cast<std::size_t>(ml)];
+    view = store.slice_rows(0, x.numel()).reshaped(x.shape());
     OpScope op(prof, group_of_layer[static_cast<std::size_t>(ml)], OpKind::attn_norm, 4.0 * dbl(x.numel()));
     backend.rms_norm(x, w.layers[static_cast<std::size_t>(ml)].attn_norm, eps, view);
-    keep = view;
   }
   if (hd_mirror_queries(l) && !final_only) {
     // From here on only the final stream's rows run (methods.md section 1, KV mirror).
@@ -235,7 +236,9 @@ Tensor Runner::Impl::output_path(const Tensor& rows, Buf norm, Buf reduce, Buf f
     Tensor gn = ws.get(norm, {r, wide}, opt.dtype);
     Tensor red = ws.get(reduce, {r, D}, opt.dtype);
     OpScope op(prof, -1, mtp_path ? kind : OpKind::vwn_reduce, 2.0 * dbl(r * wide) * dbl(D) + 4.0 * dbl(r * wide), 2);
-    backend.group_norm(rows, D, w.group_norm_weight, w.group_norm_bias, eps, gn);
+    // Groups of D (methods.md); when D' = (n/m) D is not a whole number of them (n/m
+    // fractional, e.g. 3/2), groups of gcd(D, D').
+    backend.group_norm(rows, std::gcd(D, wide), w.group_norm_weight, w.group_norm_bias, eps, gn);
     backend.gemm(gn, false, w.reduce, true, red);
     h = red;
   }
