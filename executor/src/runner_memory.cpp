@@ -56,7 +56,7 @@ std::int64_t row_elements(const model::Config& c) {
 MemoryEstimate estimate_memory(const model::Config& c, const RunShape& shape, const RunOptions& o) {
   MemoryEstimate e;
   const std::size_t bytes = scalar_bytes(o.dtype);
-  e.weights = weight_bytes(weight_specs(c), o.dtype);
+  e.weights = device_weight_bytes(c, o.dtype);
   const std::int64_t copies = copies_of(c.design.method), L = std::max<std::int64_t>(shape.tokens, 1);
   const model::Backbone& b = c.effective;
   if (shape.phase != Phase::train_forward) {

@@ -171,6 +171,13 @@ std::size_t weight_bytes(const std::vector<WeightSpec>& specs, ScalarType type) 
   return bytes;
 }
 
+std::size_t device_weight_bytes(const model::Config& c, ScalarType type) {
+  std::size_t bytes = weight_bytes(weight_specs(c), type);
+  if (const auto* v = std::get_if<model::VwnDesign>(&c.design.method); v && v->dynamic)
+    bytes += static_cast<std::size_t>(2 * c.effective.num_layers * (2 * v->m + v->n - 2)) * 4;
+  return bytes;
+}
+
 std::vector<float> RandomWeights::values(const WeightSpec& spec) {
   const std::size_t count = static_cast<std::size_t>(element_count(spec.shape));
   const std::uint64_t seed = tensor_seed(seed_, spec.name);

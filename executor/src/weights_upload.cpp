@@ -135,7 +135,7 @@ LayerWeights layer_of(const Uploader& up, const model::Backbone& b, std::int64_t
 
 ModelWeights upload_weights(Backend& backend, const model::Config& config, WeightSource& source, ScalarType type) {
   const std::vector<WeightSpec> specs = weight_specs(config);
-  backend.require_fits(weight_bytes(specs, type));
+  backend.require_fits(device_weight_bytes(config, type));
   Uploader up(backend, type);
   std::vector<float> pending_gate;
   for (const WeightSpec& spec : specs) {

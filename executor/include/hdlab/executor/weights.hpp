@@ -71,6 +71,9 @@ std::vector<WeightSpec> weight_specs(const model::Backbone& backbone, const mode
 std::vector<WeightSpec> weight_specs(const model::Config& c);
 // Bytes the specs take on a backend storing matrices as `type` (keep_f32 ones as f32).
 std::size_t weight_bytes(const std::vector<WeightSpec>& specs, ScalarType type);
+// Bytes upload_weights allocates for `c` (the specs' bytes plus the GHC scale pairs
+// spread over their 2m+n coefficient columns).
+std::size_t device_weight_bytes(const model::Config& c, ScalarType type);
 
 // Where values come from: one tensor at a time, so nothing holds a whole model on the host.
 class WeightSource {
