@@ -6,7 +6,6 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <unordered_map>
 
 #include <unistd.h>
 

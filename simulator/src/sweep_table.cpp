@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <unordered_map>
 
 #include "hdlab/simulator/sweep.hpp"
 #include "sweep_internal.hpp"
@@ -120,7 +119,9 @@ std::string format_table(const SweepSpec& spec, const SweepResults& r, std::size
 
   // A printed row per distinct value of the row axes, at its first point that is not
   // excluded; each cell reads the point that differs from it in the cell's "where" axes.
-  std::unordered_map<std::uint64_t, bool> seen;
+  std::uint64_t key_space = 1;  // at most the point count
+  for (int a : spec.table.row_axes) key_space *= spec.axes[static_cast<std::size_t>(a)].size();
+  std::vector<bool> seen(key_space, false);
   std::uint64_t groups = 0;
   std::vector<std::size_t> values, moved;
   for (std::uint64_t p = 0; p < spec.point_count; ++p) {
@@ -128,7 +129,8 @@ std::string format_table(const SweepSpec& spec, const SweepResults& r, std::size
     spec.point_values(p, values);
     std::uint64_t key = 0;
     for (int a : spec.table.row_axes) key = key * spec.axes[static_cast<std::size_t>(a)].size() + values[static_cast<std::size_t>(a)];
-    if (!seen.emplace(key, true).second) continue;
+    if (seen[key]) continue;
+    seen[key] = true;
     if (++groups > max_rows) continue;
     std::vector<Cell> row;
     for (int a : spec.table.row_axes) row.push_back({spec.axes[static_cast<std::size_t>(a)].labels[values[static_cast<std::size_t>(a)]], false});
