@@ -79,9 +79,10 @@ TEST_CASE("hdlab sweep killed mid-run resumes without losing or recomputing a fi
             {"derived", {{{"name", "decode_ratio"}, {"column", "decode_tokens_per_s"}, {"baseline", {{"design", "baseline"}}}}}}});
   constexpr std::size_t points = 200;
 
-  // 5 ms per point on 2 threads: about half a second, long enough to kill it mid-way.
+  // 20 ms per point on 2 threads: 2 s in all; the kill comes after the first journal
+  // flushes (about 0.1 s), far from the end even on a loaded machine.
   const std::string out = dir.at("out");
-  const pid_t pid = spawn_cli({"sweep", sweep, "-o", out, "--threads", "2", "--test-point-delay-us", "5000"});
+  const pid_t pid = spawn_cli({"sweep", sweep, "-o", out, "--threads", "2", "--test-point-delay-us", "20000"});
   REQUIRE(pid > 0);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (complete_lines(out + "/journal.tsv") < 20 && std::chrono::steady_clock::now() < deadline) {
