@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
       add_cost(app),
       add_sweep(app),
       add_pipeline(app),
+      add_run(app),
   };
 
   try {

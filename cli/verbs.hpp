@@ -11,5 +11,6 @@ Verb add_mask(CLI::App& app);
 Verb add_cost(CLI::App& app);
 Verb add_sweep(CLI::App& app);
 Verb add_pipeline(CLI::App& app);
+Verb add_run(CLI::App& app);
 
 }  // namespace hdlab::cli

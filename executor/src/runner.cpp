@@ -126,7 +126,6 @@ std::int64_t Runner::Impl::cache_capacity(std::int64_t l) const {
 
 void Runner::Impl::reset_caches(std::int64_t max) {
   max_tokens = max;
-  caches.clear();
   std::vector<std::int64_t> slot_layer;
   for (const LayerRun& r : schedule) {
     const int s = cache_slot(r);
@@ -137,7 +136,10 @@ void Runner::Impl::reset_caches(std::int64_t max) {
   for (std::size_t s = 0; s < slot_layer.size(); ++s) {
     const std::int64_t l = slot_layer[s];
     caches[s].resize(per_stream_kv(l) ? static_cast<std::size_t>(copies) : 1);
-    for (auto& c : caches[s]) c.reset(backend, cache_capacity(l), G, hd, opt.dtype);
+    // A repeated prefill of the same size reuses the memory (no fresh pages to fault in).
+    for (auto& c : caches[s])
+      if (c.capacity() == cache_capacity(l)) c.clear();
+      else c.reset(backend, cache_capacity(l), G, hd, opt.dtype);
   }
 }
 

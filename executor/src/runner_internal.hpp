@@ -42,6 +42,12 @@ class KvCache {
  public:
   void reset(Backend& b, std::int64_t capacity, std::int64_t kv_heads, std::int64_t head_dim, ScalarType type);
   bool empty() const { return positions_.empty(); }
+  std::int64_t capacity() const { return k_.defined() ? k_.dim(0) : 0; }
+  // Forgets every entry, keeping the memory (a new sequence of the same size).
+  void clear() {
+    start_ = 0;
+    positions_.clear();
+  }
   std::int64_t live() const { return static_cast<std::int64_t>(positions_.size()); }
   const std::vector<std::int64_t>& positions() const { return positions_; }
   Tensor keys() const { return k_.slice_rows(start_, live()); }

@@ -1,0 +1,213 @@
+// hdlab run MODEL --design D --phase prefill|decode|train-forward --backend cpu|cuda
+// Runs the design for real (seeded random weights, or a safetensors file) and measures
+// it: medians over repeats after warm-up, per-op times under the cost model's op names
+// with the FLOPs executed, and memory. --json prints everything (every op per layer
+// group); the default prints a summary. Bundled backbones are large: --layers,
+// --hidden, ... scale one down, or use profiles/models/tiny-*.json. A run that would not
+// fit is refused before anything is allocated (exit 2, needed and available bytes).
+#include <filesystem>
+#include <iostream>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "hdlab/executor/backends.hpp"
+#include "hdlab/executor/measure.hpp"
+#include "hdlab/executor/safetensors.hpp"
+#include "hdlab/model/hf_import.hpp"
+#include "verbs.hpp"
+
+namespace hdlab::cli {
+
+namespace {
+
+using namespace hdlab::executor;
+
+struct RunCli {
+  ModelOptions model;
+  std::string phase = "prefill", backend = "cpu", dtype = "f32", layout, weights, save_weights, save_dtype = "f32";
+  std::int64_t tokens = 128;
+  int warmup = 1, repeats = 5, threads = 0;
+  std::uint64_t seed = 1;
+  bool json = false, no_normalize = false, no_op_timing = false;
+  std::map<std::string, std::int64_t> scale;  // flag -> value, only those given
+};
+
+// The scale-down flags: name, help, and where the value goes.
+struct ScaleFlag {
+  const char* flag;
+  const char* help;
+  std::optional<std::int64_t> BackboneScale::*field;
+};
+constexpr ScaleFlag kScaleFlags[] = {
+    {"--layers", "override the backbone's layer count (attention pattern repeated)", &BackboneScale::layers},
+    {"--hidden", "override the hidden size D", &BackboneScale::hidden},
+    {"--heads", "override the query heads", &BackboneScale::heads},
+    {"--kv-heads", "override the key/value heads", &BackboneScale::kv_heads},
+    {"--head-dim", "override the head dim (default: follows hidden / heads)", &BackboneScale::head_dim},
+    {"--ffn", "override the dense SwiGLU width", &BackboneScale::ffn},
+    {"--vocab", "override the vocabulary", &BackboneScale::vocab},
+    {"--experts", "override the routed experts", &BackboneScale::experts},
+    {"--top-k", "override the routed experts per token", &BackboneScale::top_k},
+    {"--expert-ffn", "override the expert (and shared expert) width", &BackboneScale::expert_ffn},
+    {"--window", "override every sliding window [positions]", &BackboneScale::window},
+};
+
+// load_config() with the backbone scaled before the design is read against it.
+model::Config load_scaled(const RunCli& o) {
+  using model::Json;
+  const Json doc = model::read_json_file(o.model.model_path);
+  BackboneScale scale;
+  for (const ScaleFlag& f : kScaleFlags)
+    if (auto it = o.scale.find(f.flag); it != o.scale.end()) scale.*(f.field) = it->second;
+  const model::Backbone base = scale_backbone(model::load_backbone(doc), scale);
+  Json design = Json::object();
+  if (!o.model.design.empty()) {
+    if (std::filesystem::exists(o.model.design)) {
+      design = model::read_json_file(o.model.design);
+      if (design.is_object() && design.contains("design")) design = Json(design["design"]);
+    } else {
+      design = model::design_json_from_shorthand(o.model.design);
+    }
+  } else if (doc.is_object() && doc.contains("design") && !model::looks_like_hf_config(doc)) {
+    design = doc["design"];
+  }
+  return model::make_config(base, model::parse_design(design, base, "/design"));
+}
+
+std::string bytes_text(double b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (b >= 1024 && u < 4) {
+    b /= 1024;
+    ++u;
+  }
+  return fmt::format("{:.1f} {}", b, units[u]);
+}
+
+void print_summary(const Measurement& m, const Runner& r, const Backend& b) {
+  const model::Config& c = r.config();
+  std::cout << fmt::format("hdlab run: {}, {}\n", c.effective.name, model::describe(c.design));
+  std::cout << fmt::format("backend {} ({}), {}, layout {}, tiles {}x{}\n", b.name(), b.description(),
+                           to_string(r.options().dtype), model::to_string(r.layout()), kTileQ, kTileK);
+  std::cout << fmt::format("phase {}: {} tokens -> {} rows per layer pass, {} loss row(s), context {} tokens; "
+                           "median of {} after {} warm-up\n",
+                           to_string(m.options.phase), m.options.tokens, m.rows, m.loss_rows, m.context,
+                           m.options.repeats, m.options.warmup);
+  std::cout << fmt::format("time: median {:.3f} ms (min {:.3f}, max {:.3f}); host setup {:.3f} ms\n", m.median_ms,
+                           m.min_ms, m.max_ms, m.median_setup_ms);
+  std::cout << fmt::format("executed: {:.4g} GFLOP, {:.4g} GFLOP/s\n", m.flops * 1e-9,
+                           m.median_ms > 0 ? m.flops * 1e-9 / (m.median_ms * 1e-3) : 0.0);
+  std::cout << fmt::format("memory: weights {}, KV cache {}, peak {} (estimated {}, {} available)\n",
+                           bytes_text(static_cast<double>(m.weight_bytes)), bytes_text(static_cast<double>(m.kv_bytes)),
+                           bytes_text(static_cast<double>(m.peak_bytes)), bytes_text(static_cast<double>(m.estimate_bytes)),
+                           bytes_text(static_cast<double>(m.available_bytes)));
+  // Per op over all layer groups, slowest first.
+  std::map<model::OpKind, OpMeasure> per_op;
+  for (const OpStat& s : m.ops) per_op[s.op] += s.median;
+  std::vector<std::pair<model::OpKind, OpMeasure>> rows(per_op.begin(), per_op.end());
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b2) { return a.second.ms > b2.second.ms; });
+  double op_sum = 0;
+  for (const auto& [k, v] : rows) op_sum += v.ms;
+  std::cout << fmt::format("{:<16}{:>11}{:>8}{:>12}{:>12}{:>8}\n", "op", "time [ms]", "[%]", "GFLOP", "GFLOP/s", "calls");
+  for (const auto& [k, v] : rows)
+    std::cout << fmt::format("{:<16}{:>11.4f}{:>8.1f}{:>12.4g}{:>12.4g}{:>8.0f}\n", model::to_string(k), v.ms,
+                             op_sum > 0 ? 100 * v.ms / op_sum : 0.0, v.flops * 1e-9,
+                             v.ms > 0 ? v.flops * 1e-9 / (v.ms * 1e-3) : 0.0, v.calls);
+  if (r.options().profile_ops)
+    std::cout << fmt::format("ops sum {:.3f} ms of {:.3f} ms ({} layer groups; --json for every op per group)\n", op_sum,
+                             m.median_ms, r.groups().size());
+}
+
+std::unique_ptr<WeightSource> weight_source(const RunCli& o, const model::Config& c,
+                                            std::vector<std::unique_ptr<WeightSource>>& keep) {
+  std::unique_ptr<WeightSource> base;
+  if (!o.weights.empty()) base = std::make_unique<SafetensorsWeights>(o.weights);
+  else base = std::make_unique<RandomWeights>(o.seed);
+  if (!c.design.growth) return base;
+  // Growth: the file (or the seed) holds the base model; its grown copy is what runs.
+  keep.push_back(std::move(base));
+  return std::make_unique<GrownWeights>(c, *keep.back(), o.seed + 1, !o.no_normalize);
+}
+
+int run(const RunCli& o) {
+  const model::Config c = load_scaled(o);
+  const Phase phase = phase_from_string(o.phase);
+  RunOptions ro;
+  if (o.dtype != "f32" && o.dtype != "bf16") throw model::ConfigError("--dtype", "must be f32 or bf16, got " + o.dtype);
+  ro.dtype = o.dtype == "bf16" ? ScalarType::bf16 : ScalarType::f32;
+  if (!o.layout.empty()) ro.layout = model::layout_from_string(o.layout);
+  ro.normalize_topk = !o.no_normalize;
+  ro.profile_ops = !o.no_op_timing;
+  if (o.save_dtype != "f32" && o.save_dtype != "bf16")
+    throw model::ConfigError("--save-dtype", "must be f32 or bf16, got " + o.save_dtype);
+  MeasureOptions mo;
+  mo.phase = phase;
+  mo.tokens = o.tokens;
+  mo.warmup = o.warmup;
+  mo.repeats = o.repeats;
+  std::unique_ptr<Backend> backend;
+  if (o.backend == "cpu") backend = make_cpu_backend(CpuOptions{o.threads, "auto"});
+  else if (o.backend == "cuda") {
+    try {
+      backend = make_cuda_backend(0);
+    } catch (const BackendError& e) {
+      throw model::ConfigError("--backend", std::string("cuda: ") + e.what());
+    }
+  }
+  else throw model::ConfigError("--backend", "must be cpu or cuda, got " + o.backend);
+  require_run_fits(*backend, c, RunShape{phase, o.tokens, phase == Phase::decode ? o.warmup + o.repeats : 0}, ro);
+  std::vector<std::unique_ptr<WeightSource>> keep;
+  auto source = weight_source(o, c, keep);
+  if (!o.save_weights.empty()) {
+    save_weights(o.save_weights, c, *source, o.save_dtype == "bf16" ? StDtype::bf16 : StDtype::f32);
+    if (!o.json) std::cout << "weights saved to " << o.save_weights << "\n";
+  }
+  Runner runner(*backend, c, upload_weights(*backend, c, *source, ro.dtype), ro);
+  const Measurement m = measure(runner, *backend, mo);
+  if (o.json) print_json(to_json(m, runner, *backend));
+  else print_summary(m, runner, *backend);
+  return exit_ok;
+}
+
+}  // namespace
+
+Verb add_run(CLI::App& app) {
+  auto* sub = app.add_subcommand("run", "Run a design for real and measure it op by op (cpu, or cuda where a GPU is)");
+  auto o = std::make_shared<RunCli>();
+  o->model.add_to(*sub);
+  sub->add_option("--phase", o->phase, "prefill | decode | train-forward")->capture_default_str();
+  sub->add_option("--backend", o->backend, "cpu | cuda")->capture_default_str();
+  sub->add_option("--tokens", o->tokens, "training length, prompt length, or the decode context [tokens]")
+      ->capture_default_str();
+  sub->add_option("--repeats", o->repeats, "measured repeats (medians over them)")->capture_default_str();
+  sub->add_option("--warmup", o->warmup, "unmeasured runs first")->capture_default_str();
+  sub->add_option("--seed", o->seed, "seed of the random weights (and growth noise: seed + 1)")->capture_default_str();
+  sub->add_option("--weights", o->weights, "safetensors file with the weights (with growth: the base model's)");
+  sub->add_option("--save-weights", o->save_weights, "write the weights run to this safetensors file");
+  sub->add_option("--save-dtype", o->save_dtype, "f32 | bf16 for --save-weights")->capture_default_str();
+  sub->add_option("--dtype", o->dtype, "f32 | bf16 (bf16: cuda only)")->capture_default_str();
+  sub->add_option("--layout", o->layout, "interleaved | stream_major | phd_split (default: the design's)");
+  sub->add_option("--threads", o->threads, "cpu threads (0: all)")->capture_default_str();
+  sub->add_flag("--no-normalize-topk", o->no_normalize, "MoE: keep the top-k router weights unnormalised");
+  sub->add_flag("--no-op-timing", o->no_op_timing, "time whole calls only (no timer around each op)");
+  sub->add_flag("--json", o->json, "print the full measurement as JSON");
+  for (const ScaleFlag& f : kScaleFlags)
+    sub->add_option_function<std::int64_t>(f.flag, [o, name = std::string(f.flag)](const std::int64_t& v) {
+      o->scale[name] = v;
+    }, f.help);
+  return {sub, [o] {
+            try {
+              return run(*o);
+            } catch (const OutOfMemoryError& e) {
+              std::cerr << "hdlab: error: run refused before allocating: " << e.what() << " (needed "
+                        << e.needed_bytes() << " bytes, available " << e.available_bytes() << " bytes)\n";
+              return exit_bad_input;
+            } catch (const SafetensorsError& e) {
+              std::cerr << "hdlab: error: " << e.what() << "\n";
+              return exit_bad_input;
+            }
+          }};
+}
+
+}  // namespace hdlab::cli

@@ -1,0 +1,211 @@
+// Measured runs of the runner (medians per op after warm-up) and their JSON, plus the
+// scale-down of a backbone for a run on a small machine.
+#include <algorithm>
+
+#include "hdlab/executor/measure.hpp"
+#include "hdlab/model/config_io.hpp"
+#include "hdlab/model/error.hpp"
+
+namespace hdlab::executor {
+
+namespace {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::vector<std::int32_t> random_tokens(std::size_t count, std::uint64_t seed, std::int64_t vocab) {
+  std::vector<std::int32_t> out(count);
+  const std::vector<float> u = random_floats(count, seed, 0.0f, 1.0f);
+  for (std::size_t i = 0; i < count; ++i)
+    out[i] = static_cast<std::int32_t>(std::min<std::int64_t>(vocab - 1, static_cast<std::int64_t>(u[i] * static_cast<float>(vocab))));
+  return out;
+}
+
+OpMeasure median_of(const std::vector<StepProfile>& steps, int group, model::OpKind k) {
+  std::vector<double> ms, flops, calls, exact, executed;
+  for (const StepProfile& s : steps) {
+    const OpMeasure& m = (group < 0 ? s.outside : s.groups[static_cast<std::size_t>(group)])[static_cast<std::size_t>(k)];
+    ms.push_back(m.ms);
+    flops.push_back(m.flops);
+    calls.push_back(m.calls);
+    exact.push_back(m.pairs_exact);
+    executed.push_back(m.pairs_executed);
+  }
+  return OpMeasure{median(ms), median(flops), median(calls), median(exact), median(executed)};
+}
+
+}  // namespace
+
+double Measurement::op_ms(model::OpKind k) const {
+  double t = 0;
+  for (const OpStat& s : ops)
+    if (s.op == k) t += s.median.ms;
+  return t;
+}
+
+Measurement measure(Runner& runner, Backend& backend, const MeasureOptions& o) {
+  if (o.tokens < 1) throw model::ConfigError("/tokens", "must be >= 1, got " + std::to_string(o.tokens));
+  if (o.repeats < 1) throw model::ConfigError("/repeats", "must be >= 1, got " + std::to_string(o.repeats));
+  if (o.warmup < 0) throw model::ConfigError("/warmup", "must be >= 0, got " + std::to_string(o.warmup));
+  const model::Config& c = runner.config();
+  const std::int64_t L = o.tokens, steps = o.warmup + o.repeats;
+  const auto tokens = random_tokens(static_cast<std::size_t>(L + steps + 1), o.token_seed, c.effective.vocab_size);
+  const std::span<const std::int32_t> prompt(tokens.data(), static_cast<std::size_t>(L));
+  backend.reset_peak();
+  std::vector<StepProfile> kept;
+  if (o.phase == Phase::decode) runner.prefill(prompt, L + steps);
+  for (std::int64_t i = 0; i < steps; ++i) {
+    switch (o.phase) {
+      case Phase::train_forward: runner.train_forward(prompt, tokens[static_cast<std::size_t>(L)]); break;
+      case Phase::prefill: runner.prefill(prompt, L); break;
+      case Phase::decode: runner.decode_step(tokens[static_cast<std::size_t>(L + i)]); break;
+    }
+    backend.synchronize();
+    if (i >= o.warmup) kept.push_back(runner.last_profile());
+  }
+  Measurement m;
+  m.options = o;
+  std::vector<double> setup, flops;
+  for (const StepProfile& s : kept) {
+    m.total_ms.push_back(s.total_ms);
+    setup.push_back(s.setup_ms);
+    flops.push_back(s.flops_total());
+  }
+  m.median_ms = median(m.total_ms);
+  m.min_ms = *std::min_element(m.total_ms.begin(), m.total_ms.end());
+  m.max_ms = *std::max_element(m.total_ms.begin(), m.total_ms.end());
+  m.median_setup_ms = median(setup);
+  m.flops = median(flops);
+  const int groups = static_cast<int>(runner.groups().size());
+  for (int g = 0; g <= groups; ++g)
+    for (int k = 0; k < model::op_kind_count; ++k) {
+      const int group = g < groups ? g : -1;
+      const OpMeasure med = median_of(kept, group, static_cast<model::OpKind>(k));
+      if (med.calls > 0) m.ops.push_back({group, static_cast<model::OpKind>(k), med});
+    }
+  const StepProfile& last = kept.back();
+  m.rows = last.rows;
+  m.loss_rows = last.loss_rows;
+  m.context = last.context;
+  const MemoryStats mem = backend.memory();
+  m.weight_bytes = runner.weights().bytes;
+  m.kv_bytes = runner.kv_bytes();
+  m.peak_bytes = mem.peak_bytes;
+  m.available_bytes = mem.available_bytes;
+  m.estimate_bytes =
+      estimate_memory(c, RunShape{o.phase, L, o.phase == Phase::decode ? steps : 0}, runner.options()).total();
+  return m;
+}
+
+nlohmann::json to_json(const Measurement& m, const Runner& runner, const Backend& backend) {
+  using Json = nlohmann::json;
+  const model::Config& c = runner.config();
+  Json ops = Json::array();
+  Json totals = Json::object();
+  for (const OpStat& s : m.ops) {
+    const char* name = model::to_string(s.op);
+    Json row = {{"op", name}, {"ms", s.median.ms}, {"flops", s.median.flops}, {"calls", s.median.calls}};
+    if (s.group >= 0) {
+      const LayerGroup& g = runner.groups()[static_cast<std::size_t>(s.group)];
+      row["group"] = g.label;
+      row["first_layer"] = g.first_layer;
+      row["layers"] = g.layers;
+      row["passes"] = g.passes;
+    } else {
+      row["group"] = "outside";
+    }
+    if (s.op == model::OpKind::attention) {
+      row["pairs_exact"] = s.median.pairs_exact;
+      row["pairs_executed"] = s.median.pairs_executed;
+    }
+    ops.push_back(row);
+    if (!totals.contains(name)) totals[name] = {{"ms", 0.0}, {"flops", 0.0}};
+    Json& t = totals[name];
+    t["ms"] = t["ms"].get<double>() + s.median.ms;
+    t["flops"] = t["flops"].get<double>() + s.median.flops;
+  }
+  const RunOptions& o = runner.options();
+  return Json{
+      {"model", c.effective.name},
+      {"design", model::describe(c.design)},
+      {"config", model::to_json(c)},
+      {"backend", backend.name()},
+      {"device", backend.description()},
+      {"dtype", to_string(o.dtype)},
+      {"layout", model::to_string(runner.layout())},
+      {"tile", {kTileQ, kTileK}},
+      {"normalize_topk", o.normalize_topk},
+      {"phase", to_string(m.options.phase)},
+      {"tokens", m.options.tokens},
+      {"warmup", m.options.warmup},
+      {"repeats", m.options.repeats},
+      {"rows", m.rows},
+      {"loss_rows", m.loss_rows},
+      {"context", m.context},
+      {"time_ms", {{"median", m.median_ms}, {"min", m.min_ms}, {"max", m.max_ms}, {"each", m.total_ms}}},
+      {"setup_ms_median", m.median_setup_ms},
+      {"flops", m.flops},
+      {"flop_per_s", m.median_ms > 0 ? m.flops / (m.median_ms * 1e-3) : 0.0},
+      {"memory",
+       {{"weights_bytes", m.weight_bytes},
+        {"kv_cache_bytes", m.kv_bytes},
+        {"peak_bytes", m.peak_bytes},
+        {"estimate_bytes", m.estimate_bytes},
+        {"available_bytes", m.available_bytes}}},
+      {"groups", [&] {
+         Json g = Json::array();
+         for (const LayerGroup& lg : runner.groups())
+           g.push_back({{"label", lg.label}, {"first_layer", lg.first_layer}, {"layers", lg.layers}, {"passes", lg.passes}});
+         return g;
+       }()},
+      {"ops", ops},
+      {"op_totals", totals},
+  };
+}
+
+bool BackboneScale::empty() const {
+  return !layers && !hidden && !heads && !kv_heads && !head_dim && !ffn && !vocab && !experts && !top_k && !expert_ffn &&
+         !window;
+}
+
+model::Backbone scale_backbone(const model::Backbone& base, const BackboneScale& s) {
+  if (s.empty()) return base;
+  model::Backbone b = base;
+  if (s.layers) {
+    b.layers.clear();
+    for (std::int64_t l = 0; l < *s.layers; ++l) b.layers.push_back(base.layers[static_cast<std::size_t>(l) % base.layers.size()]);
+    b.num_layers = *s.layers;
+    b.kv_mirror_layers = std::min(base.kv_mirror_layers, *s.layers / 2);
+    if (b.moe) b.moe->first_dense_layers = std::min(b.moe->first_dense_layers, *s.layers);
+  }
+  const bool derived_head_dim = base.head_dim * base.num_heads == base.hidden;
+  if (s.hidden) b.hidden = *s.hidden;
+  if (s.heads) b.num_heads = *s.heads;
+  if (s.kv_heads) b.num_kv_heads = *s.kv_heads;
+  if (s.head_dim) b.head_dim = *s.head_dim;
+  else if (derived_head_dim && (s.hidden || s.heads) && b.num_heads > 0) b.head_dim = b.hidden / b.num_heads;
+  if (s.ffn) b.intermediate = *s.ffn;
+  if (s.vocab) b.vocab_size = *s.vocab;
+  if (b.moe) {
+    if (s.experts) b.moe->num_experts = *s.experts;
+    if (s.top_k) b.moe->top_k = *s.top_k;
+    if (s.expert_ffn) {
+      b.moe->expert_intermediate = *s.expert_ffn;
+      if (b.moe->num_shared_experts > 0) b.moe->shared_expert_intermediate = *s.expert_ffn;
+    }
+  } else if (s.experts || s.top_k || s.expert_ffn) {
+    throw model::ConfigError("/backbone/moe", "expert overrides need an MoE backbone");
+  }
+  if (s.window)
+    for (auto& l : b.layers)
+      if (l.kind == model::AttentionKind::sliding) l.window = *s.window;
+  b.name = base.name + " (scaled)";
+  model::validate(b, "/backbone");
+  return b;
+}
+
+}  // namespace hdlab::executor

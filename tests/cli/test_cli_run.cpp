@@ -1,0 +1,150 @@
+// hdlab run: real forward passes measured op by op. Exit codes, the JSON's structure
+// and its numbers' consistency (op FLOPs sum to the total, op names are the cost model's,
+// rows per design and phase), weights saved and loaded, and every refusal with its
+// message. Small models (tiny-*.json scaled down further) keep this fast.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <set>
+
+#include "cli_runner.hpp"
+
+using hdlab::testing::run_cli;
+using nlohmann::json;
+
+namespace {
+
+const std::vector<std::string> kSmall = {"--layers", "2", "--hidden", "64", "--heads", "4", "--kv-heads", "2",
+                                         "--ffn", "96", "--vocab", "300", "--repeats", "2", "--warmup", "1"};
+
+std::vector<std::string> args(std::vector<std::string> a, const std::vector<std::string>& more = kSmall) {
+  a.insert(a.end(), more.begin(), more.end());
+  return a;
+}
+
+json run_json(const std::vector<std::string>& a) {
+  const auto r = run_cli(args(a));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  return json::parse(r.out);
+}
+
+const std::set<std::string> kOpNames = {
+    "embedding", "vwn_embed_proj", "attn_norm", "qkv_proj", "qk_norm", "rope", "attention", "o_proj", "ffn_norm",
+    "ffn_gate_up", "ffn_act", "ffn_down", "router", "experts", "shared_experts", "residual", "ghc_norm", "ghc_dynamic",
+    "ghc_width", "ghc_depth", "vwn_reduce", "injection", "mtp", "final_norm", "lm_head"};
+
+}  // namespace
+
+TEST_CASE("hdlab run --json: medians, per-op rows with the cost model's names, consistent totals", "[cli][run]") {
+  const json j = run_json({"run", "profiles/models/tiny-dense.json", "--design", "hd:n=2", "--phase", "prefill",
+                           "--tokens", "40", "--json"});
+  CHECK(j["phase"] == "prefill");
+  CHECK(j["backend"] == "cpu");
+  CHECK(j["rows"] == 80);  // HD n=2: 2 x 40 positions
+  CHECK(j["loss_rows"] == 1);
+  CHECK(j["repeats"] == 2);
+  CHECK(j["time_ms"]["each"].size() == 2);
+  CHECK(j["time_ms"]["median"].get<double>() > 0);
+  CHECK(j["tile"] == json::array({64, 64}));
+  double flops = 0;
+  std::set<std::string> seen;
+  for (const auto& op : j["ops"]) {
+    CHECK(kOpNames.count(op["op"].get<std::string>()) == 1);
+    CHECK(op["ms"].get<double>() >= 0);
+    flops += op["flops"].get<double>();
+    seen.insert(op["op"].get<std::string>());
+  }
+  CHECK(flops == Approx(j["flops"].get<double>()).epsilon(1e-12));
+  for (const char* must : {"embedding", "qkv_proj", "attention", "ffn_gate_up", "lm_head"}) CHECK(seen.count(must) == 1);
+  // Two layers of the sliding/full pattern: a local and a full group.
+  CHECK(j["groups"].size() == 2);
+  CHECK(j["memory"]["peak_bytes"].get<double>() <= j["memory"]["estimate_bytes"].get<double>());
+  CHECK(j["memory"]["kv_cache_bytes"].get<double>() > 0);
+}
+
+TEST_CASE("hdlab run: every phase of every design", "[cli][run]") {
+  struct Case {
+    const char* model;
+    const char* design;
+    const char* phase;
+    std::int64_t rows;  // per layer pass, tokens = 24
+  };
+  for (const Case& c : {Case{"profiles/models/tiny-dense.json", "baseline", "train-forward", 24},
+                        Case{"profiles/models/tiny-dense.json", "hd:n=3", "decode", 3},
+                        Case{"profiles/models/tiny-dense.json", "{\"phd\":{\"K\":3,\"variant\":\"cswa\",\"W\":4,\"C\":8}}",
+                             "prefill", 24 + 8 * 2},
+                        Case{"profiles/models/tiny-dense.json", "{\"phd\":{\"K\":2}}", "decode", 2},
+                        Case{"profiles/models/tiny-dense.json", "{\"vwn\":{\"m\":2,\"n\":4,\"mtp\":true}}", "train-forward", 24},
+                        Case{"profiles/models/tiny-dense.json", "{\"looped\":{\"iterations\":3,\"input_injection\":true}}",
+                             "decode", 1},
+                        Case{"profiles/models/tiny-moe.json", "{\"growth\":{\"width_factor\":2,\"depth_factor\":2}}",
+                             "prefill", 24}}) {
+    INFO(c.design << " " << c.phase);
+    const json j = run_json({"run", c.model, "--design", c.design, "--phase", c.phase, "--tokens", "24", "--json"});
+    CHECK(j["rows"] == c.rows);
+    CHECK(j["flops"].get<double>() > 0);
+  }
+}
+
+TEST_CASE("hdlab run: the summary names the model, phase and ops", "[cli][run]") {
+  const auto r = run_cli(args({"run", "profiles/models/tiny-moe.json", "--phase", "decode", "--tokens", "16"}));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("hdlab run: tiny-moe (scaled), baseline") != std::string::npos);
+  CHECK(r.out.find("phase decode: 16 tokens -> 1 rows") != std::string::npos);
+  for (const char* s : {"time: median", "memory: weights", "experts", "router", "shared_experts", "GFLOP/s"})
+    CHECK(r.out.find(s) != std::string::npos);
+}
+
+TEST_CASE("hdlab run: weights saved, loaded, and bad weight files refused naming the tensor", "[cli][run]") {
+  namespace fs = std::filesystem;
+  const fs::path file = fs::temp_directory_path() / ("hdlab_cli_run_" + std::to_string(::getpid()) + ".safetensors");
+  const std::vector<std::string> base = {"run", "profiles/models/tiny-dense.json", "--tokens", "8", "--json"};
+  auto saved = run_cli(args(base, {"--layers", "2", "--hidden", "64", "--heads", "4", "--kv-heads", "2", "--ffn", "96",
+                                   "--vocab", "300", "--repeats", "1", "--save-weights", file.string()}));
+  INFO(saved.err);
+  REQUIRE(saved.exit_code == 0);
+  REQUIRE(fs::exists(file));
+  auto loaded = run_cli(args(base, {"--layers", "2", "--hidden", "64", "--heads", "4", "--kv-heads", "2", "--ffn",
+                                    "96", "--vocab", "300", "--repeats", "1", "--weights", file.string()}));
+  INFO(loaded.err);
+  CHECK(loaded.exit_code == 0);
+  // The same file for another shape: the first tensor that disagrees is named.
+  auto wrong = run_cli(args(base, {"--layers", "2", "--hidden", "64", "--heads", "4", "--kv-heads", "2", "--ffn",
+                                   "128", "--vocab", "300", "--repeats", "1", "--weights", file.string()}));
+  CHECK(wrong.exit_code == 2);
+  CHECK(wrong.err.find("model.layers.0.mlp.gate_proj.weight") != std::string::npos);
+  CHECK(wrong.err.find("[128, 64]") != std::string::npos);
+  fs::resize_file(file, fs::file_size(file) - 4);
+  auto cut = run_cli(args(base, {"--layers", "2", "--hidden", "64", "--heads", "4", "--kv-heads", "2", "--ffn", "96",
+                                 "--vocab", "300", "--repeats", "1", "--weights", file.string()}));
+  CHECK(cut.exit_code == 2);
+  CHECK(cut.err.find("truncated") != std::string::npos);
+  CHECK(cut.err.find("lm_head.weight") != std::string::npos);
+  fs::remove(file);
+}
+
+TEST_CASE("hdlab run: refusals and bad options exit 2 with a message", "[cli][run]") {
+  // The 617B MoE cannot fit in host memory: refused before allocating, with both numbers.
+  auto huge = run_cli({"run", "profiles/models/welm-617b.json", "--tokens", "16"});
+  CHECK(huge.exit_code == 2);
+  CHECK(huge.err.find("refused before allocating") != std::string::npos);
+  CHECK(huge.err.find("available") != std::string::npos);
+  auto phase = run_cli(args({"run", "profiles/models/tiny-dense.json", "--phase", "backward"}));
+  CHECK(phase.exit_code == 2);
+  CHECK(phase.err.find("prefill, decode, train-forward") != std::string::npos);
+  auto layout = run_cli(args({"run", "profiles/models/tiny-dense.json", "--layout", "diagonal"}));
+  CHECK(layout.exit_code == 2);
+  auto scale = run_cli(args({"run", "profiles/models/tiny-dense.json", "--experts", "4"}));
+  CHECK(scale.exit_code == 2);
+  CHECK(scale.err.find("MoE") != std::string::npos);
+  auto mla = run_cli({"run", "profiles/models/hf/deepseek-v3.config.json", "--layers", "2"});
+  CHECK(mla.exit_code == 2);
+  CHECK(mla.err.find("multi-head latent attention") != std::string::npos);
+  auto cuda = run_cli(args({"run", "profiles/models/tiny-dense.json", "--backend", "cuda"}));
+  if (cuda.exit_code != 0) {  // no GPU here (or a build without CUDA): said so, exit 2
+    CHECK(cuda.exit_code == 2);
+    CHECK(cuda.err.find("--backend") != std::string::npos);
+  }
+}
