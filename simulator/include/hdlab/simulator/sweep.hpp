@@ -37,14 +37,18 @@
 //    has), /design, /hardware, /scenario, /pipeline (when the base has one);
 //  - if no earlier axis's pointer encloses it, it resolves in the base document, or it is
 //    created there: missing objects on the way are created when the deepest existing
-//    ancestor is an object, and the part is parsed once at point 0 so that a key its
-//    parser does not know ("/design/hd/nn") is a sweep-file error, not a million failed
-//    rows;
+//    ancestor is an object;
 //  - if an earlier axis encloses it, its parent must exist in at least one of that
 //    axis's values (no objects are created inside an axis value); at points whose value
 //    lacks it the row fails with a message saying so (exclude those points).
 //  - where the field exists, each value has its JSON type (numbers of any kind match;
 //    a null in the base matches anything).
+// Then every axis value is parsed once with the other axes at their first value: a key
+// an axis creates that its part's parser does not know ("/design/hd/nn") is an error at
+// /axes/i/pointer, and a value of the wrong type, a name outside a fixed set or an
+// unknown key inside a value is an error at /axes/i/values/k, not a million failed rows.
+// Any other failure (a range, a combination) is left to the rows, where it may depend on
+// the other axes.
 // Labels name values in the outputs, in exclusions and in baselines: given, or the
 // value's "name" (objects), the path (files), or the value itself. Labels are unique.
 //
@@ -57,9 +61,17 @@
 // (simulate_pipeline of pipeline_cost.hpp) and pipeline_metric_columns() are columns
 // too; axes such as /pipeline/pp, /pipeline/microbatches, /pipeline/schedule sweep it.
 //
-// Columns: metric_columns() names (units in the names). Derived columns are ratios
-// row / baseline row, where the baseline row is the same point with the named axes set
-// to the named values; empty when that row is excluded or failed.
+// Columns: metric_columns() names (units in the names); default: every column point 0
+// produces. Derived columns are ratios row / baseline row, where the baseline row is the
+// same point with the named axes set to the named values; empty when that row is
+// excluded or failed.
+//
+// Table (what the CLI prints and table.txt holds): one printed row per value of the
+// "rows" axes (default: every axis), at its first point not excluded; a column reads a
+// metric or derived column at the point that differs from the row's in its "where" axes
+// (so one column per batch pivots a batch axis), scaled to "unit" (ms, us, GiB, GB,
+// TFLOP, billion, %, ... where the column's unit allows it). Default: every output
+// column, one row per point.
 //
 // Per-point failures (a combination the model rejects, e.g. VWN m not dividing the
 // hidden size) are rows with an error column; the sweep goes on and the summary counts
