@@ -3,8 +3,8 @@
 // every header), memory, where the decode time goes, the serving matrix against the
 // baseline and KV bytes against context; --json prints the full op tables.
 //
-// H is a hardware profile file, or the name of a bundled one (profiles/hardware/H.json
-// under $HDLAB_PROFILES_DIR, else the source tree's profiles/). The scenario starts from
+// H is a hardware profile file, or the name of a bundled one (profiles/hardware/H.json,
+// see load_hardware in common.hpp). The scenario starts from
 // --scenario (a JSON object, simulator/evaluate.hpp) or the defaults; each option below
 // overrides one field, named by its JSON pointer in the help and in errors.
 #include <cstdlib>
@@ -19,24 +19,13 @@
 #include "hdlab/simulator/report.hpp"
 #include "verbs.hpp"
 
-#ifndef HDLAB_PROFILES_DIR
-#define HDLAB_PROFILES_DIR "profiles"
-#endif
-
 namespace hdlab::cli {
 
 namespace {
 
 using nlohmann::json;
 
-// One command-line override of a scenario field.
-struct Override {
-  const char* flag;
-  const char* pointer;  // inside the scenario object
-  const char* help;
-  bool list = false;    // comma-separated integers
-};
-constexpr Override kOverrides[] = {
+constexpr ScenarioFlag kScenarioFlags[] = {
     {"--seq-len", "/train/seq_len", "training sequence length [tokens]"},
     {"--micro-batch", "/train/micro_batch", "training micro-batch per data-parallel rank [seqs]"},
     {"--grad-accum", "/train/grad_accum", "micro-steps per optimizer step"},
@@ -61,78 +50,14 @@ constexpr Override kOverrides[] = {
     {"--tile-k", "/attention/tile_k", "attention kernel tile: keys"},
     {"--attention-count", "/attention/count", "executed | exact pairs time the attention op"},
 };
-constexpr std::size_t kOverrideCount = sizeof(kOverrides) / sizeof(kOverrides[0]);
 
 struct Options {
   ModelOptions model;
   std::string hardware;
-  std::string scenario_file;
+  ScenarioOptions scenario;
   bool json = false;
   std::vector<std::int64_t> kv_contexts{1024, 4096, 16384, 32768, 131072};
-  std::array<std::string, kOverrideCount> values;
-  std::array<CLI::Option*, kOverrideCount> given{};
 };
-
-// A scalar as JSON when it reads as one (numbers, booleans), else the text.
-json scalar(const std::string& text) {
-  const json j = json::parse(text, nullptr, false);
-  return j.is_discarded() || j.is_structured() ? json(text) : j;
-}
-
-json int_list(const std::string& text, const char* flag) {
-  json out = json::array();
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    const json v = scalar(item);
-    if (!v.is_number_integer()) throw model::ConfigError(flag, "must be comma-separated integers, got \"" + text + "\"");
-    out.push_back(v);
-  }
-  return out;
-}
-
-simulator::Scenario build_scenario(const Options& o) {
-  json j = json::object();
-  if (!o.scenario_file.empty()) {
-    j = model::read_json_file(o.scenario_file);
-    if (j.is_object() && j.contains("scenario")) j = json(j["scenario"]);
-  }
-  for (std::size_t i = 0; i < kOverrideCount; ++i) {
-    if (o.given[i]->count() == 0) continue;
-    const Override& ov = kOverrides[i];
-    if (j.is_object()) j[json::json_pointer(ov.pointer)] = ov.list ? int_list(o.values[i], ov.flag) : scalar(o.values[i]);
-  }
-  return simulator::parse_scenario(j);
-}
-
-std::string bundled_dir() {
-  const char* env = std::getenv("HDLAB_PROFILES_DIR");
-  return std::string(env && *env ? env : HDLAB_PROFILES_DIR) + "/hardware";
-}
-
-// A profile file, or a bundled profile's name.
-simulator::HardwareProfile load_hardware(const std::string& h) {
-  namespace fs = std::filesystem;
-  std::string path = h;
-  if (!fs::is_regular_file(path)) {
-    path = bundled_dir() + "/" + h + ".json";
-    if (!fs::is_regular_file(path)) {
-      std::set<std::string> found;
-      std::error_code ec;
-      for (const auto& e : fs::directory_iterator(bundled_dir(), ec))
-        if (e.path().extension() == ".json") found.insert(e.path().stem().string());
-      std::string names;
-      for (const auto& n : found) names += (names.empty() ? "" : ", ") + n;
-      throw model::ConfigError("--hw", "no file \"" + h + "\" and no bundled profile of that name (bundled in " +
-                                           bundled_dir() + ": " + (names.empty() ? "none" : names) + ")");
-    }
-  }
-  try {
-    return simulator::parse_hardware_profile(model::read_json_file(path));
-  } catch (const model::ConfigError& e) {
-    throw model::ConfigError(path + ":" + e.pointer(), e.reason());
-  }
-}
 
 double num(const json& j, const char* key) { return j.at(key).get<double>(); }
 
@@ -265,16 +190,13 @@ Verb add_cost(CLI::App& app) {
   o->model.add_to(*sub);
   sub->add_option("--hw", o->hardware, "Hardware profile: a JSON file or a bundled name (h100-sxm, h200, ...)")
       ->required();
-  sub->add_option("--scenario", o->scenario_file, "Scenario JSON (simulator/evaluate.hpp); options below override it");
   sub->add_flag("--json", o->json, "Print the full report as JSON (op tables per phase and layer group)");
   sub->add_option("--kv-contexts", o->kv_contexts, "Contexts for the KV-bytes table [tokens]")->delimiter(',');
-  for (std::size_t i = 0; i < kOverrideCount; ++i)
-    o->given[i] = sub->add_option(kOverrides[i].flag, o->values[i],
-                                  std::string(kOverrides[i].help) + " (/scenario" + kOverrides[i].pointer + ")");
+  o->scenario.add_to(*sub, kScenarioFlags);
   return {sub, [o] {
             const model::Config config = load_config(o->model);
             const simulator::HardwareProfile hw = load_hardware(o->hardware);
-            const simulator::Scenario scenario = build_scenario(*o);
+            const simulator::Scenario scenario = o->scenario.build();
             for (std::int64_t c : o->kv_contexts)
               if (c < 1) throw model::ConfigError("--kv-contexts", "contexts must be >= 1 token, got " + std::to_string(c));
             const json report = simulator::cost_report(config, hw, scenario, o->kv_contexts);

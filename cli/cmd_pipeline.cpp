@@ -20,10 +20,6 @@
 #include "hdlab/simulator/pipeline_io.hpp"
 #include "verbs.hpp"
 
-#ifndef HDLAB_PROFILES_DIR
-#define HDLAB_PROFILES_DIR "profiles"
-#endif
-
 namespace hdlab::cli {
 
 namespace {
@@ -31,11 +27,6 @@ namespace {
 using nlohmann::json;
 
 // Scenario fields the pipeline depends on, settable one by one.
-struct ScenarioFlag {
-  const char* flag;
-  const char* pointer;  // inside the scenario object
-  const char* help;
-};
 constexpr ScenarioFlag kScenarioFlags[] = {
     {"--seq-len", "/train/seq_len", "training sequence length [tokens]"},
     {"--micro-batch", "/train/micro_batch", "sequences per micro-batch [seqs]"},
@@ -45,12 +36,11 @@ constexpr ScenarioFlag kScenarioFlags[] = {
     {"--dp", "/parallel/dp", "data-parallel replicas of the pipeline"},
     {"--gpus-per-node", "/parallel/gpus_per_node", "devices sharing NVLink"},
 };
-constexpr std::size_t kFlagCount = sizeof(kScenarioFlags) / sizeof(kScenarioFlags[0]);
 
 struct Options {
   ModelOptions model;
   std::string hardware;
-  std::string scenario_file;
+  ScenarioOptions scenario;
   std::int64_t pp = 0;
   std::int64_t microbatches = 0;
   std::string schedule = "1f1b";
@@ -59,8 +49,6 @@ struct Options {
   int gantt_width = 100;
   bool json = false;
   bool no_timeline = false;
-  std::array<std::string, kFlagCount> values;
-  std::array<CLI::Option*, kFlagCount> given{};
 };
 
 // The engine names option errors by JSON pointer; on the command line the flag says more.
@@ -76,17 +64,12 @@ struct Options {
   throw e;
 }
 
-json scalar(const std::string& text) {
-  const json j = json::parse(text, nullptr, false);
-  return j.is_discarded() || j.is_structured() ? json(text) : j;
-}
-
 // --partition: balanced | uniform | a comma-separated list of layers per chunk.
 json partition_json(const std::string& text) {
   if (text == "balanced" || text == "uniform") return text;
   json counts = json::array();
   std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');) counts.push_back(scalar(item));
+  for (std::string item; std::getline(in, item, ',');) counts.push_back(scalar_json(item));
   return counts;
 }
 
@@ -97,32 +80,6 @@ simulator::PipelineOptions pipeline_options(const Options& o) {
     return simulator::parse_pipeline_options(j);
   } catch (const model::ConfigError& e) {
     rethrow_as_flag(e);
-  }
-}
-
-simulator::Scenario build_scenario(const Options& o) {
-  json j = json::object();
-  if (!o.scenario_file.empty()) {
-    j = model::read_json_file(o.scenario_file);
-    if (j.is_object() && j.contains("scenario")) j = json(j["scenario"]);
-  }
-  for (std::size_t i = 0; i < kFlagCount; ++i)
-    if (o.given[i]->count() > 0 && j.is_object()) j[json::json_pointer(kScenarioFlags[i].pointer)] = scalar(o.values[i]);
-  return simulator::parse_scenario(j);
-}
-
-// A profile file, or the name of a bundled one (profiles/hardware/NAME.json).
-simulator::HardwareProfile load_hardware(const std::string& h) {
-  namespace fs = std::filesystem;
-  const char* env = std::getenv("HDLAB_PROFILES_DIR");
-  const std::string bundled = std::string(env && *env ? env : HDLAB_PROFILES_DIR) + "/hardware/" + h + ".json";
-  const std::string path = fs::is_regular_file(h) ? h : bundled;
-  if (!fs::is_regular_file(path))
-    throw model::ConfigError("--hw", "no file \"" + h + "\" and no bundled profile " + bundled);
-  try {
-    return simulator::parse_hardware_profile(model::read_json_file(path));
-  } catch (const model::ConfigError& e) {
-    throw model::ConfigError(path + ":" + e.pointer(), e.reason());
   }
 }
 
@@ -212,10 +169,7 @@ Verb add_pipeline(CLI::App& app) {
   sub->add_option("--schedule", o->schedule, "gpipe | 1f1b | interleaved[:v] (v virtual stages per device, default 2)");
   sub->add_option("--group", o->group, "Micro-batches per priority group (0: p, GPipe m; 1: one micro-batch's passes at a time)");
   sub->add_option("--partition", o->partition, "balanced | uniform | layers per chunk, e.g. 9,9,9,9");
-  sub->add_option("--scenario", o->scenario_file, "Scenario JSON (simulator/evaluate.hpp); options below override it");
-  for (std::size_t i = 0; i < kFlagCount; ++i)
-    o->given[i] = sub->add_option(kScenarioFlags[i].flag, o->values[i],
-                                  std::string(kScenarioFlags[i].help) + " (/scenario" + kScenarioFlags[i].pointer + ")");
+  o->scenario.add_to(*sub, kScenarioFlags);
   sub->add_option("--gantt-width", o->gantt_width, "Columns of the text Gantt chart")->check(CLI::Range(10, 1000));
   sub->add_flag("--json", o->json, "Print JSON: options, partition, path, devices, metrics and the timeline");
   sub->add_flag("--no-timeline", o->no_timeline, "With --json: leave the per-task timeline out");
@@ -223,7 +177,7 @@ Verb add_pipeline(CLI::App& app) {
             const simulator::PipelineOptions options = pipeline_options(*o);
             const model::Config config = load_config(o->model);
             const simulator::HardwareProfile hw = load_hardware(o->hardware);
-            const simulator::Scenario scenario = build_scenario(*o);
+            const simulator::Scenario scenario = o->scenario.build();
             simulator::PipelineResult r;
             try {
               r = simulator::simulate_pipeline(config, hw, scenario, options);

@@ -1,13 +1,17 @@
 // hdlab: what a latent-computation design costs, and proof by running it.
 // Exit codes: 0 ok, 2 bad input (message on stderr), 1 internal error.
+#include <cstdlib>
 #include <iostream>
-#include <vector>
 #include <new>
+#include <vector>
 
 #include "verbs.hpp"
 
 int main(int argc, char** argv) {
   using namespace hdlab::cli;
+  // Bundled profiles: $HDLAB_PROFILES_DIR, else the source tree this hdlab was built from.
+  const char* profiles = std::getenv("HDLAB_PROFILES_DIR");
+  set_profiles_dir(profiles && *profiles ? profiles : HDLAB_PROFILES_DIR);
   CLI::App app{"hdlab: costs of latent-computation designs (HD, PHD, VWN, looped, growth), predicted and measured"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "hdlab 0.1.0");
