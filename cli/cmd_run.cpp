@@ -29,7 +29,7 @@ struct RunCli {
   std::int64_t tokens = 128;
   int warmup = 1, repeats = 5, threads = 0;
   std::uint64_t seed = 1;
-  bool json = false, no_normalize = false, no_op_timing = false;
+  bool json = false, no_normalize = false, no_op_timing = false, growth_change = false;
   std::map<std::string, std::int64_t> scale;  // flag -> value, only those given
 };
 
@@ -157,6 +157,8 @@ int run(const RunCli& o) {
   }
   else throw model::ConfigError("--backend", "must be cpu or cuda, got " + o.backend);
   require_run_fits(*backend, c, RunShape{phase, o.tokens, phase == Phase::decode ? o.warmup + o.repeats : 0}, ro);
+  if (o.growth_change && !c.design.growth)
+    throw model::ConfigError("--growth-change", "the design has no growth to compare against");
   std::vector<std::unique_ptr<WeightSource>> keep;
   auto source = weight_source(o, c, keep);
   if (!o.save_weights.empty()) {
@@ -165,8 +167,27 @@ int run(const RunCli& o) {
   }
   Runner runner(*backend, c, upload_weights(*backend, c, *source, ro.dtype), ro);
   const Measurement m = measure(runner, *backend, mo);
-  if (o.json) print_json(to_json(m, runner, *backend));
-  else print_summary(m, runner, *backend);
+  nlohmann::json j = o.json ? to_json(m, runner, *backend) : nlohmann::json();
+  if (!o.json) print_summary(m, runner, *backend);
+  if (o.growth_change) {
+    // The base model (growth undone) on the same weights and tokens: how far growth
+    // moved the outputs (0 for width growth at alpha = 0; depth growth is not
+    // function preserving).
+    model::Design undone = c.design;
+    undone.growth.reset();
+    const model::Config bc = model::make_config(c.base, undone);
+    require_run_fits(*backend, bc, RunShape{Phase::train_forward, o.tokens, 0}, ro);
+    Runner base(*backend, bc, upload_weights(*backend, bc, *keep.back(), ro.dtype), ro);
+    std::vector<std::int32_t> t(static_cast<std::size_t>(o.tokens));
+    const auto u = random_floats(t.size(), o.seed + 2, 0.0f, 1.0f);
+    for (std::size_t i = 0; i < t.size(); ++i)
+      t[i] = static_cast<std::int32_t>(static_cast<double>(u[i]) * static_cast<double>(c.effective.vocab_size - 1));
+    const OutputChange d = output_change(runner, base, t);
+    if (o.json) j["growth_output_change"] = {{"max_rel", d.max_rel}, {"rms_rel", d.rms_rel}, {"tokens", o.tokens}};
+    else std::cout << fmt::format("growth: logits moved by max {:.3g}, rms {:.3g} of the base model's ({} tokens)\n",
+                                  d.max_rel, d.rms_rel, o.tokens);
+  }
+  if (o.json) print_json(j);
   return exit_ok;
 }
 
@@ -192,6 +213,8 @@ Verb add_run(CLI::App& app) {
   sub->add_flag("--no-normalize-topk", o->no_normalize, "MoE: keep the top-k router weights unnormalised");
   sub->add_flag("--no-op-timing", o->no_op_timing, "time whole calls only (no timer around each op)");
   sub->add_flag("--json", o->json, "print the full measurement as JSON");
+  sub->add_flag("--growth-change", o->growth_change,
+                "growth designs: also run the base model and report how far growth moved the logits");
   for (const ScaleFlag& f : kScaleFlags)
     sub->add_option_function<std::int64_t>(f.flag, [o, name = std::string(f.flag)](const std::int64_t& v) {
       o->scale[name] = v;

@@ -311,6 +311,7 @@ const RunOptions& Runner::options() const { return impl_->opt; }
 model::Layout Runner::layout() const { return impl_->layout; }
 const std::vector<LayerGroup>& Runner::groups() const { return impl_->groups; }
 ModelWeights& Runner::weights() { return impl_->w; }
+Backend& Runner::backend() const { return impl_->backend; }
 std::int64_t Runner::sequence_tokens() const { return static_cast<std::int64_t>(impl_->tokens.size()); }
 const StepProfile& Runner::last_profile() const { return impl_->last; }
 

@@ -53,10 +53,11 @@ void Runner::Impl::project(const Tensor& x, const Tensor& weight, const Tensor& 
   backend.gemm(x, false, weight, true, y);
   if (!bias.defined()) return;
   const std::int64_t rows = x.matrix_rows();
-  Tensor ones = ws.get(Buf::ones, {rows, 1}, x.type());
-  // Filled on every use: a view of a regrown buffer may hold anything.
-  backend.upload(ones, std::vector<float>(static_cast<std::size_t>(rows), 1.0f));
-  backend.gemm(ones, false, bias, false, y, 1.0f, 1.0f);
+  if (!ones.defined() || ones.dim(0) < rows) {  // filled once per size, not per use
+    ones = backend.allocate({rows + rows / 4, 1}, x.type());
+    backend.upload(ones, std::vector<float>(static_cast<std::size_t>(ones.dim(0)), 1.0f));
+  }
+  backend.gemm(ones.slice_rows(0, rows), false, bias, false, y, 1.0f, 1.0f);
 }
 
 void Runner::Impl::attend(Pass& p, const LayerRun& r, const Tensor& q, const Tensor& k, const Tensor& v,

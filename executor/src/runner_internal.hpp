@@ -17,11 +17,10 @@ using model::OpKind;
 // Named, reusable buffers: a call takes views of the size it needs, so the same memory
 // serves every layer and a repeated call allocates nothing (steady-state timings).
 enum class Buf {
-  hidden_a, hidden_b, inject_e, normed, kv_normed, q, k, v, attn, sub_out, ffn_out, gate_up, act,
-  router_logits, route_ids, route_weights, moe_ids, moe_weights, expert_x, expert_gate_up, expert_act, expert_out,
-  ghc_hn, ghc_alpha, ghc_beta, ghc_x, ghc_carry, embed_tmp, out_rows, out_norm, out_reduce, out_final, logits,
-  mtp_e, mtp_mix, mtp_norm, mtp_reduce, mtp_final, mtp_logits, row_ids, token_ids, pos_rows, pos_rows_token,
-  pos_query, pos_query_token, kv_scratch, kv_ids, ones, count_
+  hidden_a, hidden_b, inject_e, normed, q, k, v, attn, sub_out, gate_up, act, router_logits, route_ids,
+  route_weights, moe_ids, moe_weights, expert_x, expert_gate_up, expert_act, expert_out, ghc_hn, ghc_alpha, ghc_beta,
+  ghc_x, ghc_carry, embed_tmp, out_rows, out_norm, out_reduce, out_final, logits, mtp_e, mtp_mix, mtp_norm, mtp_reduce,
+  mtp_final, mtp_logits, kv_scratch, kv_ids, count_
 };
 
 class Workspace {
@@ -226,6 +225,7 @@ struct Runner::Impl {
   std::vector<std::vector<detail::KvCache>> caches;   // [cache slot][stream (stream-major intra) or 0]
   std::vector<Tensor> mirror_inputs;          // per layer: a mirror layer's normed source input (a view)
   std::vector<Tensor> mirror_storage;         // their flat allocations
+  Tensor ones;                                // [rows, 1] of ones: biases added by a rank-1 GEMM
 
   // ---- structure (runner.cpp) ----
   bool hd_mirror_queries(std::int64_t l) const;  // HD KV mirror: only the final stream queries

@@ -1,6 +1,7 @@
 // Measured runs of the runner (medians per op after warm-up) and their JSON, plus the
 // scale-down of a backbone for a run on a small machine.
 #include <algorithm>
+#include <cmath>
 
 #include "hdlab/executor/measure.hpp"
 #include "hdlab/model/config_io.hpp"
@@ -165,6 +166,21 @@ nlohmann::json to_json(const Measurement& m, const Runner& runner, const Backend
       {"ops", ops},
       {"op_totals", totals},
   };
+}
+
+OutputChange output_change(Runner& changed, Runner& reference, std::span<const std::int32_t> tokens) {
+  const std::vector<float> a = changed.backend().download_f32(changed.train_forward(tokens).logits);
+  const std::vector<float> b = reference.backend().download_f32(reference.train_forward(tokens).logits);
+  if (a.size() != b.size()) throw model::ConfigError("", "output change: the two models' logits differ in shape");
+  double max_diff = 0, max_ref = 0, sq_diff = 0, sq_ref = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const double d = static_cast<double>(a[i]) - b[i];
+    max_diff = std::max(max_diff, std::abs(d));
+    max_ref = std::max(max_ref, std::abs(static_cast<double>(b[i])));
+    sq_diff += d * d;
+    sq_ref += static_cast<double>(b[i]) * b[i];
+  }
+  return OutputChange{max_ref > 0 ? max_diff / max_ref : 0, sq_ref > 0 ? std::sqrt(sq_diff / sq_ref) : 0};
 }
 
 bool BackboneScale::empty() const {

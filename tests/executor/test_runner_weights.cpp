@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "hdlab/executor/measure.hpp"
 #include "hdlab/executor/safetensors.hpp"
 #include "runner_test_support.hpp"
 
@@ -87,9 +88,13 @@ TEST_CASE("depth growth copies layers (interpose / stack) and reports its output
     Model g = build(grown, weights);
     const double change = rel_diff(logits_of(g, t), base_logits);
     // Not function preserving: every layer now runs twice. Reported, not bounded.
-    WARN("depth growth x2 (" << mode << "): max |logit change| / max |logit| = " << change);
+    const OutputChange reported = output_change(*g.runner, *base.runner, t);
+    WARN("depth growth x2 (" << mode << "): max |logit change| / max |logit| = " << reported.max_rel
+                             << ", rms " << reported.rms_rel);
     CHECK(change > 1e-3);
     CHECK(std::isfinite(change));
+    CHECK(reported.max_rel == Approx(change).epsilon(1e-9));
+    CHECK(reported.rms_rel > 0);
   }
 }
 

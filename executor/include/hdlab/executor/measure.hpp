@@ -50,6 +50,14 @@ Measurement measure(Runner& runner, Backend& backend, const MeasureOptions& o);
 // Everything of a measurement, ops with their group's label, layers and passes.
 nlohmann::json to_json(const Measurement& m, const Runner& runner, const Backend& backend);
 
+// How far one model's logits moved from another's on the same tokens (growth: the grown
+// model against its base), from one training forward of each.
+struct OutputChange {
+  double max_rel = 0;  // max |a - b| / max |b|
+  double rms_rel = 0;  // rms(a - b) / rms(b)
+};
+OutputChange output_change(Runner& changed, Runner& reference, std::span<const std::int32_t> tokens);
+
 // Overrides that shrink (or grow) a backbone for a run; unset fields keep the
 // backbone's value. Layers keep the per-layer attention pattern (cyclically), the
 // KV-mirror pairs and leading dense layers are capped to fit; the head dim follows the

@@ -105,6 +105,7 @@ class Runner {
   model::Layout layout() const;
   const std::vector<LayerGroup>& groups() const;
   ModelWeights& weights();
+  Backend& backend() const;
 
   // Results are views of the runner's workspace: valid until the next call.
   // `next_token`: the token after the last one (VWN MTP mixes its embedding); ignored otherwise.
