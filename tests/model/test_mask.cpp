@@ -1,12 +1,15 @@
 // Attention masks: the predicate against methods.md's rules on hand-drawn grids, the
 // closed-form pair and tile counts against brute force on thousands of random masks (every
 // kind x layout, odd lengths, tiles bigger than the sequence, n or K bigger than the tile,
-// final-copy-only rows), the published pair formulas, the layouts' savings, the
-// permutations, the masks of each design's layers, and every error path.
+// final-copy-only rows), the closed forms over all query blocks against brute force over
+// the ranges they cover and against the per-block method on long sequences, the published
+// pair formulas, the layouts' savings, the permutations, the masks of each design's
+// layers, and every error path.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -83,6 +86,40 @@ TileCount tiles_of_grid(const std::vector<std::uint8_t>& g, std::int64_t R, std:
     }
   return tc;
 }
+
+// The materialised mask's tile counts in O(1) per tile from 2-D prefix sums of the grid:
+// the same definition as tiles_of_grid, fast enough to check many tile sizes per mask.
+class GridSums {
+ public:
+  GridSums(const MaskSpec& m, Layout l) : R_(m.query_rows()), N_(m.positions()) {
+    const std::vector<std::uint8_t> g = materialize(m, l);
+    sum_.assign(static_cast<std::size_t>((R_ + 1) * (N_ + 1)), 0);
+    for (std::int64_t r = 0; r < R_; ++r)
+      for (std::int64_t c = 0; c < N_; ++c)
+        at(r + 1, c + 1) = g[static_cast<std::size_t>(r * N_ + c)] + at(r, c + 1) + at(r + 1, c) - at(r, c);
+  }
+  TileCount tiles(std::int64_t Bq, std::int64_t Bk) const {
+    TileCount tc;
+    for (std::int64_t r0 = 0; r0 < R_; r0 += Bq)
+      for (std::int64_t c0 = 0; c0 < N_; c0 += Bk) {
+        const std::int64_t r1 = std::min(R_, r0 + Bq), c1 = std::min(N_, c0 + Bk);
+        const std::int64_t seen = at(r1, c1) - at(r0, c1) - at(r1, c0) + at(r0, c0), area = (r1 - r0) * (c1 - c0);
+        ++tc.total;
+        if (seen > 0) {
+          ++tc.visible;
+          tc.executed_pairs += area;
+        }
+        if (seen == area) ++tc.full;
+      }
+    return tc;
+  }
+
+ private:
+  std::int64_t& at(std::int64_t r, std::int64_t c) { return sum_[static_cast<std::size_t>(r * (N_ + 1) + c)]; }
+  std::int64_t at(std::int64_t r, std::int64_t c) const { return sum_[static_cast<std::size_t>(r * (N_ + 1) + c)]; }
+  std::int64_t R_, N_;
+  std::vector<std::int64_t> sum_;
+};
 
 bool same(const TileCount& a, const TileCount& b) {
   return a.visible == b.visible && a.full == b.full && a.total == b.total && a.executed_pairs == b.executed_pairs;
@@ -280,6 +317,149 @@ TEST_CASE("tile counts: closed forms equal brute force on random masks, every ki
     }
   }
   CHECK(checked == 4000 * 3 * 4);
+}
+
+TEST_CASE("tile counts: the closed forms equal brute force over the ranges they cover", "[mask]") {
+  // Causal, sliding and intra masks in logical order (any layout with one copy), plain and
+  // final-copy rows, odd lengths, windows around n and past the sequence, tiles of 1,
+  // below and above n, odd, and bigger than the sequence.
+  int closed = 0, intra_closed = 0, final_closed = 0;
+  for (std::int64_t n : {1, 2, 3, 4, 7})
+    for (std::int64_t L : {1, 2, 3, 5, 8, 13, 24}) {
+      const std::int64_t N = L * n;
+      std::vector<MaskSpec> masks = {spec(Kind::causal, L, n), spec(Kind::intra, L, n)};
+      for (std::int64_t w : {std::int64_t{1}, std::int64_t{2}, n - 1, n, n + 1, 2 * n + 1, std::int64_t{11}, N - 1, N,
+                             N + 7, std::numeric_limits<std::int64_t>::max()})
+        if (w >= 1) masks.push_back(sliding(L, n, w));
+      for (MaskSpec m : masks)
+        for (bool final_rows : {false, true}) {
+          m.final_copy_queries_only = final_rows;
+          for (Layout l : all_layouts) {
+            if (l != Layout::interleaved && n > 1) continue;
+            const GridSums grid(m, l);
+            for (std::int64_t Bq : {std::int64_t{1}, std::int64_t{2}, std::int64_t{3}, std::int64_t{5}, std::int64_t{8}, N, N + 3})
+              for (std::int64_t Bk : {std::int64_t{1}, std::int64_t{2}, std::int64_t{3}, std::int64_t{5}, std::int64_t{8}, N, N + 3}) {
+                INFO(describe_spec(m) << " layout " << to_string(l) << " tile " << Bq << "x" << Bk);
+                const std::optional<TileCount> got = detail::visible_tiles_fast(m, l, Bq, Bk);
+                // Where a closed form must apply: causal; sliding unless final-copy rows leave
+                // gaps (w < n); intra once the copies fit a key tile or a query block.
+                const bool covered = m.kind == Kind::causal || (m.kind == Kind::sliding && (!final_rows || m.window >= n)) ||
+                                     (m.kind == Kind::intra && (n == 1 || n <= std::min(Bk, N) || (!final_rows && std::min(Bq, m.query_rows()) >= n)));
+                REQUIRE(got.has_value() == covered);
+                if (!got) continue;
+                const TileCount want = grid.tiles(Bq, Bk);
+                INFO("closed form: " << show(*got) << "; brute force: " << show(want));
+                REQUIRE(same(*got, want));
+                ++closed;
+                intra_closed += m.kind == Kind::intra && n > 1;
+                final_closed += final_rows && n > 1;
+              }
+          }
+        }
+    }
+  CHECK(closed > 50000);
+  CHECK(intra_closed > 1000);
+  CHECK(final_closed > 10000);
+}
+
+TEST_CASE("tile counts: HD intra in stream-major order on stream-aligned tiles equals brute force", "[mask]") {
+  int closed = 0;
+  for (std::int64_t n : {1, 2, 3, 5, 9})
+    for (std::int64_t L : {1, 4, 6, 12, 15, 24}) {
+      const MaskSpec m = spec(Kind::intra, L, n);
+      const GridSums grid(m, Layout::stream_major);
+      for (std::int64_t Bq = 1; Bq <= L + 2; ++Bq)
+        for (std::int64_t Bk = 1; Bk <= L + 2; ++Bk) {
+          INFO(describe_spec(m) << " tile " << Bq << "x" << Bk);
+          const std::optional<TileCount> got = detail::visible_tiles_fast(m, Layout::stream_major, Bq, Bk);
+          // With one stream every tile size is aligned (the layout is the identity).
+          const bool aligned = n == 1 || (Bq <= L && Bk <= L && L % Bq == 0 && L % Bk == 0);
+          REQUIRE(got.has_value() == aligned);
+          if (!got) continue;
+          REQUIRE(same(*got, grid.tiles(Bq, Bk)));
+          ++closed;
+        }
+    }
+  CHECK(closed > 300);
+}
+
+TEST_CASE("tile counts: PHD in phd_split order, block by block in O(1), equals brute force", "[mask]") {
+  // Every variant, windows around the hidden copies per token, chunks of 1 token and more,
+  // mixed origin / hidden blocks, final-copy rows, tiles of 1, odd and past the sequence.
+  int checked = 0;
+  for (std::int64_t K : {2, 3, 4, 6})
+    for (std::int64_t L : {1, 2, 3, 5, 8, 13}) {
+      const std::int64_t c = K - 1, N = L * K;
+      std::vector<MaskSpec> masks = {phd(L, K, PhdVariant::plain)};
+      for (std::int64_t W : {std::int64_t{1}, c - 1, c, c + 1, 2 * c + 1, 3 * c + 4})
+        if (W >= 1) {
+          masks.push_back(phd(L, K, PhdVariant::swa, W));
+          for (std::int64_t C : {1, 2, 3, 5}) masks.push_back(phd(L, K, PhdVariant::cswa, W, C));
+        }
+      for (MaskSpec m : masks)
+        for (bool final_rows : {false, true}) {
+          m.final_copy_queries_only = final_rows;
+          const GridSums grid(m, Layout::phd_split);
+          for (std::int64_t Bq : {std::int64_t{1}, std::int64_t{2}, std::int64_t{3}, std::int64_t{5}, std::int64_t{8}, N, N + 3})
+            for (std::int64_t Bk : {std::int64_t{1}, std::int64_t{2}, std::int64_t{3}, std::int64_t{5}, std::int64_t{8}, N, N + 3}) {
+              INFO(describe_spec(m) << " tile " << Bq << "x" << Bk);
+              const std::optional<TileCount> got = detail::visible_tiles_fast(m, Layout::phd_split, Bq, Bk);
+              REQUIRE(got.has_value());
+              const TileCount want = grid.tiles(Bq, Bk);
+              INFO("fast: " << show(*got) << "; brute force: " << show(want));
+              REQUIRE(same(*got, want));
+              ++checked;
+            }
+        }
+    }
+  CHECK(checked > 50000);
+}
+
+TEST_CASE("tile counts: the shortcuts equal the general per-block method on long sequences", "[mask]") {
+  const std::pair<std::int64_t, std::int64_t> tiles[] = {{128, 128}, {64, 128}, {128, 64}, {100, 37}, {16, 16}};
+  int compared = 0;
+  auto compare = [&](const MaskSpec& m, Layout l, std::int64_t Bq, std::int64_t Bk) {
+    INFO(describe_spec(m) << " layout " << to_string(l) << " tile " << Bq << "x" << Bk);
+    const std::optional<TileCount> fast = detail::visible_tiles_fast(m, l, Bq, Bk);
+    REQUIRE(fast.has_value());
+    const TileCount general = detail::visible_tiles_general(m, l, Bq, Bk);
+    INFO("shortcut: " << show(*fast) << "; general: " << show(general));
+    REQUIRE(same(*fast, general));
+    REQUIRE(same(visible_tiles(m, l, Bq, Bk), general));
+    ++compared;
+  };
+  for (std::int64_t n : {1, 3, 4, 8})
+    for (std::int64_t L : {4096, 4097, 20011}) {
+      std::vector<MaskSpec> masks = {spec(Kind::causal, L, n), spec(Kind::intra, L, n)};
+      for (std::int64_t w : {std::int64_t{1}, n, std::int64_t{1000}, L * n / 2 + 1, std::int64_t{1} << 40})
+        masks.push_back(sliding(L, n, w));
+      for (MaskSpec m : masks)
+        for (bool final_rows : {false, true}) {
+          m.final_copy_queries_only = final_rows;
+          if (m.kind == Kind::sliding && final_rows && m.window < n) continue;
+          for (const auto& [Bq, Bk] : tiles)
+            if (L < 20000 || Bq >= 64) compare(m, Layout::interleaved, Bq, Bk);
+        }
+      // Intra in stream-major order on tiles that divide the stream.
+      if (L % 128 == 0)
+        for (const auto& [Bq, Bk] : {std::pair<std::int64_t, std::int64_t>{128, 128}, {64, 128}, {128, 16}})
+          compare(spec(Kind::intra, L, n), Layout::stream_major, Bq, Bk);
+    }
+  // PHD in phd_split order: every variant, plain and final-copy rows.
+  for (std::int64_t K : {2, 3, 5})
+    for (std::int64_t L : {4096, 4097}) {
+      MaskSpec masks[] = {phd(L, K, PhdVariant::plain), phd(L, K, PhdVariant::swa, 16), phd(L, K, PhdVariant::swa, 1000),
+                          phd(L, K, PhdVariant::cswa, 16, 32), phd(L, K, PhdVariant::cswa, 100, 7)};
+      for (MaskSpec m : masks)
+        for (bool final_rows : {false, true}) {
+          m.final_copy_queries_only = final_rows;
+          for (const auto& [Bq, Bk] : tiles) compare(m, Layout::phd_split, Bq, Bk);
+        }
+    }
+  // Intra with more copies than a key tile: a closed form once a query block covers them.
+  for (std::int64_t Bq : {100, 128, 1000})
+    for (std::int64_t Bk : {16, 64, 99}) compare(spec(Kind::intra, 1001, 100), Layout::interleaved, Bq, Bk);
+  CHECK(compared > 600);
 }
 
 TEST_CASE("visible_tiles_brute is the tile definition", "[mask]") {

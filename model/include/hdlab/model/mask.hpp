@@ -7,6 +7,7 @@
 // are closed forms; counts of visible tiles are exact for any length (not only tile
 // multiples) and never enumerate the L^2 pairs.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -75,9 +76,21 @@ struct TileCount {
 // Tiles of Bq query rows x Bk keys in the given physical layout. Query rows follow the
 // same layout (for final_copy_queries_only: the final copy's rows in token order).
 // Every (kind, layout) pair is supported; the work is O(log N) per query block, except
-// PHD-CSWA whose blocks cost O(1 + tokens the block spans / C) (see mask_tiles.cpp).
+// PHD-CSWA whose blocks cost O(1 + tokens the block spans / C); shortcuts: O(log N) in all
+// for causal / sliding / intra in logical order and stream-aligned intra in stream-major
+// order, O(1) per block for PHD in phd_split order (see mask_tiles.cpp).
 // ConfigError for Bq or Bk < 1 or an invalid spec.
 TileCount visible_tiles(const MaskSpec& m, Layout l, std::int64_t Bq, std::int64_t Bk);
+
+namespace detail {
+// visible_tiles' two methods, exposed for the tests that compare them: the shortcuts
+// (closed forms over all query blocks for causal, sliding and intra masks in logical
+// order and intra in stream-major order on stream-aligned tiles; O(1) per block for PHD
+// in phd_split order), nullopt where none applies; and the general per-block method that
+// visible_tiles uses otherwise. Same checks as visible_tiles.
+std::optional<TileCount> visible_tiles_fast(const MaskSpec& m, Layout l, std::int64_t Bq, std::int64_t Bk);
+TileCount visible_tiles_general(const MaskSpec& m, Layout l, std::int64_t Bq, std::int64_t Bk);
+}  // namespace detail
 
 // Brute-force versions over the materialised mask; the closed forms are tested against
 // them. Refused (ConfigError) above max_materialize_positions.
