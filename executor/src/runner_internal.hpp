@@ -125,6 +125,7 @@ class PlanCache {
 
  private:
   struct Entry {
+    std::uint64_t hash = 0;  // of the spec and both position lists: most misses end here
     AttentionMask mask;
     std::shared_ptr<const TilePlan> plan;
   };

@@ -162,16 +162,34 @@ void Profiler::end_call(StepProfile& out) {
 
 // ---- plans -----------------------------------------------------------------------------
 
+namespace {
+
+std::uint64_t mask_hash(const AttentionMask& m) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  auto mix = [&](std::int64_t v) { h = (h ^ static_cast<std::uint64_t>(v)) * 0x100000001b3ull; };
+  const model::MaskSpec& s = m.spec;
+  for (std::int64_t v : {static_cast<std::int64_t>(s.kind), s.tokens, s.copies, s.window,
+                         static_cast<std::int64_t>(s.phd_variant), s.phd_W, s.phd_C,
+                         static_cast<std::int64_t>(s.final_copy_queries_only), m.query_rows(), m.key_rows()})
+    mix(v);
+  for (auto p : m.query_positions) mix(p);
+  for (auto p : m.key_positions) mix(p);
+  return h;
+}
+
+}  // namespace
+
 std::shared_ptr<const TilePlan> PlanCache::get(const AttentionMask& mask) {
-  auto same = [&](const AttentionMask& a) {
-    const model::MaskSpec &x = a.spec, &y = mask.spec;
-    return x.kind == y.kind && x.tokens == y.tokens && x.copies == y.copies && x.window == y.window &&
+  const std::uint64_t h = mask_hash(mask);
+  auto same = [&](const Entry& e) {
+    const model::MaskSpec &x = e.mask.spec, &y = mask.spec;
+    return e.hash == h && x.kind == y.kind && x.tokens == y.tokens && x.copies == y.copies && x.window == y.window &&
            x.phd_variant == y.phd_variant && x.phd_W == y.phd_W && x.phd_C == y.phd_C &&
-           x.final_copy_queries_only == y.final_copy_queries_only && a.query_positions == mask.query_positions &&
-           a.key_positions == mask.key_positions;
+           x.final_copy_queries_only == y.final_copy_queries_only && e.mask.query_positions == mask.query_positions &&
+           e.mask.key_positions == mask.key_positions;
   };
   for (auto it = entries_.begin(); it != entries_.end(); ++it)
-    if (same(it->mask)) {
+    if (same(*it)) {
       if (it != entries_.begin()) {  // most recent first
         Entry e = std::move(*it);
         entries_.erase(it);
@@ -183,7 +201,7 @@ std::shared_ptr<const TilePlan> PlanCache::get(const AttentionMask& mask) {
   // decode) all stay cached across one call and its repeats.
   constexpr std::size_t kKeep = 64;
   if (entries_.size() == kKeep) entries_.pop_back();
-  entries_.push_front(Entry{mask, std::make_shared<const TilePlan>(mask)});
+  entries_.push_front(Entry{h, mask, std::make_shared<const TilePlan>(mask)});
   return entries_.front().plan;
 }
 
