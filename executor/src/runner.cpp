@@ -181,9 +181,8 @@ Pass Runner::Impl::make_pass(PassKind kind, std::vector<std::int64_t> rows, std:
   return p;
 }
 
-// Host setup of a call: device copies of positions and ids, and every attention call's
-// tile plan in execution order.
-void Runner::Impl::plan_attention(Pass& p) {
+// Host setup of a call, part 1: embedding groups, RoPE positions and row ids on the device.
+void Runner::Impl::upload_rows(Pass& p) {
   // Embedding groups: rows of each table (HD stream k: table k) as arithmetic runs.
   const int tables = hd_design ? static_cast<int>(copies) : 1;
   std::vector<std::int32_t> ids;
@@ -225,8 +224,11 @@ void Runner::Impl::plan_attention(Pass& p) {
     loss.push_back(ends_final_only() ? static_cast<std::int32_t>(i) : fids[static_cast<std::size_t>(i)]);
   p.loss_ids = upload_i32(backend, loss);
   if (!p.mtp_tokens.empty()) p.mtp_ids = upload_i32(backend, p.mtp_tokens);
+}
 
-  // Attention calls and, for a prefill, the rows each cache keeps.
+// Host setup of a call, part 2: every attention call's tile plan in execution order and,
+// for a prefill, the rows each cache keeps.
+void Runner::Impl::plan_attention(Pass& p) {
   bool final_only = false;
   const std::size_t streams = static_cast<std::size_t>(copies);
   for (std::size_t i = 0; i < schedule.size(); ++i) {
@@ -262,6 +264,7 @@ void Runner::Impl::plan_attention(Pass& p) {
 
 ForwardResult Runner::Impl::run(Pass& p) {
   const auto setup_start = std::chrono::steady_clock::now();
+  upload_rows(p);
   plan_attention(p);
   const double setup_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - setup_start).count();

@@ -240,6 +240,7 @@ struct Runner::Impl {
 
   // ---- a call (runner.cpp) ----
   detail::Pass make_pass(detail::PassKind kind, std::vector<std::int64_t> rows, std::int64_t tokens_so_far);
+  void upload_rows(detail::Pass& p);
   void plan_attention(detail::Pass& p);
   ForwardResult run(detail::Pass& p);
 
@@ -251,6 +252,8 @@ struct Runner::Impl {
   void attention_sublayer(detail::Pass& p, const LayerRun& r, const Tensor& in, const Tensor& out, bool final_only);
   void ffn_sublayer(const LayerRun& r, const Tensor& in, const Tensor& out);
   void moe_ffn(const LayerRun& r, const Tensor& in, const Tensor& out);
+  std::vector<std::int64_t> route(const Tensor& ids, const Tensor& weights, const Tensor& moe_ids, const Tensor& moe_w,
+                                  std::int64_t experts, std::int64_t k);
   void residual_add(int group, const Tensor& x, const Tensor& y);
   Tensor select_rows(const Tensor& x, const Tensor& ids, const std::vector<std::int64_t>& idx, detail::Buf buf,
                      int group, model::OpKind kind);

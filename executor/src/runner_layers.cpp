@@ -127,28 +127,14 @@ void Runner::Impl::moe_ffn(const LayerRun& r, const Tensor& in, const Tensor& ou
   Tensor logits = ws.get(Buf::router_logits, {R, E}, opt.dtype);
   Tensor ids = ws.get(Buf::route_ids, {R, k}, ScalarType::i32);
   Tensor weights = ws.get(Buf::route_weights, {R, k}, ScalarType::f32);
-  // Tokens of each expert, grouped on the host (counting sort): offsets into one id list.
-  std::vector<std::int64_t> offset(static_cast<std::size_t>(E + 1), 0);
   Tensor moe_ids = ws.get(Buf::moe_ids, {R * k}, ScalarType::i32);
   Tensor moe_w = ws.get(Buf::moe_weights, {R * k}, ScalarType::f32);
+  std::vector<std::int64_t> offset;
   {
     OpScope op(prof, g, OpKind::router, 2.0 * dbl(R * D) * dbl(E), 4);
     backend.gemm(in, false, mw.router, true, logits);
     backend.topk_routing(logits, k, mc.router, opt.normalize_topk, ids, weights);
-    const std::vector<std::int32_t> hid = backend.download_i32(ids);
-    const std::vector<float> hw = backend.download_f32(weights);
-    for (auto e : hid) ++offset[static_cast<std::size_t>(e) + 1];
-    for (std::size_t e = 0; e < static_cast<std::size_t>(E); ++e) offset[e + 1] += offset[e];
-    std::vector<std::int64_t> fill(offset.begin(), offset.end() - 1);
-    std::vector<std::int32_t> rows(hid.size());
-    std::vector<float> wts(hid.size());
-    for (std::size_t i = 0; i < hid.size(); ++i) {
-      const auto at = static_cast<std::size_t>(fill[static_cast<std::size_t>(hid[i])]++);
-      rows[at] = static_cast<std::int32_t>(static_cast<std::int64_t>(i) / k);
-      wts[at] = hw[i];
-    }
-    backend.upload(moe_ids, rows);
-    backend.upload(moe_w, wts);
+    offset = route(ids, weights, moe_ids, moe_w, E, k);
   }
   {
     OpScope op(prof, g, OpKind::experts, dbl(R * k) * (6.0 * dbl(D * Fe) + 5.0 * dbl(Fe)));
@@ -182,6 +168,28 @@ void Runner::Impl::moe_ffn(const LayerRun& r, const Tensor& in, const Tensor& ou
     backend.swiglu(gu, act);
     backend.gemm(act, false, sh.down, true, out, 1.0f, 1.0f);  // accumulates onto the routed output
   }
+}
+
+// Tokens of each expert, grouped on the host (counting sort): rows and weights of expert
+// e at [offset[e], offset[e+1]) of moe_ids / moe_w.
+std::vector<std::int64_t> Runner::Impl::route(const Tensor& ids, const Tensor& weights, const Tensor& moe_ids,
+                                              const Tensor& moe_w, std::int64_t experts, std::int64_t k) {
+  const std::vector<std::int32_t> hid = backend.download_i32(ids);
+  const std::vector<float> hw = backend.download_f32(weights);
+  std::vector<std::int64_t> offset(static_cast<std::size_t>(experts + 1), 0);
+  for (auto e : hid) ++offset[static_cast<std::size_t>(e) + 1];
+  for (std::size_t e = 0; e < static_cast<std::size_t>(experts); ++e) offset[e + 1] += offset[e];
+  std::vector<std::int64_t> fill(offset.begin(), offset.end() - 1);
+  std::vector<std::int32_t> rows(hid.size());
+  std::vector<float> wts(hid.size());
+  for (std::size_t i = 0; i < hid.size(); ++i) {
+    const auto at = static_cast<std::size_t>(fill[static_cast<std::size_t>(hid[i])]++);
+    rows[at] = static_cast<std::int32_t>(static_cast<std::int64_t>(i) / k);
+    wts[at] = hw[i];
+  }
+  backend.upload(moe_ids, rows);
+  backend.upload(moe_w, wts);
+  return offset;
 }
 
 // One VWN sublayer wrapped by its GHC (methods.md section 3): width connection to the
