@@ -23,7 +23,14 @@ CXX=clang++ CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo 
 cmake --build build-fuzz -j "$jobs" --target fuzz_config
 corpus="$(mktemp -d)"
 cp fuzz/seeds/* "$corpus/"
-build-fuzz/fuzz/fuzz_config -max_total_time="${HDLAB_FUZZ_SECONDS:-60}" -timeout=10 -rss_limit_mb=4096 \
-  -print_final_stats=1 "$corpus" 2>&1 | tail -n 12
+mkdir -p build-fuzz/artifacts
+# A crash, leak or timeout fails the run; the input that caused it is kept in build-fuzz/artifacts/.
+if ! build-fuzz/fuzz/fuzz_config -max_total_time="${HDLAB_FUZZ_SECONDS:-60}" -timeout=10 -rss_limit_mb=4096 \
+  -artifact_prefix=build-fuzz/artifacts/ -print_final_stats=1 "$corpus" >build-fuzz/fuzz.log 2>&1; then
+  tail -n 60 build-fuzz/fuzz.log
+  echo "fuzz: the config loader failed on an input (kept in build-fuzz/artifacts/)"
+  exit 1
+fi
+tail -n 8 build-fuzz/fuzz.log
 rm -rf "$corpus"
 echo "== all tests passed =="

@@ -148,7 +148,7 @@ SafetensorsReader::SafetensorsReader(std::string path) : path_(std::move(path)) 
   Json j;
   try {
     j = Json::parse(header);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {  // syntax errors and numbers out of range
     fail(path_, std::string("header is not valid JSON: ") + e.what());
   }
   if (!j.is_object()) fail(path_, "header is not a JSON object");

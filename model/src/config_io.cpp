@@ -528,6 +528,9 @@ Json read_json_file(const std::string& path) {
       }
     }
     throw ConfigError(path, "invalid JSON at line " + std::to_string(line) + ", column " + std::to_string(col));
+  } catch (const Json::exception&) {
+    // e.g. a number too large for a double (1e400): nlohmann reports it as out_of_range.
+    throw ConfigError(path, "invalid JSON: a number is out of range");
   }
 }
 
@@ -536,7 +539,7 @@ Json design_json_from_shorthand(const std::string& text) {
   if (!t.empty() && t.front() == '{') {
     try {
       return Json::parse(t);
-    } catch (const Json::parse_error&) {
+    } catch (const Json::exception&) {  // syntax errors and numbers out of range
       throw ConfigError("/design", "is not valid JSON: " + text);
     }
   }
@@ -559,7 +562,7 @@ Json design_json_from_shorthand(const std::string& text) {
         try {
           Json p = Json::parse(v);
           if (!p.is_structured()) return p;
-        } catch (const Json::parse_error&) {
+        } catch (const Json::exception&) {  // not JSON (or out of range): taken as text
         }
         return Json(v);
       };

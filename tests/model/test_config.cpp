@@ -260,6 +260,10 @@ TEST_CASE("design shorthand on the command line", "[config]") {
   CHECK(design_json_from_shorthand(R"({"vwn": {"m": 2, "n": 3}})") == Json::parse(R"({"vwn": {"m": 2, "n": 3}})"));
   CHECK(error_of([] { design_json_from_shorthand("hd:n"); }) == "/design/hd: shorthand item \"n\" is not key=value");
   CHECK(error_of([] { design_json_from_shorthand("{oops"); }) == "/design: is not valid JSON: {oops");
+  // A number past double's range is an error too, not a crash (found by the fuzzer).
+  CHECK(error_of([] { design_json_from_shorthand(R"({"hd": {"n": 1e55555}})"); }) ==
+        R"(/design: is not valid JSON: {"hd": {"n": 1e55555}})");
+  CHECK(design_json_from_shorthand("hd:n=1e55555") == Json::parse(R"({"hd": {"n": "1e55555"}})"));
 }
 
 TEST_CASE("files: syntax errors point at line and column; writes are atomic", "[config][files]") {
@@ -271,6 +275,8 @@ TEST_CASE("files: syntax errors point at line and column; writes are atomic", "[
   CHECK(error_of([&] { read_json_file(bad); }) == bad + ": invalid JSON at line 3, column 8");
   CHECK(error_of([&] { read_json_file((dir / "missing.json").string()); }) ==
         (dir / "missing.json").string() + ": cannot open file");
+  write_file_atomic(bad, "{\"n\": 1e400}");
+  CHECK(error_of([&] { read_json_file(bad); }) == bad + ": invalid JSON: a number is out of range");
   // Overwriting leaves no temporary files behind.
   write_file_atomic(bad, "{}");
   CHECK(read_json_file(bad) == Json::object());
