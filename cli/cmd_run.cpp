@@ -156,6 +156,8 @@ int run(const RunCli& o) {
     }
   }
   else throw model::ConfigError("--backend", "must be cpu or cuda, got " + o.backend);
+  if (!backend->supports(BackendOp::gemm, ro.dtype))
+    throw model::ConfigError("--dtype", o.backend + " backend does not run " + o.dtype + " models (cpu: f32)");
   require_run_fits(*backend, c, RunShape{phase, o.tokens, phase == Phase::decode ? o.warmup + o.repeats : 0}, ro);
   if (o.growth_change && !c.design.growth)
     throw model::ConfigError("--growth-change", "the design has no growth to compare against");

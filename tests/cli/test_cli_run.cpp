@@ -134,6 +134,9 @@ TEST_CASE("hdlab run: refusals and bad options exit 2 with a message", "[cli][ru
   auto phase = run_cli(args({"run", "profiles/models/tiny-dense.json", "--phase", "backward"}));
   CHECK(phase.exit_code == 2);
   CHECK(phase.err.find("prefill, decode, train-forward") != std::string::npos);
+  auto bf16 = run_cli(args({"run", "profiles/models/tiny-dense.json", "--dtype", "bf16"}));
+  CHECK(bf16.exit_code == 2);
+  CHECK(bf16.err.find("cpu backend does not run bf16") != std::string::npos);
   auto layout = run_cli(args({"run", "profiles/models/tiny-dense.json", "--layout", "diagonal"}));
   CHECK(layout.exit_code == 2);
   auto scale = run_cli(args({"run", "profiles/models/tiny-dense.json", "--experts", "4"}));
