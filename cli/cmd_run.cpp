@@ -225,8 +225,7 @@ Verb add_run(CLI::App& app) {
             try {
               return run(*o);
             } catch (const OutOfMemoryError& e) {
-              std::cerr << "hdlab: error: run refused before allocating: " << e.what() << " (needed "
-                        << e.needed_bytes() << " bytes, available " << e.available_bytes() << " bytes)\n";
+              std::cerr << "hdlab: error: run refused before allocating: " << e.what() << "\n";
               return exit_bad_input;
             } catch (const SafetensorsError& e) {
               std::cerr << "hdlab: error: " << e.what() << "\n";
