@@ -53,7 +53,7 @@ ParamCounts count_params(const Config& c) {
       p.adapters += D * wide;  // D -> D' projection of the normal table
     }
     p.ghc += 2 * b.num_layers * ghc_params(*v, D);
-    p.norms += wide;         // GroupNorm (groups of D) weights before the reduce
+    p.norms += 2 * wide;     // GroupNorm before the reduce: an affine weight and bias per channel
     p.adapters += wide * D;  // reduce D' -> D
     if (v->mtp) {
       const std::int64_t slot = D / v->m;

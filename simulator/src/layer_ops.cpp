@@ -175,12 +175,13 @@ void outside_ops(const ModelShape& s, const OutsideWork& w, OpTable& out) {
   emb.calls = 1;
   if (s.vwn && s.vwn_projected) gemm_op(row(out, OpKind::vwn_embed_proj), embed_rows, D, wide, 0, e);
   if (s.vwn) {
-    // GroupNorm over D' in groups of D, then D' -> D, on the rows that need logits.
+    // GroupNorm over D' (affine weight and bias per channel), then D' -> D, on the rows
+    // that need logits.
     OpRow& red = row(out, OpKind::vwn_reduce);
     gemm_op(red, logits, wide, D, 0, e);
     red.cost.flops += 4 * logits * wide;
-    red.cost.weight_bytes += wide * e;
-    red.params += wide;
+    red.cost.weight_bytes += 2 * wide * e;
+    red.params += 2 * wide;
     red.calls = 2;
   }
   if (s.injection) {

@@ -77,9 +77,9 @@ TEST_CASE("VWN: over-width embedding, GHC, GroupNorm, reduce, MTP", "[params][vw
   ParamCounts p = params_of(tiny_dense(), R"({"vwn": {"m": 2, "n": 3}})");
   CHECK(p.ghc == 4 * 55);
   CHECK(p.embedding_input == 10 * 12);
-  CHECK(p.norms == 2 * 16 + 8 + 12);
+  CHECK(p.norms == 2 * 16 + 8 + 2 * 12);  // GroupNorm: weight and bias per channel of D'
   CHECK(p.adapters == 12 * 8);
-  CHECK(p.total == 1368 - 80 + 120 + 220 + 12 + 96);
+  CHECK(p.total == 1368 - 80 + 120 + 220 + 24 + 96);
 
   ParamCounts s = params_of(tiny_dense(), R"({"vwn": {"m": 2, "n": 3, "dynamic": false}})");
   CHECK(s.ghc == 4 * 21);
@@ -88,7 +88,7 @@ TEST_CASE("VWN: over-width embedding, GHC, GroupNorm, reduce, MTP", "[params][vw
   CHECK(proj.embedding_input == 80);
   CHECK(proj.adapters == 8 * 12 + 12 * 8);
   CHECK(proj.mtp == 2 * 4 * 4);
-  CHECK(proj.total == 1368 + 220 + 12 + 192 + 32);
+  CHECK(proj.total == 1368 + 220 + 24 + 192 + 32);
 }
 
 TEST_CASE("looped: weights shared across iterations, plus the injection adapter", "[params][looped]") {
