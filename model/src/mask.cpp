@@ -305,4 +305,33 @@ Layout default_layout(const Design& d) {
   return std::holds_alternative<PhdDesign>(d.method) ? Layout::phd_split : Layout::interleaved;
 }
 
+Layout best_layout(const Config& c, std::int64_t tokens, std::int64_t Bq, std::int64_t Bk) {
+  const Layout fallback = default_layout(c.design);
+  const auto* hd = std::get_if<HdDesign>(&c.design.method);
+  if (!hd || hd->n == 1) return fallback;
+  bool any_intra = false;
+  for (auto k : hd->layer_kinds) any_intra = any_intra || k == HdLayerKind::intra;
+  if (!any_intra) return fallback;
+  // Executed pairs per layout, counting each distinct layer mask once (an HD design has
+  // at most three kinds, each with or without mirrored queries).
+  std::vector<std::pair<MaskSpec, std::int64_t>> distinct;  // mask, layers using it
+  for (std::int64_t l = 0; l < c.effective.num_layers; ++l) {
+    const MaskSpec m = layer_mask(c, l, tokens);
+    auto same = [&](const auto& e) {
+      return e.first.kind == m.kind && e.first.window == m.window &&
+             e.first.final_copy_queries_only == m.final_copy_queries_only;
+    };
+    auto it = std::find_if(distinct.begin(), distinct.end(), same);
+    if (it == distinct.end()) distinct.push_back({m, 1});
+    else ++it->second;
+  }
+  auto work = [&](Layout l) {
+    double pairs = 0;  // double: sums of up to ~2^62 pairs times layer counts
+    for (const auto& [m, layers] : distinct)
+      pairs += static_cast<double>(visible_tiles(m, l, Bq, Bk).executed_pairs) * static_cast<double>(layers);
+    return pairs;
+  };
+  return work(Layout::stream_major) < work(Layout::interleaved) ? Layout::stream_major : Layout::interleaved;
+}
+
 }  // namespace hdlab::model

@@ -614,3 +614,41 @@ TEST_CASE("mask errors name the field and the reason", "[mask]") {
   CHECK(!visible(spec(Kind::causal, 3, 1), 3, 0));  // out of range: never visible
   CHECK(!visible(spec(Kind::causal, 3, 1), 1, -1));
 }
+
+TEST_CASE("best_layout picks the layout with the fewest executed pairs", "[mask][layout]") {
+  // Total executed pairs of a design in one layout, straight from the per-layer counts.
+  auto executed = [](const Config& c, Layout l, std::int64_t tokens, std::int64_t tile) {
+    std::int64_t sum = 0;
+    for (std::int64_t layer = 0; layer < c.effective.num_layers; ++layer)
+      sum += visible_tiles(layer_mask(c, layer, tokens), l, tile, tile).executed_pairs;
+    return sum;
+  };
+  SECTION("HD with intra layers: stream-major, and it really is cheaper") {
+    const Config c = config_of(tiny_backbone, R"({"hd": {"n": 4, "layers": "intra"}})");
+    CHECK(best_layout(c, 512, 64, 64) == Layout::stream_major);
+    CHECK(executed(c, Layout::stream_major, 512, 64) < executed(c, Layout::interleaved, 512, 64));
+  }
+  SECTION("HD with only full layers: interleaved (stream-major scatters the causal triangle)") {
+    const Config c = config_of(tiny_backbone, R"({"hd": {"n": 4, "layers": "full"}})");
+    CHECK(best_layout(c, 512, 64, 64) == Layout::interleaved);
+  }
+  SECTION("HD mixes: the choice agrees with the summed counts either way") {
+    for (const char* design : {R"({"hd": {"n": 4, "layers": ["full", "intra", "full", "full"]}})",
+                               R"({"hd": {"n": 2, "layers": ["intra", "intra", "full", "intra"]}})",
+                               R"({"hd": {"n": 8, "layers": ["local", "intra", "local", "full"], "window": 64}})"}) {
+      INFO(design);
+      const Config c = config_of(tiny_backbone, design);
+      for (std::int64_t tokens : {37, 256, 1000}) {
+        const Layout chosen = best_layout(c, tokens, 64, 64);
+        const Layout other = chosen == Layout::interleaved ? Layout::stream_major : Layout::interleaved;
+        CHECK(executed(c, chosen, tokens, 64) <= executed(c, other, tokens, 64));
+      }
+    }
+  }
+  SECTION("other designs keep their default") {
+    CHECK(best_layout(config_of(tiny_backbone, R"({"baseline": {}})"), 512, 64, 64) == Layout::interleaved);
+    CHECK(best_layout(config_of(tiny_backbone, R"({"phd": {"K": 3}})"), 512, 64, 64) == Layout::phd_split);
+    CHECK(best_layout(config_of(tiny_backbone, R"({"hd": {"n": 1, "layers": "intra"}})"), 512, 64, 64) ==
+          Layout::interleaved);
+  }
+}

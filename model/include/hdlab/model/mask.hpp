@@ -108,4 +108,13 @@ MaskSpec layer_mask(const Config& c, std::int64_t layer, std::int64_t tokens);
 // The layout a design runs in unless told otherwise: interleaved; PHD: phd_split.
 Layout default_layout(const Design& d);
 
+// The layout with the least attention work for this design at `tokens` tokens and Bq x Bk
+// tiles: the fewest executed pairs summed over the layers, ties to default_layout. Only HD
+// with intra-stream layers has a real choice (interleaved, where every tile mixes streams,
+// or stream-major, where intra layers become n small triangles but full and local layers
+// scatter); every other design returns default_layout (PHD's [origins | hidden] split
+// is the layout its masks were designed for). One layout serves all layers: switching
+// per layer would cost a permutation of the hidden states between layers.
+Layout best_layout(const Config& c, std::int64_t tokens, std::int64_t Bq, std::int64_t Bk);
+
 }  // namespace hdlab::model
