@@ -1,0 +1,269 @@
+// JSON in and out for backbones (our own format; HF configs go through hf_import.cpp):
+// parsing with unknown-key rejection, range validation, normalised output.
+#include "hdlab/model/config_io.hpp"
+
+#include "hdlab/model/json_reader.hpp"
+
+namespace hdlab::model {
+
+namespace {
+
+std::string num(std::int64_t v) { return std::to_string(v); }
+
+void check_range(const std::string& pointer, std::int64_t v, std::int64_t lo, std::int64_t hi) {
+  if (v < lo) fail(pointer, "must be >= " + num(lo) + ", got " + num(v));
+  if (v > hi) fail(pointer, "must be <= " + num(hi) + ", got " + num(v));
+}
+
+// ---- backbone ------------------------------------------------------------------------
+
+std::vector<LayerAttention> parse_layer_attention(ObjectReader& r, std::int64_t num_layers) {
+  std::int64_t window = r.integer("sliding_window", 0, 0, Limits::max_window);
+  const Json* layers = r.find("layers");
+  std::vector<AttentionKind> kinds;
+  auto kind_of = [](const Json& v, const std::string& ptr) {
+    std::string s = read_string(v, ptr);
+    if (s == "full") return AttentionKind::full;
+    if (s == "sliding") return AttentionKind::sliding;
+    fail(ptr, "must be one of full, sliding, got \"" + s + "\"");
+  };
+  const std::string ptr = r.at("layers");
+  if (!layers) {
+    kinds.assign(static_cast<std::size_t>(num_layers), AttentionKind::full);
+  } else if (layers->is_string()) {
+    kinds.assign(static_cast<std::size_t>(num_layers), kind_of(*layers, ptr));
+  } else if (layers->is_array()) {
+    if (static_cast<std::int64_t>(layers->size()) != num_layers)
+      fail(ptr, "has " + num(static_cast<std::int64_t>(layers->size())) + " entries but the backbone has " +
+                    num(num_layers) + " layers");
+    for (std::size_t i = 0; i < layers->size(); ++i) kinds.push_back(kind_of((*layers)[i], pointer_join(ptr, i)));
+  } else if (layers->is_object()) {
+    // {"pattern": ["sliding", "full"]}: repeated cyclically over the layers (Gemma style).
+    ObjectReader p(*layers, ptr);
+    const Json& pattern = p.required("pattern");
+    p.finish();
+    if (!pattern.is_array() || pattern.empty()) fail(p.at("pattern"), "must be a non-empty array of full/sliding");
+    std::vector<AttentionKind> cycle;
+    for (std::size_t i = 0; i < pattern.size(); ++i)
+      cycle.push_back(kind_of(pattern[i], pointer_join(p.at("pattern"), i)));
+    for (std::int64_t l = 0; l < num_layers; ++l) kinds.push_back(cycle[static_cast<std::size_t>(l) % cycle.size()]);
+  } else {
+    fail(ptr, "must be \"full\", \"sliding\", a list per layer or {\"pattern\": [...]}, got " +
+                  json_type_name(*layers));
+  }
+  std::vector<LayerAttention> out;
+  bool any_sliding = false;
+  for (auto k : kinds) {
+    out.push_back({k, k == AttentionKind::sliding ? window : 0});
+    any_sliding = any_sliding || k == AttentionKind::sliding;
+  }
+  if (any_sliding && window < 1) fail(r.at("sliding_window"), "is required (>= 1) when a layer is sliding");
+  if (!any_sliding && window > 0) fail(r.at("sliding_window"), "is set but no layer is sliding");
+  return out;
+}
+
+MoeConfig parse_moe(ObjectReader r) {
+  MoeConfig m;
+  m.num_experts = r.integer("num_experts", std::nullopt, 1, Limits::max_experts);
+  m.top_k = r.integer("top_k", std::nullopt, 1, Limits::max_experts);
+  m.expert_intermediate = r.integer("expert_intermediate_size", std::nullopt, 1, Limits::max_intermediate);
+  m.num_shared_experts = r.integer("num_shared_experts", 0, 0, Limits::max_experts);
+  m.shared_expert_intermediate =
+      r.integer("shared_expert_intermediate_size", m.expert_intermediate, 0, Limits::max_intermediate);
+  m.first_dense_layers = r.integer("first_dense_layers", 0, 0, Limits::max_layers);
+  m.router = r.choice<RouterKind>("router", {{"softmax", RouterKind::softmax}, {"sigmoid", RouterKind::sigmoid}},
+                                  RouterKind::softmax);
+  r.finish();
+  return m;
+}
+
+MlaConfig parse_mla(ObjectReader r) {
+  MlaConfig m;
+  m.q_lora_rank = r.integer("q_lora_rank", 0, 0, Limits::max_hidden);
+  m.kv_lora_rank = r.integer("kv_lora_rank", std::nullopt, 1, Limits::max_hidden);
+  m.qk_nope_head_dim = r.integer("qk_nope_head_dim", std::nullopt, 0, Limits::max_head_dim);
+  m.qk_rope_head_dim = r.integer("qk_rope_head_dim", std::nullopt, 1, Limits::max_head_dim);
+  m.v_head_dim = r.integer("v_head_dim", std::nullopt, 1, Limits::max_head_dim);
+  r.finish();
+  return m;
+}
+
+DType parse_dtype(ObjectReader& r, const char* key) {
+  return r.choice<DType>(key, {{"bf16", DType::bf16}, {"fp16", DType::fp16}, {"fp32", DType::fp32}, {"fp8", DType::fp8}},
+                         DType::bf16);
+}
+
+Json attention_to_json(const Backbone& b) {
+  Json a = Json::object();
+  bool all_full = true, all_sliding = true;
+  std::int64_t window = 0;
+  for (const auto& l : b.layers) {
+    all_full = all_full && l.kind == AttentionKind::full;
+    all_sliding = all_sliding && l.kind == AttentionKind::sliding;
+    if (l.kind == AttentionKind::sliding) window = l.window;
+  }
+  if (all_full) {
+    a["layers"] = "full";
+  } else if (all_sliding) {
+    a["layers"] = "sliding";
+  } else {
+    Json list = Json::array();
+    for (const auto& l : b.layers) list.push_back(to_string(l.kind));
+    a["layers"] = list;
+  }
+  if (window > 0) a["sliding_window"] = window;
+  return a;
+}
+
+}  // namespace
+
+void validate(const Backbone& b, const std::string& p) {
+  auto at = [&](const char* key) { return pointer_join(p, key); };
+  auto range = [&](const char* key, std::int64_t v, std::int64_t lo, std::int64_t hi) {
+    check_range(at(key), v, lo, hi);
+  };
+  range("num_layers", b.num_layers, 1, Limits::max_layers);
+  range("hidden_size", b.hidden, 1, Limits::max_hidden);
+  range("num_heads", b.num_heads, 1, Limits::max_heads);
+  range("num_kv_heads", b.num_kv_heads, 1, Limits::max_heads);
+  if (b.num_heads % b.num_kv_heads != 0)
+    fail(at("num_kv_heads"), num(b.num_heads) + " query heads cannot be grouped into " + num(b.num_kv_heads) +
+                                 " KV heads");
+  range("head_dim", b.head_dim, 1, Limits::max_head_dim);
+  const bool any_dense = !b.moe || b.moe->first_dense_layers > 0;
+  range("intermediate_size", b.intermediate, any_dense ? 1 : 0, Limits::max_intermediate);
+  if (b.moe) {
+    const MoeConfig& m = *b.moe;
+    const std::string moe = at("moe");
+    auto moe_range = [&](const char* key, std::int64_t v, std::int64_t lo, std::int64_t hi) {
+      check_range(pointer_join(moe, key), v, lo, hi);
+    };
+    moe_range("num_experts", m.num_experts, 1, Limits::max_experts);
+    if (m.top_k > m.num_experts)
+      fail(moe + "/top_k", "must be <= num_experts (" + num(m.num_experts) + "), got " + num(m.top_k));
+    moe_range("top_k", m.top_k, 1, m.num_experts);
+    moe_range("expert_intermediate_size", m.expert_intermediate, 1, Limits::max_intermediate);
+    moe_range("num_shared_experts", m.num_shared_experts, 0, Limits::max_experts);
+    moe_range("shared_expert_intermediate_size", m.shared_expert_intermediate, m.num_shared_experts > 0 ? 1 : 0,
+              Limits::max_intermediate);
+    if (m.first_dense_layers > b.num_layers)
+      fail(moe + "/first_dense_layers", "must be <= num_layers (" + num(b.num_layers) + ")");
+    moe_range("first_dense_layers", m.first_dense_layers, 0, b.num_layers);
+  }
+  if (b.mla) {
+    const MlaConfig& m = *b.mla;
+    const std::string mla = at("mla");
+    auto mla_range = [&](const char* key, std::int64_t v, std::int64_t lo, std::int64_t hi) {
+      check_range(pointer_join(mla, key), v, lo, hi);
+    };
+    mla_range("q_lora_rank", m.q_lora_rank, 0, Limits::max_hidden);
+    mla_range("kv_lora_rank", m.kv_lora_rank, 1, Limits::max_hidden);
+    mla_range("qk_nope_head_dim", m.qk_nope_head_dim, 0, Limits::max_head_dim);
+    mla_range("qk_rope_head_dim", m.qk_rope_head_dim, 1, Limits::max_head_dim);
+    mla_range("v_head_dim", m.v_head_dim, 1, Limits::max_head_dim);
+  }
+  range("vocab_size", b.vocab_size, 1, Limits::max_vocab);
+  range("vocab_pad_multiple", b.vocab_pad_multiple, 1, 1 << 16);
+  if (static_cast<std::int64_t>(b.layers.size()) != b.num_layers)
+    fail(at("attention") + "/layers", "has " + num(static_cast<std::int64_t>(b.layers.size())) +
+                                          " entries but the backbone has " + num(b.num_layers) + " layers");
+  for (std::size_t i = 0; i < b.layers.size(); ++i)
+    if (b.layers[i].kind == AttentionKind::sliding && b.layers[i].window < 1)
+      fail(at("attention") + "/sliding_window", "must be >= 1 for sliding layer " + std::to_string(i));
+  range("norms_per_layer", b.norms_per_layer, 0, 16);
+  range("kv_mirror_layers", b.kv_mirror_layers, 0, b.num_layers / 2);
+  if (!(b.rope_theta > 0)) fail(at("rope_theta"), "must be > 0");
+  if (!(b.norm_eps > 0)) fail(at("norm_eps"), "must be > 0");
+  range("max_context", b.max_context, 0, Limits::max_window);
+}
+
+Backbone parse_backbone(const Json& j, const std::string& pointer) {
+  ObjectReader r(j, pointer);
+  Backbone b;
+  b.name = r.string("name", "unnamed");
+  b.source = r.string("source", "");
+  b.num_layers = r.integer("num_layers", std::nullopt, 1, Limits::max_layers);
+  b.hidden = r.integer("hidden_size", std::nullopt, 1, Limits::max_hidden);
+  b.num_heads = r.integer("num_heads", std::nullopt, 1, Limits::max_heads);
+  b.num_kv_heads = r.integer("num_kv_heads", b.num_heads, 1, Limits::max_heads);
+  if (b.hidden % b.num_heads != 0 && !r.has("head_dim"))
+    fail(r.at("head_dim"), "is required: hidden_size " + num(b.hidden) + " is not divisible by num_heads " +
+                               num(b.num_heads));
+  b.head_dim = r.integer("head_dim", b.hidden / b.num_heads, 1, Limits::max_head_dim);
+  b.qk_norm = r.boolean("qk_norm", false);
+  b.attention_bias = r.boolean("attention_bias", false);
+  if (auto m = r.optional_object("moe")) b.moe = parse_moe(*m);
+  if (auto m = r.optional_object("mla")) b.mla = parse_mla(*m);
+  const bool any_dense = !b.moe || b.moe->first_dense_layers > 0;
+  b.intermediate = r.integer("intermediate_size", any_dense ? std::nullopt : std::optional<std::int64_t>(0),
+                             0, Limits::max_intermediate);
+  b.vocab_size = r.integer("vocab_size", std::nullopt, 1, Limits::max_vocab);
+  b.vocab_pad_multiple = r.integer("vocab_pad_multiple", 1, 1, 1 << 16);
+  b.tie_embeddings = r.boolean("tie_embeddings", false);
+  if (auto a = r.optional_object("attention")) {
+    b.layers = parse_layer_attention(*a, b.num_layers);
+    a->finish();
+  } else {
+    b.layers.assign(static_cast<std::size_t>(b.num_layers), LayerAttention{});
+  }
+  b.norms_per_layer = r.integer("norms_per_layer", 2, 0, 16);
+  b.kv_mirror_layers = r.integer("kv_mirror_layers", 0, 0, Limits::max_layers);
+  b.rope_theta = r.number("rope_theta", 10000.0);
+  b.norm_eps = r.number("norm_eps", 1e-6);
+  b.max_context = r.integer("max_context", 0, 0, Limits::max_window);
+  b.dtype = parse_dtype(r, "dtype");
+  if (const Json* a = r.find("assumptions")) {
+    if (!a->is_object()) fail(r.at("assumptions"), "must be an object of field -> note");
+    for (const auto& [key, value] : a->items())
+      b.assumptions[key] = read_string(value, pointer_join(r.at("assumptions"), key));
+  }
+  r.finish();
+  validate(b, pointer);
+  return b;
+}
+
+Json to_json(const Backbone& b) {
+  Json j;
+  j["name"] = b.name;
+  if (!b.source.empty()) j["source"] = b.source;
+  j["num_layers"] = b.num_layers;
+  j["hidden_size"] = b.hidden;
+  j["num_heads"] = b.num_heads;
+  j["num_kv_heads"] = b.num_kv_heads;
+  j["head_dim"] = b.head_dim;
+  j["qk_norm"] = b.qk_norm;
+  j["attention_bias"] = b.attention_bias;
+  j["intermediate_size"] = b.intermediate;
+  if (b.moe) {
+    const auto& m = *b.moe;
+    j["moe"] = {{"num_experts", m.num_experts},
+                {"top_k", m.top_k},
+                {"expert_intermediate_size", m.expert_intermediate},
+                {"num_shared_experts", m.num_shared_experts},
+                {"shared_expert_intermediate_size", m.shared_expert_intermediate},
+                {"first_dense_layers", m.first_dense_layers},
+                {"router", to_string(m.router)}};
+  }
+  if (b.mla) {
+    const auto& m = *b.mla;
+    j["mla"] = {{"q_lora_rank", m.q_lora_rank},
+                {"kv_lora_rank", m.kv_lora_rank},
+                {"qk_nope_head_dim", m.qk_nope_head_dim},
+                {"qk_rope_head_dim", m.qk_rope_head_dim},
+                {"v_head_dim", m.v_head_dim}};
+  }
+  j["vocab_size"] = b.vocab_size;
+  j["vocab_pad_multiple"] = b.vocab_pad_multiple;
+  j["tie_embeddings"] = b.tie_embeddings;
+  j["attention"] = attention_to_json(b);
+  j["norms_per_layer"] = b.norms_per_layer;
+  j["kv_mirror_layers"] = b.kv_mirror_layers;
+  j["rope_theta"] = b.rope_theta;
+  j["norm_eps"] = b.norm_eps;
+  j["max_context"] = b.max_context;
+  j["dtype"] = to_string(b.dtype);
+  if (!b.assumptions.empty()) j["assumptions"] = b.assumptions;
+  return j;
+}
+
+}  // namespace hdlab::model
