@@ -65,10 +65,20 @@ void parse_efficiency(ObjectReader r, HardwareProfile& h) {
   r.finish();
 }
 
+// "<class>_memory" keys, in EfficiencyClass order (gemm, attention, vector).
+constexpr const char* kClassMemoryNames[3] = {"gemm_memory", "attention_memory", "vector_memory"};
+
 void parse_curves(ObjectReader r, HardwareProfile& h) {
   // Communication has no curve: links are timed by the ring formulas with one efficiency.
   for (int i = 0; i < efficiency_class_count - 1; ++i)
     if (const json* v = r.find(kClassNames[i])) h.curves[static_cast<std::size_t>(i)] = parse_curve(*v, r.at(kClassNames[i]));
+  for (int i = 0; i < 3; ++i)
+    if (const json* v = r.find(kClassMemoryNames[i]))
+      h.class_memory_curves[static_cast<std::size_t>(i)] = parse_curve(*v, r.at(kClassMemoryNames[i]));
+  for (int i = 0; i < model::op_kind_count; ++i) {
+    const char* name = model::to_string(static_cast<model::OpKind>(i));
+    if (const json* v = r.find(name)) h.op_curves[static_cast<std::size_t>(i)] = parse_curve(*v, r.at(name));
+  }
   r.finish();
 }
 
@@ -104,6 +114,24 @@ double EfficiencyCurve::at(double x_value) const {
 double HardwareProfile::efficiency_at(EfficiencyClass c, double x) const {
   const EfficiencyCurve& curve = curves[static_cast<int>(c)];
   return curve.empty() ? efficiency[static_cast<int>(c)] : curve.at(x);
+}
+
+double HardwareProfile::compute_efficiency_at(model::OpKind k, EfficiencyClass c, double x) const {
+  const EfficiencyCurve& curve = op_curves[static_cast<std::size_t>(k)];
+  return curve.empty() ? efficiency_at(c, x) : curve.at(x);
+}
+
+double HardwareProfile::memory_efficiency_at(EfficiencyClass c, double bytes) const {
+  const auto i = static_cast<std::size_t>(c);
+  if (i < class_memory_curves.size() && !class_memory_curves[i].empty()) return class_memory_curves[i].at(bytes);
+  return efficiency_at(EfficiencyClass::memory, bytes);
+}
+
+bool HardwareProfile::has_curves() const {
+  auto any = [](const auto& list) {
+    return std::any_of(list.begin(), list.end(), [](const EfficiencyCurve& c) { return !c.empty(); });
+  };
+  return any(curves) || any(op_curves) || any(class_memory_curves);
 }
 
 double HardwareProfile::matrix_peak_flop_per_s(model::DType dtype) const {
@@ -162,6 +190,12 @@ json to_json(const HardwareProfile& h) {
     if (!h.curves[static_cast<std::size_t>(i)].empty())
       curves[kClassNames[i]] = curve_to_json(h.curves[static_cast<std::size_t>(i)]);
   }
+  for (int i = 0; i < 3; ++i)
+    if (!h.class_memory_curves[static_cast<std::size_t>(i)].empty())
+      curves[kClassMemoryNames[i]] = curve_to_json(h.class_memory_curves[static_cast<std::size_t>(i)]);
+  for (int i = 0; i < model::op_kind_count; ++i)
+    if (!h.op_curves[static_cast<std::size_t>(i)].empty())
+      curves[model::to_string(static_cast<model::OpKind>(i))] = curve_to_json(h.op_curves[static_cast<std::size_t>(i)]);
   json j = {{"name", h.name},
             {"kind", h.kind == DeviceKind::gpu ? "gpu" : "cpu"},
             {"peak_bf16_tflop_per_s", h.peak_bf16_tflop_per_s},

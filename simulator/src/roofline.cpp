@@ -31,7 +31,7 @@ Roofline make_roofline(const HardwareProfile& hw, model::DType dtype, const Shar
       hw.vector_peak_flop_per_s() * hw.scalar_efficiency(EfficiencyClass::vector);
   rl.memory_rate = hw.memory_bandwidth_bytes_per_s() * hw.scalar_efficiency(EfficiencyClass::memory);
   rl.launch_s = hw.launch_overhead_s();
-  for (const EfficiencyCurve& c : hw.curves) rl.curves = rl.curves || !c.empty();
+  rl.curves = hw.has_curves();
   rl.inv_group = 1 / (s.tp * s.ep);
   rl.inv_tp = 1 / s.tp;
   rl.inv_kv = 1 / (s.kv_tp * s.ep);
@@ -50,28 +50,30 @@ const std::array<OpClass, model::op_kind_count>& op_classes() {
   return table;
 }
 
-// Compute and memory rates of one op where the profile has efficiency curves.
+// Compute and memory rates of one op where the profile has efficiency curves: the op's
+// own compute curve where it has one, else its class's; its class's memory curve where
+// it has one, else the memory curve (hardware.hpp).
 void curve_rates(OpKind k, OpClass cls, const OpRow& r, double bytes, const Roofline& rl, double& compute,
                  double& memory) {
   const HardwareProfile& hw = *rl.hw;
   const Sharding& s = rl.sharding;
+  const EfficiencyClass ec = efficiency_class(cls);
   switch (cls) {
     case OpClass::gemm: {
       // smallest GEMM dimension on this device: tokens (split over ep) or a weight side
       const double m = r.rows / s.ep, wmin = r.weight_dim_min / s.tp;
-      compute = rl.matrix_peak * hw.efficiency_at(EfficiencyClass::gemm, std::max(1.0, std::min(m, wmin)));
+      compute = rl.matrix_peak * hw.compute_efficiency_at(k, ec, std::max(1.0, std::min(m, wmin)));
       break;
     }
     case OpClass::attention:
-      compute = rl.matrix_peak * hw.efficiency_at(EfficiencyClass::attention, std::max(1.0, r.rows));
+      compute = rl.matrix_peak * hw.compute_efficiency_at(k, ec, std::max(1.0, r.rows));
       break;
     case OpClass::vector:
-      compute = hw.vector_peak_flop_per_s() * hw.efficiency_at(EfficiencyClass::vector, std::max(1.0, bytes));
+      compute = hw.vector_peak_flop_per_s() * hw.compute_efficiency_at(k, ec, std::max(1.0, bytes));
       break;
     case OpClass::memory: compute = 0; break;
   }
-  (void)k;
-  memory = hw.memory_bandwidth_bytes_per_s() * hw.efficiency_at(EfficiencyClass::memory, std::max(1.0, bytes));
+  memory = hw.memory_bandwidth_bytes_per_s() * hw.memory_efficiency_at(ec, std::max(1.0, bytes));
 }
 
 }  // namespace

@@ -39,6 +39,16 @@
 //   "vector":    x = bytes the op moves;
 //   "memory":    x = bytes the op moves (bandwidth efficiency of small transfers).
 // e.g. "efficiency_curves": {"gemm": [[1, 0.02], [64, 0.35], [1024, 0.75], [8192, 0.81]]}
+// Two finer kinds of key, for devices whose kernels differ more than the classes say
+// (written by `hdlab calibrate` for CPUs, where they do):
+//   "<op name>" (model/ops.hpp, e.g. "ffn_act", "attn_norm"): the compute efficiency of
+//               that op alone, at its class's abscissa, in place of the class's curve —
+//               a CPU's SwiGLU spends its time in exp(), its RMSNorm in a reduction,
+//               its residual add streams; one vector curve cannot time all three;
+//   "gemm_memory", "attention_memory", "vector_memory": the memory efficiency of that
+//               class's ops against the bytes they move, in place of "memory" — a CPU
+//               BLAS repacks the weights of every product, so a small-M GEMM streams
+//               its weights far below the copy bandwidth.
 #include <array>
 #include <cstdint>
 #include <map>
@@ -90,6 +100,10 @@ struct HardwareProfile {
   std::array<double, efficiency_class_count> efficiency{};
   // Optional fitted curve per EfficiencyClass (communication curves are not used).
   std::array<EfficiencyCurve, efficiency_class_count> curves{};
+  // Optional compute curve per OpKind (replaces its class's), and memory curve per
+  // compute class (gemm, attention, vector: replaces "memory" for that class's ops).
+  std::array<EfficiencyCurve, model::op_kind_count> op_curves{};
+  std::array<EfficiencyCurve, 3> class_memory_curves{};
   nlohmann::json measured;     // object or null; kept as written
   std::map<std::string, std::string> sources;
   std::map<std::string, std::string> assumptions;
@@ -100,6 +114,13 @@ struct HardwareProfile {
   double scalar_efficiency(EfficiencyClass c) const { return efficiency[static_cast<int>(c)]; }
   // The curve at x where the profile has one, else the scalar.
   double efficiency_at(EfficiencyClass c, double x) const;
+  // Compute efficiency of op `k` (of class c) at x: its op curve, else efficiency_at(c, x).
+  double compute_efficiency_at(model::OpKind k, EfficiencyClass c, double x) const;
+  // Memory efficiency of an op of class c moving `bytes`: the class's memory curve, else
+  // efficiency_at(memory, bytes).
+  double memory_efficiency_at(EfficiencyClass c, double bytes) const;
+  // Whether any curve (class, op or class memory) is set.
+  bool has_curves() const;
   // Matrix peak for a storage type in FLOP/s (1e12 * TFLOP/s). ConfigError (pointer
   // "/peak_fp8_tflop_per_s") when asked for fp8 on a device without an fp8 rate.
   double matrix_peak_flop_per_s(model::DType dtype) const;
