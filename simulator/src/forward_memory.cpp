@@ -1,0 +1,201 @@
+// Device memory of a reference implementation's forward passes (forward_memory.hpp).
+// Shapes in the comments: R rows computed per layer pass, D hidden, D' the VWN wide
+// state, H/G query/KV heads of hd, F the SwiGLU width, V the padded vocabulary.
+#include "hdlab/simulator/forward_memory.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "hdlab/model/params.hpp"
+
+namespace hdlab::simulator {
+
+namespace {
+
+using model::Layout;
+using model::MaskSpec;
+
+std::int64_t copies_of(const model::Method& m) {
+  if (const auto* hd = std::get_if<model::HdDesign>(&m)) return hd->n;
+  if (const auto* phd = std::get_if<model::PhdDesign>(&m)) return phd->K;
+  return 1;
+}
+
+// Whether the final copies' rows sit contiguously in the physical layout (the output
+// path then reads them in place instead of gathering them into a buffer).
+bool final_rows_contiguous(std::int64_t L, std::int64_t copies, Layout layout) {
+  std::int64_t last = -1;
+  for (std::int64_t i = 0; i < L; ++i) {
+    const std::int64_t p = model::physical_of_logical(L, copies, layout, i * copies + copies - 1);
+    if (last >= 0 && p != last + 1) return false;
+    last = p;
+  }
+  return true;
+}
+
+// One sequence's KV-cache positions, summed over every cache the run allocates.
+double kv_positions(const model::Config& c, std::int64_t max_tokens) {
+  const std::int64_t copies = copies_of(c.design.method), all = max_tokens * copies;
+  const auto* loop = std::get_if<model::LoopedDesign>(&c.design.method);
+  double positions = 0;
+  for (std::int64_t l = 0; l < c.effective.num_layers; ++l) {
+    const MaskSpec m = model::layer_mask(c, l, 1);
+    double capacity = static_cast<double>(all);  // full and intra layers: every position
+    if (m.kind == MaskSpec::Kind::sliding) capacity = static_cast<double>(std::min(all, 2 * (m.window + copies)));
+    if (m.kind == MaskSpec::Kind::phd) capacity = static_cast<double>(max_tokens + m.phd_W + m.copies);
+    const bool recurrent = loop && l >= loop->prelude && l < loop->prelude + loop->recurrent;
+    const double caches = recurrent && loop->kv == model::LoopKv::per_iteration ? static_cast<double>(loop->iterations) : 1;
+    positions += caches * capacity;
+  }
+  return positions;
+}
+
+using Rows = ForwardRows;
+
+struct Workspace {
+  double headroom = 0.25;
+  std::vector<std::pair<std::string, double>> buffers;
+  // A reused buffer of `elements` of `bytes` each, allocated with headroom.
+  void buffer(const char* name, double elements, double bytes) {
+    if (elements > 0) buffers.push_back({name, std::floor(elements * (1 + headroom)) * bytes});
+  }
+  // An exact allocation (per-call index tensors, stored inputs).
+  void exact(const char* name, double elements, double bytes) {
+    if (elements > 0) buffers.push_back({name, elements * bytes});
+  }
+};
+
+void layer_buffers(const model::Config& c, double R, double e, Workspace& w) {
+  const model::Backbone& b = c.effective;
+  const double D = static_cast<double>(b.hidden), q = static_cast<double>(b.num_heads * b.head_dim),
+               kv = static_cast<double>(b.num_kv_heads * b.head_dim);
+  w.buffer("normed", R * D, e);       // [R, D] pre-norm output, attention and FFN alike
+  w.buffer("q", R * q, e);            // [R, H*hd]
+  w.buffer("k", R * kv, e);           // [R, G*hd] (KV-mirror layers: the source's rows)
+  w.buffer("v", R * kv, e);
+  w.buffer("attn", R * q, e);         // [R, H, hd]
+  w.buffer("sub_out", R * D, e);      // [R, D] sublayer output before the residual add
+  const bool dense = !b.moe || b.moe->first_dense_layers > 0;
+  double ffn = dense ? static_cast<double>(b.intermediate) : 0;
+  if (b.moe && b.moe->num_shared_experts > 0) ffn = std::max(ffn, static_cast<double>(b.moe->shared_expert_intermediate));
+  w.buffer("gate_up", R * 2 * ffn, e);  // [R, 2F] (shared experts reuse it)
+  w.buffer("act", R * ffn, e);          // [R, F]
+  if (!b.moe) return;
+  const double E = static_cast<double>(b.moe->num_experts), k = static_cast<double>(b.moe->top_k),
+               Fe = static_cast<double>(b.moe->expert_intermediate);
+  w.buffer("router_logits", R * E, e);
+  w.buffer("route_ids", R * k, 4);  // int32
+  w.buffer("route_weights", R * k, 4);
+  w.buffer("moe_ids", R * k, 4);
+  w.buffer("moe_weights", R * k, 4);
+  // The busiest expert's tokens: balanced routing gives R k / E each; the largest of E
+  // such counts sits about sqrt(2 mu ln E) above the mean (Gaussian tail of the max).
+  const double mu = R * k / E;
+  const double busiest = std::min(R, mu + std::sqrt(2 * mu * std::log(std::max(E, 2.0))));
+  w.buffer("expert_x", busiest * D, e);
+  w.buffer("expert_gate_up", busiest * 2 * Fe, e);
+  w.buffer("expert_act", busiest * Fe, e);
+  w.buffer("expert_out", busiest * D, e);
+}
+
+void method_buffers(const model::Config& c, const Rows& rows, const ForwardRun& run, Workspace& w) {
+  const model::Backbone& b = c.effective;
+  const double D = static_cast<double>(b.hidden), R = rows.all, e = run.element_bytes;
+  if (const auto* hd = std::get_if<model::HdDesign>(&c.design.method); hd && hd->kv_mirror && b.kv_mirror_layers > 0) {
+    // From the first mirrored layer only the final stream's rows go on: gathered into a
+    // buffer unless the layout keeps them together; each mirrored layer stores its
+    // source layer's normed input [R, D] (exactly sized, kept for the run).
+    if (!final_rows_contiguous(run.tokens, hd->n, run.layout)) w.buffer("hidden_b", rows.final * D, e);
+    for (std::int64_t l = 0; l < b.num_layers; ++l)
+      if (b.is_mirrored(l)) w.exact("mirror_input", R * D, e);
+  }
+  if (const auto* loop = std::get_if<model::LoopedDesign>(&c.design.method); loop && loop->input_injection) {
+    w.buffer("inject_e", R * D, e);  // the recurrent block's input, re-injected each iteration
+    w.buffer("hidden_b", R * D, e);  // the adapter's output (alternates with hidden_a)
+  }
+  if (const auto* v = std::get_if<model::VwnDesign>(&c.design.method)) {
+    const double m = static_cast<double>(v->m), n = static_cast<double>(v->n), wide = D * n / m;
+    if (v->embedding == model::VwnEmbedding::projected) w.buffer("embed_tmp", R * D, e);
+    w.buffer("ghc_x", R * D, e);         // [R, m, D/m] the sublayer input
+    w.buffer("ghc_carry", R * wide, e);  // [R, n, D/m] the carried state
+    if (v->dynamic) {
+      w.buffer("ghc_hn", R * wide, e);          // per-slot normed state
+      w.buffer("ghc_alpha", R * n * (m + n), 4);  // f32 coefficients
+      w.buffer("ghc_beta", R * m * n, 4);
+    }
+  }
+}
+
+// The output path: loss rows (gathered unless in place), VWN reduce, final norm, logits.
+void output_buffers(const model::Config& c, const Rows& rows, const ForwardRun& run, Workspace& w) {
+  const model::Backbone& b = c.effective;
+  const double D = static_cast<double>(b.hidden), V = static_cast<double>(b.padded_vocab()), e = run.element_bytes;
+  const auto* vwn = std::get_if<model::VwnDesign>(&c.design.method);
+  const double wide = vwn ? D * vwn->ratio() : D;
+  const bool train = run.phase == ForwardPhase::train_forward;
+  const double loss = train ? rows.final : 1;
+  const auto* hd = std::get_if<model::HdDesign>(&c.design.method);
+  const bool final_only = hd && hd->kv_mirror && b.kv_mirror_layers > 0;
+  if (train && !final_only && !final_rows_contiguous(run.tokens, copies_of(c.design.method), run.layout))
+    w.buffer("out_rows", loss * wide, e);
+  if (vwn) {
+    w.buffer("out_norm", loss * wide, e);
+    w.buffer("out_reduce", loss * D, e);
+  }
+  w.buffer("out_final", loss * D, e);
+  w.buffer("logits", loss * V, e);
+  if (vwn && vwn->mtp && train) {  // the MTP branch's own embedding, mix and output path
+    w.buffer("mtp_e", loss * wide, e);
+    w.buffer("mtp_mix", loss * wide, e);
+    w.buffer("mtp_norm", loss * wide, e);
+    w.buffer("mtp_reduce", loss * D, e);
+    w.buffer("mtp_final", loss * D, e);
+    w.buffer("mtp_logits", loss * V, e);
+    w.exact("mtp_ids", loss, 4);
+  }
+}
+
+}  // namespace
+
+ForwardRows forward_rows(const model::Config& c, ForwardPhase phase, std::int64_t L) {
+  const std::int64_t K = copies_of(c.design.method);
+  if (phase == ForwardPhase::decode) return {static_cast<double>(K), 1};
+  const auto* phd = std::get_if<model::PhdDesign>(&c.design.method);
+  if (phase == ForwardPhase::prefill && phd && phd->variant != model::PhdVariant::swa && K > 1) {
+    // PHD partial prefill: the L origins plus the hidden copies of the last token (plain)
+    // or of the last chunk's tokens (CSWA) (methods.md section 2).
+    const std::int64_t tail = phd->variant == model::PhdVariant::plain ? 1 : L - (L - 1) / phd->C * phd->C;
+    return {static_cast<double>(L + (K - 1) * tail), static_cast<double>(tail)};
+  }
+  return {static_cast<double>(K * L), static_cast<double>(L)};
+}
+
+ForwardMemory forward_memory(const model::Config& c, const ForwardRun& run) {
+  ForwardMemory out;
+  const double e = run.element_bytes;
+  const model::Backbone& b = c.effective;
+  out.weight_bytes = static_cast<double>(model::count_params(c).total) * e;
+  if (run.phase != ForwardPhase::train_forward) {
+    const std::int64_t max_tokens = run.tokens + (run.phase == ForwardPhase::decode ? run.decode_steps : 0);
+    out.kv_bytes = kv_positions(c, max_tokens) * 2 * static_cast<double>(b.num_kv_heads * b.head_dim) * e;
+  }
+  // A decode run's largest call is the prefill of its prompt: its buffers serve the steps.
+  const Rows rows = forward_rows(c, run.phase == ForwardPhase::train_forward ? run.phase : ForwardPhase::prefill, run.tokens);
+  Workspace w;
+  w.headroom = run.headroom;
+  const auto* vwn = std::get_if<model::VwnDesign>(&c.design.method);
+  w.buffer("hidden_a", rows.all * static_cast<double>(b.hidden) * (vwn ? vwn->ratio() : 1.0), e);  // [R, D or D']
+  layer_buffers(c, rows.all, e, w);
+  method_buffers(c, rows, run, w);
+  output_buffers(c, rows, run, w);
+  // The call's int32 index tensors: token ids, positions (expanded and token index) of
+  // all rows and of the final rows, final-row ids, loss-row ids, and (prefill) the rows
+  // each cache keeps.
+  w.exact("row_indices", 3 * rows.all + 3 * rows.final + 1 + (run.phase == ForwardPhase::train_forward ? 0 : rows.all), 4);
+  if (b.attention_bias) w.buffer("ones", rows.all, e);  // bias column of a rank-1 product
+  for (const auto& [name, bytes] : w.buffers) out.workspace_bytes += bytes;
+  out.buffers = std::move(w.buffers);
+  return out;
+}
+
+}  // namespace hdlab::simulator
