@@ -1,6 +1,6 @@
 #pragma once
 // Shared pieces of the `hdlab` verbs: loading a model file and a design, printing JSON,
-// and the exit-code convention (0 ok, 2 bad input, 1 internal error).
+// and the exit-code convention (0 ok, 2 bad input, 1 internal error, 3 a requested check failed).
 #include <array>
 #include <functional>
 #include <span>
@@ -19,6 +19,7 @@ namespace hdlab::cli {
 inline constexpr int exit_ok = 0;
 inline constexpr int exit_internal = 1;
 inline constexpr int exit_bad_input = 2;
+inline constexpr int exit_check_failed = 3;  // a check the user asked for failed (validate --max-median-error)
 
 // Options every model-taking verb shares: MODEL (positional) and --design.
 struct ModelOptions {

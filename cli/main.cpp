@@ -1,5 +1,6 @@
 // hdlab: what a latent-computation design costs, and proof by running it.
-// Exit codes: 0 ok, 2 bad input (message on stderr), 1 internal error.
+// Exit codes: 0 ok, 2 bad input (message on stderr), 1 internal error, 3 a requested check
+// failed (validate --max-median-error).
 #include <cstdlib>
 #include <iostream>
 #include <new>
@@ -23,6 +24,8 @@ int main(int argc, char** argv) {
       add_sweep(app),
       add_pipeline(app),
       add_run(app),
+      add_calibrate(app),
+      add_validate(app),
   };
 
   try {

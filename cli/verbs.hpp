@@ -12,5 +12,7 @@ Verb add_cost(CLI::App& app);
 Verb add_sweep(CLI::App& app);
 Verb add_pipeline(CLI::App& app);
 Verb add_run(CLI::App& app);
+Verb add_calibrate(CLI::App& app);
+Verb add_validate(CLI::App& app);
 
 }  // namespace hdlab::cli

@@ -1,0 +1,212 @@
+// hdlab validate VALIDATION.json -o OUT/ [--hw H] [--backend cpu|cuda] [--threads N]
+//                [--max-median-error X] [--allow-overlap]
+// Runs every case of a validation file (designs x sizes x phases, calibration/validation.hpp)
+// on the executor, predicts each with the simulator on a calibrated profile, and reports
+// per case predicted vs measured time and memory, the median and max relative errors,
+// Spearman's rank correlation over all cases and across the designs of each group, and
+// the error per op class. Writes OUT/validation.json (everything), OUT/validation.csv,
+// OUT/points.json (the GUI's validation view loads it) and OUT/validation.png (log-log
+// scatter, one colour per design; needs a build with Qt).
+// Cases must be held out from the profile's calibration (no GEMM or attention shape the
+// calibration measured); one that is not is refused (exit 2) unless --allow-overlap.
+// Exit 3 when --max-median-error is given and the median |time error| exceeds it.
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "hdlab/calibration/validation.hpp"
+#include "hdlab/executor/backends.hpp"
+#include "hdlab/model/config_io.hpp"
+#include "hdlab/model/files.hpp"
+#include "verbs.hpp"
+
+#ifdef HDLAB_HAVE_CHARTS
+#include "hdlab/charts/charts.hpp"
+#include "hdlab/charts/export.hpp"
+#endif
+
+namespace hdlab::cli {
+
+namespace {
+
+using namespace hdlab::calibration;
+namespace fs = std::filesystem;
+
+struct ValidateCli {
+  std::string file, output, hardware, backend;
+  int threads = -1;
+  double max_median_error = -1;
+  bool allow_overlap = false;
+};
+
+double load_average() {
+  std::ifstream in("/proc/loadavg");
+  double v = 0;
+  in >> v;
+  return v;
+}
+
+// --hw, else the file's "hardware": a path relative to the file, or a bundled name.
+simulator::HardwareProfile resolve_hardware(const ValidateCli& o, const ValidationSpec& spec) {
+  if (!o.hardware.empty()) return load_hardware(o.hardware);
+  if (spec.hardware.empty()) throw model::ConfigError("/hardware", "no profile to predict with: give --hw or \"hardware\"");
+  const fs::path relative = fs::path(o.file).parent_path() / spec.hardware;
+  return load_hardware(fs::is_regular_file(relative) ? relative.string() : spec.hardware);
+}
+
+std::unique_ptr<executor::Backend> open_backend(const std::string& name, int threads) {
+  if (name == "cpu") return executor::make_cpu_backend(executor::CpuOptions{threads, "auto"});
+  const executor::CudaProbe probe = executor::probe_cuda();
+  if (probe.devices == 0) throw model::ConfigError("--backend", "cuda: no CUDA device (" + probe.reason + ")");
+  try {
+    return executor::make_cuda_backend(0);
+  } catch (const executor::BackendError& e) {
+    throw model::ConfigError("--backend", std::string("cuda: no usable CUDA device (") + e.what() + ")");
+  }
+}
+
+// Refuses (or with --allow-overlap, lists) cases that share a shape with the calibration.
+std::vector<std::vector<std::string>> check_held_out(const ValidateCli& o, const ValidationSpec& spec,
+                                                     const simulator::HardwareProfile& hw) {
+  const std::vector<Sample> samples = calibration_samples(hw);
+  if (samples.empty())
+    std::cerr << "hdlab: warning: " << hw.name << " records no calibration samples: held-out cases not checked\n";
+  std::vector<std::vector<std::string>> out;
+  for (const ValidationCase& c : spec.cases) {
+    out.push_back(overlaps(c, samples));
+    if (out.back().empty()) continue;
+    if (!o.allow_overlap)
+      throw model::ConfigError(c.pointer, "case \"" + c.label + "\" is not held out: " + out.back().front() +
+                                              " (validation needs sizes the calibration did not measure; "
+                                              "--allow-overlap runs it anyway)");
+    std::cerr << "hdlab: warning: " << c.label << " is not held out: " << out.back().front() << "\n";
+  }
+  return out;
+}
+
+void print_case(const CaseResult& r, std::size_t i, std::size_t n) {
+  std::cout << fmt::format("[{:>2}/{}] {:<44} {:>10.3f} {:>10.3f} {:>+7.1f}% {:>9.2f} {:>+6.2f}%\n", i, n, r.spec.label,
+                           r.measured.seconds * 1e3, r.predicted.seconds * 1e3, 100 * r.time_error(),
+                           r.measured.peak_bytes / (1 << 20), 100 * r.memory_error());
+}
+
+void print_summary(const ValidationReport& r) {
+  std::cout << fmt::format("\ntime:   median |error| {:.1f}%, max {:.1f}% (median signed {:+.1f}%) over {} cases\n",
+                           100 * r.time.median_abs, 100 * r.time.max_abs, 100 * r.time.median_signed, r.time.count);
+  std::cout << fmt::format("rank:   Spearman {:.3f} over all cases; across designs: mean {:.3f}, min {:.3f} over {} groups\n",
+                           r.spearman_all, r.spearman_designs_mean, r.spearman_designs_min, r.groups.size());
+  std::cout << fmt::format("memory: median |error| {:.2f}%, max {:.2f}% (predicted vs measured peak)\n",
+                           100 * r.memory.median_abs, 100 * r.memory.max_abs);
+  std::cout << "by op class (cases where the class is >= 2% of the time; share = mean share of the measured time):\n";
+  for (const auto& [k, share] : r.measured_share) {
+    const auto it = r.by_op_class.find(k);
+    if (it == r.by_op_class.end()) std::cout << fmt::format("  {:<10} share {:>5.1f}%\n", k, 100 * share);
+    else
+      std::cout << fmt::format("  {:<10} share {:>5.1f}%   median |error| {:>5.1f}%  max {:>6.1f}%  median signed {:>+6.1f}%\n",
+                               k, 100 * share, 100 * it->second.median_abs, 100 * it->second.max_abs,
+                               100 * it->second.median_signed);
+  }
+  std::cout << "by design:\n";
+  for (const auto& [k, s] : r.by_design)
+    std::cout << fmt::format("  {:<20} median |error| {:>5.1f}%  max {:>5.1f}%\n", k, 100 * s.median_abs, 100 * s.max_abs);
+}
+
+void write_outputs(const ValidationReport& r, nlohmann::json meta, const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw model::ConfigError("-o", "cannot create " + dir + ": " + ec.message());
+  nlohmann::json report = to_json(r);
+  report["run"] = std::move(meta);
+  model::write_file_atomic(dir + "/validation.json", report.dump(2) + "\n");
+  model::write_file_atomic(dir + "/validation.csv", to_csv(r));
+  model::write_file_atomic(dir + "/points.json", points_json(r).dump(2) + "\n");
+#ifdef HDLAB_HAVE_CHARTS
+  std::vector<gui_core::ValidationPoint> points;
+  for (const CaseResult& c : r.cases) points.push_back({c.spec.design, c.spec.label, c.predicted.seconds, c.measured.seconds});
+  hdlab::charts::OffscreenApplication app;
+  hdlab::charts::write_chart(hdlab::charts::validation_scatter(points, "hdlab validate: predicted vs measured time"),
+                             dir + "/validation.png", 1200, 800);
+  std::cout << "wrote " << dir << "/{validation.json, validation.csv, points.json, validation.png}\n";
+#else
+  std::cout << "wrote " << dir << "/{validation.json, validation.csv, points.json}; the PNG scatter needs a build "
+               "with Qt (HDLAB_GUI=ON)\n";
+#endif
+}
+
+int validate(const ValidateCli& o) {
+  if (o.output.empty()) throw model::ConfigError("-o", "give the folder to write the report to");
+  ValidationSpec spec = parse_validation(model::read_json_file(o.file), fs::path(o.file).parent_path().string());
+  if (!o.backend.empty()) spec.backend = o.backend;
+  if (o.threads >= 0) spec.threads = o.threads;
+  const simulator::HardwareProfile hw = resolve_hardware(o, spec);
+  const auto held_out = check_held_out(o, spec, hw);
+  auto backend = open_backend(spec.backend, spec.threads);
+  const int calibrated_threads = hw.calibration.is_object() ? hw.calibration.value("run", nlohmann::json::object()).value("threads", 0) : 0;
+  const int threads = spec.backend == "cpu" ? (spec.threads > 0 ? spec.threads : static_cast<int>(std::thread::hardware_concurrency())) : 0;
+  if (spec.backend == "cpu" && calibrated_threads > 0 && calibrated_threads != threads)
+    std::cerr << fmt::format("hdlab: warning: {} was calibrated with {} threads, this run uses {}\n", hw.name,
+                             calibrated_threads, threads);
+  std::cout << fmt::format("hdlab validate: {} cases on {} ({}), predicted with {}\n", spec.cases.size(), backend->name(),
+                           backend->description(), hw.name);
+  std::cout << fmt::format("{:<52} {:>10} {:>10} {:>8} {:>9} {:>7}\n", "case", "meas [ms]", "pred [ms]", "time", "peak[MiB]",
+                           "memory");
+  const double load_start = load_average();
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<CaseResult> results;
+  for (std::size_t i = 0; i < spec.cases.size(); ++i) {
+    CaseResult r;
+    r.spec = spec.cases[i];
+    r.overlaps = held_out[i];
+    r.measured = measure_case(*backend, r.spec, spec);
+    r.predicted = predict_case(r.spec, hw, spec);
+    print_case(r, i + 1, spec.cases.size());
+    results.push_back(std::move(r));
+  }
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const ValidationReport report = summarize(std::move(results));
+  print_summary(report);
+  const nlohmann::json meta = {{"validation_file", o.file},       {"description", spec.description},
+                               {"hardware", hw.name},             {"backend", backend->name()},
+                               {"device", backend->description()}, {"threads", threads},
+                               {"warmup", spec.warmup},           {"repeats", spec.repeats},
+                               {"elapsed_s", elapsed},
+                               {"load_average_1min", {{"start", load_start}, {"end", load_average()}}}};
+  std::cout << fmt::format("{:.0f} s, load average {:.2f} -> {:.2f}\n", elapsed, load_start, load_average());
+  write_outputs(report, meta, o.output);
+  if (o.max_median_error >= 0 && report.time.median_abs > o.max_median_error) {
+    std::cerr << fmt::format("hdlab: validate FAILED: median |time error| {:.1f}% exceeds --max-median-error {:.1f}%\n",
+                             100 * report.time.median_abs, 100 * o.max_median_error);
+    return exit_check_failed;
+  }
+  return exit_ok;
+}
+
+}  // namespace
+
+Verb add_validate(CLI::App& app) {
+  auto* sub = app.add_subcommand("validate", "Run held-out designs on the executor and compare with the simulator's predictions");
+  auto o = std::make_shared<ValidateCli>();
+  sub->add_option("file", o->file, "validation file (JSON), e.g. profiles/validation/cpu.json")->required();
+  sub->add_option("-o,--output", o->output, "folder for validation.json, validation.csv, points.json, validation.png");
+  sub->add_option("--hw", o->hardware, "profile to predict with (default: the file's \"hardware\")");
+  sub->add_option("--backend", o->backend, "cpu | cuda (default: the file's \"backend\")");
+  sub->add_option("--threads", o->threads, "cpu threads, 0 = all (default: the file's \"threads\")");
+  sub->add_option("--max-median-error", o->max_median_error,
+                  "exit 3 when the median |relative time error| exceeds this (e.g. 0.5)");
+  sub->add_flag("--allow-overlap", o->allow_overlap, "run cases that share a shape with the calibration (warns)");
+  return {sub, [o] {
+            try {
+              return validate(*o);
+            } catch (const executor::OutOfMemoryError& e) {
+              std::cerr << "hdlab: error: a case was refused before allocating: " << e.what() << "\n";
+              return exit_bad_input;
+            }
+          }};
+}
+
+}  // namespace hdlab::cli
