@@ -463,19 +463,36 @@ struct Grid {
   std::int64_t total() const { return query_blocks * key_blocks; }
 };
 
-Grid grid_of(const MaskSpec& m, std::int64_t Bq, std::int64_t Bk) {
-  validate(m);
+// The grid of R query rows x N keys (both >= 1) in tiles of Bq x Bk.
+Grid grid_of(std::int64_t R, std::int64_t N, std::int64_t Bq, std::int64_t Bk) {
   if (Bq < 1 || Bk < 1)
     throw ConfigError("/tile", "tile sizes must be >= 1, got " + std::to_string(Bq) + "x" + std::to_string(Bk));
   Grid g;
-  g.N = m.positions();
-  g.R = m.query_rows();
+  g.N = N;
+  g.R = R;
   g.Bq = std::min(Bq, g.R);
   g.Bk = std::min(Bk, g.N);
   g.query_blocks = (g.R + g.Bq - 1) / g.Bq;
   g.key_blocks = (g.N + g.Bk - 1) / g.Bk;
   g.last_block_start = (g.key_blocks - 1) * g.Bk;
   return g;
+}
+
+Grid grid_of(const MaskSpec& m, std::int64_t Bq, std::int64_t Bk) {
+  validate(m);
+  return grid_of(m.query_rows(), m.positions(), Bq, Bk);
+}
+
+// Counts one query block of `rows` rows from U and I as runs (s.u, s.in): key blocks
+// meeting U are visible, those inside I full (the rest of the grid's blocks meet I's
+// complement), every visible one executed in full but the short last key block.
+void count_block(const Grid& g, std::int64_t rows, Scratch& s, TileCount& tc) {
+  complement(s.in, g.N, s.outside);
+  const std::int64_t meeting = blocks_meeting(s.u, g.Bk);
+  tc.visible += meeting;
+  tc.full += g.key_blocks - blocks_meeting(s.outside, g.Bk);
+  const bool meets_last = !s.u.runs.empty() && s.u.end(s.u.runs.back()) - 1 >= g.last_block_start;
+  tc.executed_pairs += rows * (meeting * g.Bk - (meets_last ? g.key_blocks * g.Bk - g.N : 0));
 }
 
 // Adds the tiles of the query block starting at row r0 (the general method, see the top).
@@ -486,13 +503,7 @@ void add_block(const MaskSpec& m, Layout l, const Grid& g, std::int64_t r0, Scra
   runs_of(s.cells, m, l, s, s.u);
   block_intersection(m, summarize(s.rows, m.copies), s.cells);
   runs_of(s.cells, m, l, s, s.in);
-  complement(s.in, g.N, s.outside);
-  const std::int64_t meeting = blocks_meeting(s.u, g.Bk);
-  tc.visible += meeting;
-  tc.full += g.key_blocks - blocks_meeting(s.outside, g.Bk);
-  // Executed keys: every met block in full, the last (short) block only its N - start keys.
-  const bool meets_last = !s.u.runs.empty() && s.u.end(s.u.runs.back()) - 1 >= g.last_block_start;
-  tc.executed_pairs += (r1 - r0) * (meeting * g.Bk - (meets_last ? g.key_blocks * g.Bk - g.N : 0));
+  count_block(g, r1 - r0, s, tc);
 }
 
 TileCount general_tiles(const MaskSpec& m, Layout l, const Grid& g) {
@@ -708,6 +719,60 @@ TileCount phd_split_tiles(const MaskSpec& m, const Grid& g) {
   return tc;
 }
 
+// ---- PHD partial prefill: origins before the tail, then a whole mask ---------------------------
+
+// The rows (and keys) are `prefix` origins of the tokens before the tail, which see each
+// other causally, then every position of `tail` (the mask of the last tokens alone, in its
+// own physical order), whose rows see every prefix key. So a block of prefix rows only is
+// a causal block; a block holding tail rows has U = [0, prefix) + (prefix + the tail rows'
+// U in `tail`), and I = [0, r0] when its first row r0 is a prefix row, else [0, prefix) +
+// (prefix + the tail rows' I).
+
+// `in` moved `prefix` keys on, after the interval [0, prefix).
+void after_prefix(const RunList& in, std::int64_t prefix, RunList& out) {
+  out.clear();
+  if (prefix > 0) out.add_interval(0, prefix);
+  for (const Run& r : in.runs) {
+    const std::size_t first = out.pieces.size();
+    for (const Piece& p : in.pattern(r)) out.pieces.push_back(p);
+    out.add_run(r.base + prefix, r.period, r.count, first);
+  }
+}
+
+// Query block [r0, r0 + Bq) holding at least one tail row (r0 + Bq > prefix).
+void add_prefixed_block(const MaskSpec& tail, Layout l, const Grid& g, std::int64_t prefix, std::int64_t r0,
+                        Scratch& s, TileCount& tc) {
+  const std::int64_t r1 = std::min(g.R, r0 + g.Bq);
+  RunList& tail_runs = s.outside;  // free until count_block fills it
+  block_rows(tail, l, std::max(r0, prefix) - prefix, r1 - prefix, s.rows);
+  block_union(tail, s.rows, s.cells);
+  runs_of(s.cells, tail, l, s, tail_runs);
+  after_prefix(tail_runs, prefix, s.u);
+  if (r0 < prefix) {
+    s.in.clear();
+    s.in.add_interval(0, r0 + 1);
+  } else {
+    block_intersection(tail, summarize(s.rows, tail.copies), s.cells);
+    runs_of(s.cells, tail, l, s, tail_runs);
+    after_prefix(tail_runs, prefix, s.in);
+  }
+  count_block(g, r1 - r0, s, tc);
+}
+
+TileCount prefixed_tiles(const MaskSpec& tail, Layout l, std::int64_t prefix, std::int64_t Bq, std::int64_t Bk) {
+  const Grid g = grid_of(prefix + tail.query_rows(), prefix + tail.positions(), Bq, Bk);
+  TileCount tc;
+  tc.total = g.total();
+  // Blocks of prefix rows only: the causal family over the whole grid (keys [0, t]).
+  const std::int64_t M = prefix / g.Bq;
+  const WindowBlocks causal{0, g.Bq - 1, g.Bq, g.N};
+  add_union_sums(causal.u(), M, g, tc);
+  add_intersection_sums(causal.in(), M, g, tc);
+  Scratch s;
+  for (std::int64_t r0 = M * g.Bq; r0 < g.R; r0 += g.Bq) add_prefixed_block(tail, l, g, prefix, r0, s, tc);
+  return tc;
+}
+
 // ---- choosing the method ----------------------------------------------------------------------
 
 // The counts by a shortcut where one applies (see "Speed" at the top), else nullopt.
@@ -735,6 +800,28 @@ TileCount visible_tiles(const MaskSpec& m, Layout l, std::int64_t Bq, std::int64
   const Grid g = grid_of(m, Bq, Bk);
   if (std::optional<TileCount> tc = fast_tiles(m, l, g)) return *tc;
   return general_tiles(m, l, g);
+}
+
+TileCount phd_partial_prefill_tiles(const MaskSpec& m, std::int64_t tail, Layout l, std::int64_t Bq, std::int64_t Bk) {
+  validate(m);
+  const std::string what = "a PHD partial prefill";
+  if (m.kind != MaskSpec::Kind::phd || m.final_copy_queries_only)
+    throw ConfigError("/mask/kind", what + " needs a PHD mask with every row a query, got " + to_string(m.kind));
+  if (tail < 1 || tail > m.tokens)
+    throw ConfigError("/tail", "must be in [1, " + std::to_string(m.tokens) + "] tokens, got " + std::to_string(tail));
+  const std::int64_t prefix = m.tokens - tail;
+  // The tail's hidden rows must see no skipped hidden key: SWA's window reaches back to
+  // every earlier token, CSWA's to its chunk's start.
+  if (m.phd_variant == PhdVariant::swa && prefix > 0)
+    throw ConfigError("/tail", "PHD-swa computes every hidden copy: the tail must be all " +
+                                   std::to_string(m.tokens) + " tokens, got " + std::to_string(tail));
+  if (m.phd_variant == PhdVariant::cswa && prefix % m.phd_C != 0)
+    throw ConfigError("/tail", "PHD-cswa: the tail must start at a chunk of " + std::to_string(m.phd_C) +
+                                   " tokens, got " + std::to_string(tail) + " of " + std::to_string(m.tokens));
+  if (prefix == 0) return visible_tiles(m, l, Bq, Bk);
+  MaskSpec t = m;  // the tail alone: same rule, offsets cancel (its chunks align for CSWA)
+  t.tokens = tail;
+  return prefixed_tiles(t, l, prefix, Bq, Bk);
 }
 
 namespace detail {

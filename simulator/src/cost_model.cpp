@@ -60,27 +60,19 @@ double zero3_gather_s(const CostContext& ctx) {
   return 2 * (all_gather_s(dense / tp * e, dp, ctx.dp_link) + all_gather_s(experts / (tp * ep) * e, dp / ep, ctx.dp_link));
 }
 
-double recompute_time(const CostContext& ctx, const PassTime& fwd) {
-  const TrainScenario& t = ctx.scenario->train;
-  auto op = [&](OpKind k) { return fwd.op_s[static_cast<std::size_t>(k)]; };
-  switch (t.recompute) {
-    case Recompute::none: return 0;
-    case Recompute::full: return fwd.layers_s;
-    case Recompute::selective:
-      return op(OpKind::attention) + op(OpKind::ghc_norm) + op(OpKind::ghc_dynamic) +
-             (1 - t.vwn_eta) * op(OpKind::ghc_width);
-  }
-  return 0;
-}
-
 double recompute_flops(const CostContext& ctx, const PassCost& fwd) {
   const TrainScenario& t = ctx.scenario->train;
   switch (t.recompute) {
     case Recompute::none: return 0;
     case Recompute::full: return fwd.total().flops - table_total(fwd.outside).flops;
-    case Recompute::selective:
-      return fwd.op_total(OpKind::attention).flops + fwd.op_total(OpKind::ghc_norm).flops +
-             fwd.op_total(OpKind::ghc_dynamic).flops + (1 - t.vwn_eta) * fwd.op_total(OpKind::ghc_width).flops;
+    case Recompute::selective: {
+      double flops = 0;
+      for (int i = 0; i < model::op_kind_count; ++i) {
+        const auto k = static_cast<OpKind>(i);
+        flops += selective_recompute_share(k, t.vwn_eta) * fwd.op_total(k).flops;
+      }
+      return flops;
+    }
   }
   return 0;
 }
@@ -88,6 +80,30 @@ double recompute_flops(const CostContext& ctx, const PassCost& fwd) {
 }  // namespace
 
 double attention_flops(const ModelShape& s, double pairs) { return 2 * s.H * (s.qk_head_dim + s.v_head_dim) * pairs; }
+
+double selective_recompute_share(OpKind k, double vwn_eta) {
+  switch (k) {
+    case OpKind::attention:
+    case OpKind::ghc_norm:
+    case OpKind::ghc_dynamic: return 1;
+    case OpKind::ghc_width: return 1 - vwn_eta;  // eta of its inputs are kept instead
+    default: return 0;
+  }
+}
+
+double recompute_s(const TrainScenario& t, const PassTime& forward) {
+  switch (t.recompute) {
+    case Recompute::none: return 0;
+    case Recompute::full: return forward.layers_s;
+    case Recompute::selective: {
+      double s = 0;
+      for (int k = 0; k < model::op_kind_count; ++k)
+        s += selective_recompute_share(static_cast<OpKind>(k), t.vwn_eta) * forward.op_s[static_cast<std::size_t>(k)];
+      return s;
+    }
+  }
+  return 0;
+}
 
 void check_scenario(const model::Config& c, const HardwareProfile& hw, const Scenario& s, const std::string& pointer) {
   check_parallel(c.effective, s.parallel, pointer + "/parallel");
@@ -148,7 +164,7 @@ void cost_train(const CostContext& ctx, PassCost& forward, TrainResult& out) {
   train_forward_pass(*ctx.config, ctx.shape, ctx.plan, d(t.micro_batch) * ep, t.seq_len, ctx.options, forward);
   pass_time(forward, ctx.roofline, out.forward);
   out.forward_comm = pass_comm(forward, ctx.shape, ctx.sharding, ctx.tp_link, ctx.ep_link);
-  out.recompute_s = recompute_time(ctx, out.forward);
+  out.recompute_s = recompute_s(t, out.forward);
   const double comm_passes = t.recompute == Recompute::full ? 3 : 2;  // forward, backward (, recomputed forward)
   const double micro_comm = out.forward_comm.total() * comm_passes;
   out.micro_step_s = 3 * out.forward.total_s + out.recompute_s + micro_comm;

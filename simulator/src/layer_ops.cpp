@@ -1,5 +1,6 @@
 // The op table of one layer and of the ops outside the layers. Shapes in comments are
 // per pass: N rows of width D, e bytes per element; conventions in op_table.hpp.
+#include <array>
 #include <cmath>
 
 #include "hdlab/simulator/op_table.hpp"
@@ -128,12 +129,8 @@ void ghc_ops(const ModelShape& s, const LayerWork& w, OpTable& t) {
   const double e = s.bytes, N = w.seqs * w.rows_q, m = s.vwn_m, n = s.vwn_n, D = s.D;
   const double r = n / m, slot = D / m, wide = r * D;
   const double coefficients = n * (m + n) + m * n;  // alpha and beta per token
-  if (s.vwn_identity) {
-    // m = n, static: the GHC is the residual connection; its static A, B stay resident.
-    row(t, OpKind::ghc_width).params = 2 * n * (m + n);
-    row(t, OpKind::ghc_depth).params = 2 * m * n;
-    return;
-  }
+  // Static m = n starts as the residual connection, but its A and B are trained: the
+  // width and depth connections run as for any m, n.
   if (s.vwn_dynamic) {
     vector_op(row(t, OpKind::ghc_norm), 2 * N * 4 * wide, 2 * slot, 2 * N * wide, 2 * N * wide, e);
     vector_op(row(t, OpKind::ghc_dynamic), 2 * N * 2 * (2 * m + n) * wide, 2 * (slot * (m + n) + slot * m + 2),
@@ -146,6 +143,51 @@ void ghc_ops(const ModelShape& s, const LayerWork& w, OpTable& t) {
   vector_op(row(t, OpKind::ghc_depth), 2 * N * 2 * n * D, 2 * m * n, 2 * N * (D + wide), 2 * N * wide, e);
 }
 
+// Lookups of `rows` positions in tables of `table_rows` rows of `width`: the weight
+// bytes are the distinct rows gathered (at most every table row), the ids int32.
+void lookup_op(OpRow& r, double rows, double table_rows, double width, double e) {
+  r.cost.weight_bytes = std::fmin(rows, table_rows) * width * e;
+  r.cost.act_bytes_in = rows * 4;
+  r.cost.act_bytes_out = rows * width * e;
+  r.calls = 1;
+}
+
+// VWN's output reduce on `rows` rows: GroupNorm over D' (an affine weight and bias per
+// channel), then the linear D' -> D.
+void vwn_reduce_op(OpRow& red, double rows, double wide, double D, double e) {
+  gemm_op(red, rows, wide, D, 0, e);
+  red.cost.flops += 4 * rows * wide;
+  red.cost.weight_bytes += 2 * wide * e;
+  red.params += 2 * wide;
+  red.calls = 2;
+}
+
+// VWN multi-token prediction on the `rows` loss rows of a training pass. The auxiliary
+// loss needs logits, so besides the mixing linear (one 2D/m -> D/m shared across the n
+// blocks: [rows, n, 2D/m] -> [rows, n, D/m]) it runs the next token's over-width
+// embedding (a lookup, or the normal one projected D -> D') and the output path again
+// (GroupNorm + reduce, final norm, head): all of it one row, as the executor times it.
+// Only the mixing linear's weights are its own; the rest are the main path's.
+void mtp_op(const ModelShape& s, double rows, OpRow& mtp) {
+  const double e = s.bytes, D = s.D, slot = D / s.vwn_m, wide = s.vwn_n / s.vwn_m * D;
+  mtp = OpRow{};
+  mtp.params = 2 * slot * slot;
+  if (rows <= 0) return;  // prefill and decode: resident, not run
+  std::array<OpRow, 6> parts{};
+  lookup_op(parts[0], rows, s.V, s.vwn_projected ? D : wide, e);
+  if (s.vwn_projected) gemm_op(parts[1], rows, D, wide, 0, e);
+  gemm_op(parts[2], rows * s.vwn_n, 2 * slot, slot, 0, e);
+  vwn_reduce_op(parts[3], rows, wide, D, e);
+  vector_op(parts[4], 4 * rows * D, D, rows * D, rows * D, e);  // final norm
+  gemm_op(parts[5], rows, D, s.V, 0, e);                         // head
+  for (const OpRow& p : parts) {
+    mtp.cost += p.cost;
+    mtp.calls += p.calls;
+  }
+  mtp.rows = rows;  // the head's GEMM dominates: M = the loss rows, and the logits it keeps
+  mtp.weight_dim_min = std::fmin(D, s.V);
+}
+
 }  // namespace
 
 void layer_ops(const ModelShape& s, const LayerSignature& sig, const LayerWork& w, bool count_executed, OpTable& out) {
@@ -153,8 +195,9 @@ void layer_ops(const ModelShape& s, const LayerSignature& sig, const LayerWork& 
   attention_ops(s, sig, w, count_executed, out);
   ffn_ops(s, sig, w, out);
   const double N = w.seqs * w.rows_q;
-  if (s.vwn) ghc_ops(s, w, out);
-  if (!s.vwn || s.vwn_identity)  // two residual adds [N, D] + [N, D] -> [N, D]
+  if (s.vwn)  // the depth connections carry the residual
+    ghc_ops(s, w, out);
+  else  // two residual adds [N, D] + [N, D] -> [N, D]
     vector_op(row(out, OpKind::residual), 2 * N * s.D, 0, 4 * N * s.D, 2 * N * s.D, s.bytes);
 }
 
@@ -164,26 +207,13 @@ void outside_ops(const ModelShape& s, const OutsideWork& w, OpTable& out) {
   const double wide = s.vwn ? s.vwn_n / s.vwn_m * D : D;
   const double embed_rows = w.seqs * w.embed_rows, logits = w.seqs * w.logit_rows;
 
-  // Lookups: one table row per position (HD: from the stream's table). Weight bytes are
-  // the rows gathered; resident parameters are every table.
+  // Resident parameters are every table; HD looks up one row per stream from its table.
   OpRow& emb = row(out, OpKind::embedding);
   const double width = s.vwn && !s.vwn_projected ? wide : D;
+  lookup_op(emb, embed_rows, s.hd_n * s.V, width, e);
   emb.params = s.vwn && !s.vwn_projected ? s.V * wide : s.hd_n * s.V * D;
-  emb.cost.weight_bytes = std::fmin(embed_rows, s.hd_n * s.V) * width * e;
-  emb.cost.act_bytes_in = embed_rows * 4;  // int32 token ids
-  emb.cost.act_bytes_out = embed_rows * width * e;
-  emb.calls = 1;
   if (s.vwn && s.vwn_projected) gemm_op(row(out, OpKind::vwn_embed_proj), embed_rows, D, wide, 0, e);
-  if (s.vwn) {
-    // GroupNorm over D' (affine weight and bias per channel), then D' -> D, on the rows
-    // that need logits.
-    OpRow& red = row(out, OpKind::vwn_reduce);
-    gemm_op(red, logits, wide, D, 0, e);
-    red.cost.flops += 4 * logits * wide;
-    red.cost.weight_bytes += 2 * wide * e;
-    red.params += 2 * wide;
-    red.calls = 2;
-  }
+  if (s.vwn) vwn_reduce_op(row(out, OpKind::vwn_reduce), logits, wide, D, e);
   if (s.injection) {
     // [h; e] [N, 2D] -> [N, D] once per iteration; one adapter shared by the iterations.
     OpRow& inj = row(out, OpKind::injection);
@@ -193,14 +223,7 @@ void outside_ops(const ModelShape& s, const OutsideWork& w, OpTable& out) {
                              inj.cost.act_bytes_out * k, 0, 0};
     inj.calls = k;
   }
-  if (s.vwn && s.vwn_mtp) {
-    // One linear 2D/m -> D/m shared across the n blocks: [N, n, 2D/m] -> [N, n, D/m].
-    // Runs in training only (mtp_rows = 0 elsewhere); resident either way.
-    const double slot = D / s.vwn_m;
-    OpRow& mtp = row(out, OpKind::mtp);
-    gemm_op(mtp, w.seqs * w.mtp_rows * s.vwn_n, 2 * slot, slot, 0, e);
-    if (w.mtp_rows <= 0) mtp = OpRow{model::OpCost{}, 2 * slot * slot, 0, 0, 0};
-  }
+  if (s.vwn && s.vwn_mtp) mtp_op(s, w.seqs * w.mtp_rows, row(out, OpKind::mtp));
   vector_op(row(out, OpKind::final_norm), 4 * logits * D, D, logits * D, logits * D, e);
   OpRow& head = row(out, OpKind::lm_head);
   gemm_op(head, logits, D, s.V, 0, e);

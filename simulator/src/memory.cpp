@@ -21,7 +21,7 @@ double selective_layer_bytes(const LayerGroupCost& lg, const ModelShape& s, doub
     bytes += lg.ops[static_cast<std::size_t>(i)].cost.act_bytes_in;
   }
   bytes += row(lg.ops, OpKind::attention).cost.act_bytes_out;  // flash attention keeps its output
-  if (s.vwn && !s.vwn_identity)
+  if (s.vwn)
     bytes += 2 * s.bytes * vwn_eta * (s.vwn_n / s.vwn_m) * s.D * lg.work.seqs * lg.work.rows_q;
   return bytes;
 }
@@ -49,9 +49,11 @@ double saved_activation_bytes(const PassCost& forward, const ModelShape& s, Reco
   }
   if (r == Recompute::full) bytes += largest_layer;
   const OpTable& out = forward.outside;
+  // MTP's row is a whole output path: every input of its ops, and its logits for the loss.
+  const OpRow& mtp = row(out, OpKind::mtp);
   bytes += row(out, OpKind::vwn_reduce).cost.act_bytes_in + row(out, OpKind::final_norm).cost.act_bytes_in +
            row(out, OpKind::lm_head).cost.act_bytes_in + row(out, OpKind::lm_head).cost.act_bytes_out +
-           row(out, OpKind::mtp).cost.act_bytes_in;
+           mtp.cost.act_bytes_in + mtp.rows * s.V * s.bytes;
   return bytes;
 }
 

@@ -17,21 +17,25 @@ double d(std::int64_t v) { return static_cast<double>(v); }
 // microseconds for long expanded sequences, while a sweep asks for the same few masks
 // again and again (only decode batch, context, hardware or parallelism change). A small
 // per-thread table remembers the last results; it is keyed on every input, so a hit
-// returns exactly what the call would.
+// returns exactly what the call would. PHD's partial prefills (model::
+// phd_partial_prefill_tiles) share it, keyed by their tail as well.
 struct TileQuery {
   MaskSpec mask;
   Layout layout = Layout::interleaved;
   std::int64_t bq = 0, bk = 0;
+  std::int64_t tail = 0;  // PHD partial prefill: tokens whose hidden copies run; 0: the whole mask
   bool operator==(const TileQuery& o) const {
     const MaskSpec& a = mask;
     const MaskSpec& b = o.mask;
     return a.kind == b.kind && a.tokens == b.tokens && a.copies == b.copies && a.window == b.window &&
            a.phd_variant == b.phd_variant && a.phd_W == b.phd_W && a.phd_C == b.phd_C &&
-           a.final_copy_queries_only == b.final_copy_queries_only && layout == o.layout && bq == o.bq && bk == o.bk;
+           a.final_copy_queries_only == b.final_copy_queries_only && layout == o.layout && bq == o.bq && bk == o.bk &&
+           tail == o.tail;
   }
 };
 
-std::int64_t executed_pairs(const MaskSpec& m, Layout layout, std::int64_t bq, std::int64_t bk) {
+std::int64_t executed_pairs(const MaskSpec& m, Layout layout, std::int64_t bq, std::int64_t bk,
+                            std::int64_t tail = 0) {
   constexpr std::size_t slots = 64;
   struct Slot {
     bool used = false;
@@ -39,15 +43,16 @@ std::int64_t executed_pairs(const MaskSpec& m, Layout layout, std::int64_t bq, s
     std::int64_t executed = 0;
   };
   thread_local std::array<Slot, slots> cache{};
-  const TileQuery q{m, layout, bq, bk};
+  const TileQuery q{m, layout, bq, bk, tail};
   std::uint64_t h = static_cast<std::uint64_t>(m.tokens) * 0x9E3779B97F4A7C15ull;
   for (std::int64_t v : {static_cast<std::int64_t>(m.kind), m.copies, m.window, m.phd_W, m.phd_C,
                          static_cast<std::int64_t>(m.phd_variant), static_cast<std::int64_t>(layout), bq, bk,
-                         static_cast<std::int64_t>(m.final_copy_queries_only)})
+                         static_cast<std::int64_t>(m.final_copy_queries_only), tail})
     h = (h ^ static_cast<std::uint64_t>(v)) * 0x100000001B3ull;
   Slot& slot = cache[(h >> 32) % slots];
   if (slot.used && slot.query == q) return slot.executed;
-  slot = Slot{true, q, visible_tiles(m, layout, bq, bk).executed_pairs};
+  const TileCount tc = tail > 0 ? phd_partial_prefill_tiles(m, tail, layout, bq, bk) : visible_tiles(m, layout, bq, bk);
+  slot = Slot{true, q, tc.executed_pairs};
   return slot.executed;
 }
 
@@ -59,36 +64,20 @@ void mask_work(const MaskSpec& m, const PassOptions& o, LayerWork& w) {
   w.pairs_executed = d(executed_pairs(m, o.layout, o.tile_q, o.tile_k));
 }
 
-MaskSpec causal(std::int64_t tokens) {
-  MaskSpec m;
-  m.kind = MaskSpec::Kind::causal;
-  m.tokens = tokens;
-  return m;
-}
-
-// PHD prefill that computes the L origins and the hidden copies of only the last
-// `tail` tokens (plain: tail 1, CSWA: the last chunk). Origins see earlier origins
-// (causal over L); a hidden copy of a tail token sees every origin before its token, its
-// own token's copies up to itself and, within the tail, the hidden keys of the windowed
-// rule; the tail's hidden rows are counted with model/'s mask over the tail alone plus
-// the (L - tail) earlier origins every one of them sees.
-void phd_partial_prefill(const PhdDesign& p, std::int64_t L, std::int64_t tail, const PassOptions& o, LayerWork& w) {
-  const std::int64_t K = p.K, hidden_rows = tail * (K - 1);
-  MaskSpec t;
-  t.kind = MaskSpec::Kind::phd;
+// PHD prefill that computes the L origins and the hidden copies of only the last `tail`
+// tokens (plain: tail 1, CSWA: the last chunk). Origins see earlier origins (causal over
+// L); a hidden copy of a tail token sees every origin up to its token, its own token's
+// copies up to itself and, within the tail, the hidden keys of the windowed rule. Pairs:
+// model/'s mask over the tail alone (the same rule: a CSWA tail is one chunk) plus the
+// L - tail earlier origins every tail row sees and their own causal pairs. Executed
+// tiles: model::phd_partial_prefill_tiles over the computed rows, as a kernel runs them.
+void phd_partial_prefill(const MaskSpec& whole, std::int64_t tail, const PassOptions& o, LayerWork& w) {
+  const std::int64_t L = whole.tokens, K = whole.copies, before = L - tail;
+  MaskSpec t = whole;
   t.tokens = tail;
-  t.copies = K;
-  t.phd_variant = p.variant == PhdVariant::plain ? PhdVariant::plain : PhdVariant::swa;
-  t.phd_W = p.W;
-  const double origin_pairs = d(L) * d(L + 1) / 2;
-  const double tail_origin_pairs = d(tail) * d(tail + 1) / 2;
-  const double cross = d(hidden_rows) * d(L - tail);
-  w.rows_q = w.rows_kv = d(L + hidden_rows);
-  w.pairs_exact = origin_pairs + (d(visible_pairs(t)) - tail_origin_pairs) + cross;
-  const double origin_exec = d(executed_pairs(causal(L), Layout::interleaved, o.tile_q, o.tile_k));
-  const double tail_exec = d(executed_pairs(t, Layout::phd_split, o.tile_q, o.tile_k)) -
-                           d(executed_pairs(causal(tail), Layout::interleaved, o.tile_q, o.tile_k));
-  w.pairs_executed = origin_exec + std::max(tail_exec, 0.0) + cross;
+  w.rows_q = w.rows_kv = d(L + tail * (K - 1));
+  w.pairs_exact = d(before) * d(before + 1) / 2 + d(tail * K) * d(before) + d(visible_pairs(t));
+  w.pairs_executed = d(executed_pairs(whole, o.layout, o.tile_q, o.tile_k, tail));
 }
 
 // Decode-step attention of a layer with one copy per token (baseline, VWN, looped).
@@ -154,7 +143,10 @@ void decode_phd(const PhdDesign& p, double c, LayerWork& w) {
   }
   w.kv_read = c + K + (p.variant == PhdVariant::plain ? 0 : std::min(W, avail));
   w.pairs_executed = K * w.kv_read;
-  w.kv_written = p.variant == PhdVariant::plain ? 1 : K;  // plain keeps the origin only
+  // Every copy's K/V is written next to the cache: the hidden copies attend to each
+  // other within the step. What stays is kv_entries' (plain: the origin alone); the rest
+  // is dropped after the step (a scratch region, or a ring buffer's slots reused).
+  w.kv_written = K;
 }
 
 void fill_groups(const ModelShape& s, const LayerPlan& plan, const PassOptions& o, PassCost& out) {
@@ -189,17 +181,18 @@ void prefill_pass(const Config& c, const ModelShape& s, const LayerPlan& plan, d
   const std::int64_t L = tokens;
   double positions = expanded(s) * d(L);
   for (int g = 0; g < plan.count; ++g) {
+    const LayerGroupPlan& gp = plan.groups[static_cast<std::size_t>(g)];
     LayerWork& w = out.groups[static_cast<std::size_t>(g)].work;
     w = LayerWork{};
     w.seqs = seqs;
-    if (phd && phd->variant != PhdVariant::swa) {
-      const std::int64_t tail = phd->variant == PhdVariant::plain ? 1 : L - (L - 1) / phd->C * phd->C;
-      phd_partial_prefill(*phd, L, tail, o, w);
-      w.kv_written = d(L) + (phd->variant == PhdVariant::plain ? 0 : std::min(d(phd->W), d(tail * (phd->K - 1))));
-    } else {
-      mask_work(layer_mask(c, plan.groups[static_cast<std::size_t>(g)].first_layer, L), o, w);
-      w.kv_written = phd ? d(L) + std::min(d(phd->W), d(L * (phd->K - 1))) : w.rows_kv;
-    }
+    const MaskSpec mask = layer_mask(c, gp.first_layer, L);
+    if (phd && phd->variant != PhdVariant::swa && phd->K > 1)
+      phd_partial_prefill(mask, phd->variant == PhdVariant::plain ? 1 : L - (L - 1) / phd->C * phd->C, o, w);
+    else
+      mask_work(mask, o, w);
+    // The cache keeps what the next token can see (kv_entries), written once per cache:
+    // a looped design sharing one cache across K iterations writes it in the last one.
+    w.kv_written = kv_entries(c.design.method, gp.sig, L) * gp.kv_caches / gp.passes;
     positions = w.rows_kv;
   }
   fill_groups(s, plan, o, out);
@@ -229,14 +222,12 @@ double kv_entries(const Method& m, const LayerSignature& sig, std::int64_t conte
   const double c = d(context);
   if (const auto* hd = std::get_if<HdDesign>(&m)) {
     const double all = d(hd->n) * c;
-    return sig.hd_kind == HdLayerKind::local ? std::min(all, d(hd->window)) : all;
+    return sig.hd_kind == HdLayerKind::local ? std::min(all, d(hd->window - 1)) : all;
   }
-  if (const auto* p = std::get_if<PhdDesign>(&m)) {
-    if (p->variant == PhdVariant::plain) return c;
-    const double tokens = p->variant == PhdVariant::swa ? c : std::min(c, d(p->C - 1));
-    return c + std::min(d(p->W), tokens * d(p->K - 1));
-  }
-  return sig.base_kind == AttentionKind::sliding ? std::min(c, d(sig.base_window)) : c;
+  // The origins plus the hidden keys the next token's copies can still see: the last W
+  // of those available (CSWA: in the next token's chunk), as decode_phd reads them.
+  if (const auto* p = std::get_if<PhdDesign>(&m)) return c + std::min(d(p->W), phd_hidden_available(*p, c));
+  return sig.base_kind == AttentionKind::sliding ? std::min(c, d(sig.base_window - 1)) : c;
 }
 
 double kv_cache_bytes_per_seq(const Method& m, const ModelShape& s, const LayerPlan& plan, std::int64_t context) {

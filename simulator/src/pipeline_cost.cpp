@@ -16,19 +16,6 @@ namespace {
 
 double d(std::int64_t v) { return static_cast<double>(v); }
 
-// Backward recomputation of one layer pass, as cost_train counts it.
-double recompute_s(const TrainScenario& t, const PassTime& layer) {
-  auto op = [&](OpKind k) { return layer.op_s[static_cast<std::size_t>(k)]; };
-  switch (t.recompute) {
-    case Recompute::none: return 0;
-    case Recompute::full: return layer.layers_s;
-    case Recompute::selective:
-      return op(OpKind::attention) + op(OpKind::ghc_norm) + op(OpKind::ghc_dynamic) +
-             (1 - t.vwn_eta) * op(OpKind::ghc_width);
-  }
-  return 0;
-}
-
 // A pass made of one run of one layer group, nothing outside.
 std::unique_ptr<PassCost> single_layer(const LayerGroupCost& g) {
   auto one = std::make_unique<PassCost>();

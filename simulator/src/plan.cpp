@@ -74,8 +74,6 @@ ModelShape model_shape(const Backbone& b, const Method& m) {
     s.vwn_m = static_cast<double>(v->m);
     s.vwn_n = static_cast<double>(v->n);
     s.vwn_dynamic = v->dynamic;
-    // m = n without dynamic coefficients is exactly a residual connection (methods.md 3).
-    s.vwn_identity = v->m == v->n && !v->dynamic;
     s.vwn_projected = v->embedding == VwnEmbedding::projected;
     s.vwn_mtp = v->mtp;
   }

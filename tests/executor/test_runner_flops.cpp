@@ -1,7 +1,7 @@
 // Executed FLOPs per op against the simulator's op tables, design by design and phase by
 // phase, so a mismatch between what the cost model counts and what the runner runs
-// shows up as a number. The executor itself never includes simulator code; this test
-// links both. Known, documented divergences are listed and checked to stay what they are.
+// shows up as a number; and the KV entries the runner keeps against the simulator's
+// cache sizes. The executor itself never includes simulator code; this test links both.
 #include <set>
 
 #include "hdlab/simulator/op_table.hpp"
@@ -65,6 +65,8 @@ TEST_CASE("executed FLOPs equal the simulator's op tables per op", "[runner][flo
     const char* design;
     model::Layout layout;
   };
+  const char* plain_phd = R"({"phd": {"K": 3}})";
+  const char* cswa = R"({"phd": {"K": 3, "variant": "cswa", "W": 16, "C": 64}})";
   const std::vector<Case> cases = {
       {tiny_dense(), "{}", model::Layout::interleaved},
       {moe, "{}", model::Layout::interleaved},
@@ -75,8 +77,19 @@ TEST_CASE("executed FLOPs equal the simulator's op tables per op", "[runner][flo
       {moe, R"({"hd": {"n": 2, "layers": "intra", "rope": "token_index"}})", model::Layout::stream_major},
       {tiny_dense(), R"({"phd": {"K": 3, "variant": "swa", "W": 16}})", model::Layout::phd_split},
       {tiny_dense(), R"({"phd": {"K": 3, "variant": "swa", "W": 16}})", model::Layout::interleaved},
+      // Partial prefills (plain: the last token's copies; CSWA: the last chunk's) in every
+      // layout: the tiles over the computed rows, as the runner's plan runs them.
+      {tiny_dense(), plain_phd, model::Layout::phd_split},
+      {tiny_dense(), plain_phd, model::Layout::interleaved},
+      {tiny_dense(), cswa, model::Layout::phd_split},
+      {tiny_dense(), cswa, model::Layout::stream_major},
       {tiny_dense(), R"({"vwn": {"m": 2, "n": 3}})", model::Layout::interleaved},
       {tiny_dense(), R"({"vwn": {"m": 4, "n": 8, "dynamic": false, "embedding": "projected"}})", model::Layout::interleaved},
+      // m = n static: the GHC width and depth run (A, B are trained); MTP's whole output
+      // path in training, nothing of it in prefill and decode.
+      {tiny_dense(), R"({"vwn": {"m": 2, "n": 2, "dynamic": false}})", model::Layout::interleaved},
+      {tiny_dense(), R"({"vwn": {"m": 2, "n": 3, "mtp": true}})", model::Layout::interleaved},
+      {tiny_dense(), R"({"vwn": {"m": 2, "n": 4, "mtp": true, "embedding": "projected"}})", model::Layout::interleaved},
       {moe, R"({"looped": {"prelude": 0, "recurrent": 1, "coda": 1, "iterations": 4, "input_injection": true}})",
        model::Layout::interleaved},
       {moe, R"({"growth": {"width_factor": 2, "depth_factor": 2}})", model::Layout::interleaved},
@@ -94,32 +107,77 @@ TEST_CASE("executed FLOPs equal the simulator's op tables per op", "[runner][flo
   }
 }
 
-TEST_CASE("known divergences from the simulator's op tables stay as documented", "[runner][flops]") {
+TEST_CASE("the formerly divergent ops, by hand", "[runner][flops]") {
   const model::Backbone b = tiny_dense();
-  SECTION("VWN m = n static: the simulator counts a plain residual, the runner runs the GHC ops") {
-    // Static A and B are trained parameters: they stay the identity only at init.
+  SECTION("VWN m = n static runs its GHC width and depth connections in both") {
     const Compared r = compare(make(b, R"({"vwn": {"m": 2, "n": 2, "dynamic": false}})"), Phase::train_forward, 64);
-    CHECK(r.ops.at(OpKind::residual).second > 0);
+    const double L = 64, D = 32, layers = 3;
     CHECK(r.ops.at(OpKind::residual).first == 0);
-    CHECK(r.ops.at(OpKind::ghc_width).second == 0);
-    CHECK(r.ops.at(OpKind::ghc_width).first > 0);
+    CHECK(r.ops.at(OpKind::residual).second == 0);
+    // two GHCs per layer: width 2(m+n) D', depth 2 n D per row (D' = D)
+    CHECK(r.ops.at(OpKind::ghc_width).first == layers * 2 * L * 2 * 4 * D);
+    CHECK(r.ops.at(OpKind::ghc_width).second == r.ops.at(OpKind::ghc_width).first);
+    CHECK(r.ops.at(OpKind::ghc_depth).second == layers * 2 * L * 2 * 2 * D);
   }
-  SECTION("VWN MTP: the simulator counts the mixing linear only, the runner also its output path") {
+  SECTION("VWN MTP: the mixing linear and the MTP logits' output path in both") {
     const Compared r = compare(make(b, R"({"vwn": {"m": 2, "n": 3, "mtp": true}})"), Phase::train_forward, 64);
     const double L = 64, s = 16, n = 3, D = 32, wide = 48, V = 64;
-    CHECK(r.ops.at(OpKind::mtp).second == 2 * L * n * 2 * s * s);
-    CHECK(r.ops.at(OpKind::mtp).first ==
-          2 * L * n * 2 * s * s + (2 * L * wide * D + 4 * L * wide) + 4 * L * D + 2 * L * D * V);
+    const double mtp = 2 * L * n * 2 * s * s + (2 * L * wide * D + 4 * L * wide) + 4 * L * D + 2 * L * D * V;
+    CHECK(r.ops.at(OpKind::mtp).first == mtp);
+    CHECK(r.ops.at(OpKind::mtp).second == mtp);
   }
-  SECTION("PHD partial prefills: the simulator's tile estimate against the exact plan") {
-    for (const char* design : {R"({"phd": {"K": 3}})", R"({"phd": {"K": 3, "variant": "cswa", "W": 16, "C": 64}})"}) {
-      const Compared r = compare(make(b, design), Phase::prefill, 150);
-      const auto [ran, predicted] = r.ops.at(OpKind::attention);
-      WARN(design << " prefill attention FLOPs: executed " << ran << ", simulator " << predicted);
-      CHECK(ran > 0);
-      // Everything but attention agrees.
-      for (const auto& [kind, v] : r.ops)
-        if (kind != OpKind::attention) CHECK(v.first == Approx(v.second).epsilon(1e-12));
+  SECTION("PHD plain prefill of 150 tokens: 152 rows, causal over them, 64 x 64 tiles") {
+    const Compared r = compare(make(b, R"({"phd": {"K": 3}})"), Phase::prefill, 150);
+    const double executed = 64 * 64 + 64 * 128 + 24 * 152, per_pair = 4 * 8 * 4, layers = 3;
+    CHECK(r.ops.at(OpKind::attention).first == layers * per_pair * executed);
+    CHECK(r.ops.at(OpKind::attention).second == layers * per_pair * executed);
+  }
+}
+
+TEST_CASE("the KV entries the runner keeps are the simulator's cache sizes", "[runner][kv]") {
+  // After a prefill and after every decode step, the live entries over all caches equal
+  // the simulator's kv_entries per layer times its caches: sliding windows keep w - 1,
+  // PHD its origins plus the hidden keys still visible (CSWA across a chunk boundary),
+  // looped caches per iteration or shared.
+  model::Backbone sliding = tiny_dense(4);
+  sliding.layers[1] = {model::AttentionKind::sliding, 40};
+  model::Backbone mirror = sliding;
+  mirror.kv_mirror_layers = 1;
+  const char* designs[] = {
+      "{}",
+      R"({"hd": {"n": 3, "layers": ["full", "local", "intra", "intra"], "window": 50}})",
+      R"({"phd": {"K": 3}})",
+      R"({"phd": {"K": 3, "variant": "swa", "W": 16}})",
+      R"({"phd": {"K": 3, "variant": "cswa", "W": 5, "C": 64}})",
+      R"({"phd": {"K": 4, "variant": "cswa", "W": 16, "C": 64}})",
+      R"({"vwn": {"m": 2, "n": 3}})",
+      R"({"looped": {"prelude": 1, "recurrent": 2, "coda": 1, "iterations": 3}})",
+      R"({"looped": {"prelude": 1, "recurrent": 2, "coda": 1, "iterations": 3, "kv": "shared"}})",
+  };
+  auto expected = [](const model::Config& c, std::int64_t context) {
+    const simulator::LayerPlan plan = simulator::plan_layers(c.effective, c.design.method);
+    double entries = 0;
+    for (int g = 0; g < plan.count; ++g) {
+      const simulator::LayerGroupPlan& gp = plan.groups[static_cast<std::size_t>(g)];
+      entries += gp.kv_caches * simulator::kv_entries(c.design.method, gp.sig, context);
+    }
+    return entries;
+  };
+  std::vector<model::Config> configs;
+  for (const char* d : designs) configs.push_back(make(sliding, d));
+  configs.push_back(make(mirror, R"({"hd": {"n": 2, "layers": ["full", "local", "intra", "intra"], "window": 7,
+                                      "kv_mirror": true}})"));
+  for (const model::Config& c : configs) {
+    INFO(model::to_json(c.design).dump());
+    Model m = build(c);
+    const auto t = tokens(131);
+    const std::int64_t prompt = 126;  // decode steps cross the chunk boundary at 128
+    m.runner->prefill(std::span(t.data(), static_cast<std::size_t>(prompt)), 131);
+    CHECK(static_cast<double>(m.runner->kv_entries()) == expected(c, prompt));
+    for (std::int64_t i = prompt; i < 131; ++i) {
+      m.runner->decode_step(t[static_cast<std::size_t>(i)]);
+      INFO("context " << i + 1);
+      CHECK(static_cast<double>(m.runner->kv_entries()) == expected(c, i + 1));
     }
   }
 }

@@ -462,6 +462,101 @@ TEST_CASE("tile counts: the shortcuts equal the general per-block method on long
   CHECK(compared > 600);
 }
 
+namespace {
+
+// The rows of a PHD partial prefill: origins of every token, hidden copies of the last
+// `tail` tokens only, as logical positions in the physical order of `l` of the whole sequence.
+std::vector<std::int64_t> partial_prefill_rows(const MaskSpec& m, std::int64_t tail, Layout l) {
+  std::vector<std::int64_t> rows;
+  for (std::int64_t t = 0; t < m.positions(); ++t)
+    if (t % m.copies == 0 || t / m.copies >= m.tokens - tail) rows.push_back(t);
+  std::sort(rows.begin(), rows.end(), [&](std::int64_t a, std::int64_t b) {
+    return physical_of_logical(m.tokens, m.copies, l, a) < physical_of_logical(m.tokens, m.copies, l, b);
+  });
+  return rows;
+}
+
+// Brute force: the computed rows x themselves, visibility from the predicate of the whole mask.
+std::vector<std::uint8_t> partial_prefill_grid(const MaskSpec& m, const std::vector<std::int64_t>& rows) {
+  std::vector<std::uint8_t> g;
+  for (std::int64_t q : rows)
+    for (std::int64_t k : rows) g.push_back(visible(m, q, k) ? 1 : 0);
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("tile counts: PHD partial prefill over the computed rows equals brute force", "[mask][phd]") {
+  // Plain (any tail) and CSWA (tails from a chunk boundary) in every layout: tails of one
+  // token to all of them, prefixes shorter and longer than a tile, tiles of 1 to past the grid.
+  int checked = 0;
+  for (std::int64_t K : {1, 2, 3, 5})
+    for (std::int64_t L : {1, 2, 7, 12, 23}) {
+      std::vector<std::pair<MaskSpec, std::int64_t>> cases;
+      for (std::int64_t tail = 1; tail <= L; ++tail) cases.push_back({phd(L, K, PhdVariant::plain), tail});
+      for (std::int64_t C : {1, 3, 5})
+        for (std::int64_t W : {1, 2, 7})
+          for (std::int64_t start = 0; start < L; start += C) cases.push_back({phd(L, K, PhdVariant::cswa, W, C), L - start});
+      cases.push_back({phd(L, K, PhdVariant::swa, 3), L});
+      for (const auto& [m, tail] : cases)
+        for (Layout l : all_layouts) {
+          const std::vector<std::int64_t> rows = partial_prefill_rows(m, tail, l);
+          const std::vector<std::uint8_t> grid = partial_prefill_grid(m, rows);
+          const auto n = static_cast<std::int64_t>(rows.size());
+          for (std::int64_t Bq : {std::int64_t{1}, std::int64_t{2}, std::int64_t{4}, std::int64_t{7}, n + 1})
+            for (std::int64_t Bk : {std::int64_t{1}, std::int64_t{3}, std::int64_t{8}, n + 1}) {
+              INFO(describe_spec(m) << " tail " << tail << " layout " << to_string(l) << " tile " << Bq << "x" << Bk);
+              const TileCount got = phd_partial_prefill_tiles(m, tail, l, Bq, Bk);
+              const TileCount want = tiles_of_grid(grid, n, n, Bq, Bk);
+              INFO("counted: " << show(got) << "; brute force: " << show(want));
+              REQUIRE(same(got, want));
+              ++checked;
+            }
+        }
+    }
+  CHECK(checked > 10000);
+  // The whole prompt as the tail is the whole mask.
+  const MaskSpec m = phd(300, 3, PhdVariant::cswa, 16, 32);
+  CHECK(same(phd_partial_prefill_tiles(m, 300, Layout::phd_split, 64, 64), visible_tiles(m, Layout::phd_split, 64, 64)));
+}
+
+TEST_CASE("tile counts: PHD partial prefill on long prompts against the brute-force grid", "[mask][phd]") {
+  // The executor's case (plain, L 150, K 3, 64 x 64 tiles) and prompts of thousands of
+  // tokens whose origin-only blocks take the closed form, pair by pair.
+  struct Case {
+    MaskSpec m;
+    std::int64_t tail, Bq, Bk;
+  };
+  const Case cases[] = {{phd(150, 3, PhdVariant::plain), 1, 64, 64},
+                        {phd(2049, 3, PhdVariant::plain), 1, 128, 128},
+                        {phd(2048, 2, PhdVariant::cswa, 16, 32), 32, 128, 64},
+                        {phd(2001, 4, PhdVariant::cswa, 16, 32), 2001 - 2000 / 32 * 32, 100, 37}};
+  for (const Case& c : cases)
+    for (Layout l : all_layouts) {
+      INFO(describe_spec(c.m) << " tail " << c.tail << " layout " << to_string(l));
+      const std::vector<std::int64_t> rows = partial_prefill_rows(c.m, c.tail, l);
+      const auto n = static_cast<std::int64_t>(rows.size());
+      TileCount want;
+      for (std::int64_t r0 = 0; r0 < n; r0 += c.Bq)
+        for (std::int64_t c0 = 0; c0 < n; c0 += c.Bk) {
+          const std::int64_t r1 = std::min(n, r0 + c.Bq), c1 = std::min(n, c0 + c.Bk);
+          std::int64_t seen = 0;
+          for (std::int64_t r = r0; r < r1; ++r)
+            for (std::int64_t k = c0; k < c1; ++k)
+              seen += visible(c.m, rows[static_cast<std::size_t>(r)], rows[static_cast<std::size_t>(k)]) ? 1 : 0;
+          ++want.total;
+          if (seen > 0) {
+            ++want.visible;
+            want.executed_pairs += (r1 - r0) * (c1 - c0);
+          }
+          if (seen == (r1 - r0) * (c1 - c0)) ++want.full;
+        }
+      const TileCount got = phd_partial_prefill_tiles(c.m, c.tail, l, c.Bq, c.Bk);
+      INFO("counted: " << show(got) << "; brute force: " << show(want));
+      CHECK(same(got, want));
+    }
+}
+
 TEST_CASE("visible_tiles_brute is the tile definition", "[mask]") {
   // Two tiles of 2x2 over causal L=3: the top-right tile is empty and the rest visible.
   const TileCount t = visible_tiles_brute(spec(Kind::causal, 3, 1), Layout::interleaved, 2, 2);
@@ -611,6 +706,16 @@ TEST_CASE("mask errors name the field and the reason", "[mask]") {
         "/mask/phd_C: PHD-cswa needs a chunk C >= 1, got 0");
   CHECK(error_of([] { visible_tiles(phd(4, 2, PhdVariant::cswa, 3, 0), Layout::phd_split, 2, 2); }) ==
         "/mask/phd_C: PHD-cswa needs a chunk C >= 1, got 0");
+  CHECK(error_of([] { phd_partial_prefill_tiles(phd(8, 3, PhdVariant::swa, 2), 1, Layout::phd_split, 4, 4); }) ==
+        "/tail: PHD-swa computes every hidden copy: the tail must be all 8 tokens, got 1");
+  CHECK(error_of([] { phd_partial_prefill_tiles(phd(8, 3, PhdVariant::cswa, 2, 3), 3, Layout::phd_split, 4, 4); }) ==
+        "/tail: PHD-cswa: the tail must start at a chunk of 3 tokens, got 3 of 8");
+  CHECK(error_of([] { phd_partial_prefill_tiles(phd(8, 3, PhdVariant::plain), 9, Layout::phd_split, 4, 4); }) ==
+        "/tail: must be in [1, 8] tokens, got 9");
+  CHECK(error_of([] { phd_partial_prefill_tiles(spec(Kind::causal, 8, 1), 1, Layout::interleaved, 4, 4); }) ==
+        "/mask/kind: a PHD partial prefill needs a PHD mask with every row a query, got causal");
+  CHECK(error_of([] { phd_partial_prefill_tiles(phd(8, 3, PhdVariant::plain), 1, Layout::phd_split, 0, 4); }) ==
+        "/tile: tile sizes must be >= 1, got 0x4");
   CHECK(!visible(spec(Kind::causal, 3, 1), 3, 0));  // out of range: never visible
   CHECK(!visible(spec(Kind::causal, 3, 1), 1, -1));
 }

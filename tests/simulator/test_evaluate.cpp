@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "fixtures.hpp"
 
@@ -212,8 +213,11 @@ TEST_CASE("designs that reduce to the baseline cost the same", "[evaluate][invar
   CHECK(phd[Metric::kv_bytes] == dense[Metric::kv_bytes]);
   CHECK(phd[Metric::max_batch_seqs] == dense[Metric::max_batch_seqs]);
 
-  // VWN m = n without dynamics: every layer costs what the baseline's does; only the
-  // output reduce (GroupNorm + D -> D) is added.
+  // VWN m = n without dynamics starts as the baseline (A, B the residual connection at
+  // init) but its static A and B are trained, so the GHC width and depth connections run.
+  // Equal to the baseline: every op of a layer but the GHC ops, whose depth connections
+  // replace the residual adds; the KV cache and attention; the parameters but the GHC's
+  // A and B and the output path's GroupNorm (weight and bias over D' = D) and reduce D x D.
   const model::Config b = fixtures::config(fixtures::tiny_dense(), "{}");
   const model::Config v = fixtures::config(fixtures::tiny_dense(), R"({"vwn": {"m": 2, "n": 2, "dynamic": false}})");
   auto pb = std::make_unique<PassCost>(), pv = std::make_unique<PassCost>();
@@ -221,14 +225,39 @@ TEST_CASE("designs that reduce to the baseline cost the same", "[evaluate][invar
     const ModelShape shape = model_shape(c->effective, c->design.method);
     train_forward_pass(*c, shape, plan_layers(c->effective, c->design.method), 2, 8, PassOptions{}, *p);
   }
+  using model::OpKind;
+  const std::set<OpKind> ghc = {OpKind::ghc_norm, OpKind::ghc_dynamic, OpKind::ghc_width, OpKind::ghc_depth,
+                                OpKind::residual};
   for (int i = 0; i < model::op_kind_count; ++i) {
+    const auto k = static_cast<OpKind>(i);
+    if (ghc.count(k)) continue;
+    INFO(model::to_string(k));
     const model::OpCost x = pb->groups[0].ops[static_cast<std::size_t>(i)].cost;
     const model::OpCost y = pv->groups[0].ops[static_cast<std::size_t>(i)].cost;
     CHECK(x.flops == y.flops);
     CHECK(x.bytes() == y.bytes());
   }
-  CHECK(pv->total().flops - pb->total().flops == row(pv->outside, model::OpKind::vwn_reduce).cost.flops);
-  CHECK(row(pv->outside, model::OpKind::vwn_reduce).cost.flops == 2 * 8 * (2 * 8 * 8 + 4 * 8));
+  // Per layer, 16 rows of D = 8 (two sequences of 8), two GHCs: width 2(m+n) D, depth 2nD
+  // FLOPs per row each; no norm or dynamic coefficients without dynamics.
+  const OpTable& ops = pv->groups[0].ops;
+  CHECK(row(ops, OpKind::ghc_width).cost.flops == 2 * 16 * 2 * 4 * 8);
+  CHECK(row(ops, OpKind::ghc_depth).cost.flops == 2 * 16 * 2 * 2 * 8);
+  CHECK(row(ops, OpKind::ghc_norm).cost.flops == 0);
+  CHECK(row(ops, OpKind::ghc_dynamic).cost.flops == 0);
+  CHECK(row(ops, OpKind::residual).cost.flops == 0);
+  const double layers = 2;
+  const double ghc_flops = layers * (row(ops, OpKind::ghc_width).cost.flops + row(ops, OpKind::ghc_depth).cost.flops) -
+                           layers * row(pb->groups[0].ops, OpKind::residual).cost.flops;
+  CHECK(pv->total().flops - pb->total().flops == ghc_flops + row(pv->outside, OpKind::vwn_reduce).cost.flops);
+  CHECK(row(pv->outside, OpKind::vwn_reduce).cost.flops == 2 * 8 * (2 * 8 * 8 + 4 * 8));
+  CHECK(pv->op_total(OpKind::attention).flops == pb->op_total(OpKind::attention).flops);
+
+  const Metrics mb = eval(b), mv = eval(v);
+  CHECK(mv[Metric::kv_bytes_per_seq] == mb[Metric::kv_bytes_per_seq]);
+  CHECK(mv[Metric::kv_bytes] == mb[Metric::kv_bytes]);
+  CHECK(mv[Metric::prefill_attention_flops_executed] == mb[Metric::prefill_attention_flops_executed]);
+  // A: n x (m+n) = 8 and B: m x n = 4 per GHC, 2 GHCs x 2 layers; GroupNorm 2 x 8; reduce 8 x 8.
+  CHECK(mv[Metric::params_total] - mb[Metric::params_total] == 2 * 2 * (8 + 4) + 2 * 8 + 8 * 8);
 }
 
 TEST_CASE("Qwen3-8B with HD n=4 on an H100: consistent headline numbers", "[evaluate][qwen3]") {

@@ -8,6 +8,7 @@
 #include "fixtures.hpp"
 #include "hdlab/model/mask.hpp"
 #include "hdlab/model/params.hpp"
+#include "hdlab/simulator/memory.hpp"
 #include "hdlab/simulator/phases.hpp"
 
 using namespace hdlab;
@@ -148,6 +149,50 @@ TEST_CASE("VWN GHC FLOPs per token match the published formulas", "[ops][vwn]") 
     CHECK(op(g, OpKind::ghc_width).cost.flops == 2 * 2 * (m + n) * r * D);
     CHECK(op(g, OpKind::ghc_depth).cost.flops == 2 * 2 * n * D);
     CHECK(op(g, OpKind::residual).cost.flops == 0);  // the depth connection carries the residual
+  }
+  // Static m = n: A and B are trained parameters, so the width and depth connections run
+  // although they start as the identity; without dynamics no norm or coefficients.
+  Built b = train_pass(fixtures::tiny_dense(), R"({"vwn": {"m": 2, "n": 2, "dynamic": false}})", 1, 1);
+  const LayerGroupCost& g = b.pass->groups[0];
+  CHECK(op(g, OpKind::ghc_width).cost.flops == 2 * 2 * (2 + 2) * 8);
+  CHECK(op(g, OpKind::ghc_depth).cost.flops == 2 * 2 * 2 * 8);
+  CHECK(op(g, OpKind::ghc_norm).cost.flops == 0);
+  CHECK(op(g, OpKind::ghc_dynamic).cost.flops == 0);
+  CHECK(op(g, OpKind::residual).cost.flops == 0);
+}
+
+TEST_CASE("VWN MTP: the mixing linear and a second output path, in training only", "[ops][vwn][mtp]") {
+  // tiny_dense (D 8, V 10), m 2, n 4: slots of 4, D' = 16; 2 sequences of 3 tokens.
+  for (const char* embedding : {"full", "projected"}) {
+    INFO(embedding);
+    const std::string design =
+        std::string(R"({"vwn": {"m": 2, "n": 4, "mtp": true, "embedding": ")") + embedding + R"("}})";
+    Built b = train_pass(fixtures::tiny_dense(), design, 2, 3);
+    const OpRow& mtp = row(b.pass->outside, OpKind::mtp);
+    const double N = 6, D = 8, wide = 16, s = 4, V = 10;
+    const double projection = std::string(embedding) == "projected" ? 2 * N * D * wide : 0;
+    // mixing [N, n, 2s] -> [N, n, s]; GroupNorm + reduce D' -> D; final norm; head
+    CHECK(mtp.cost.flops ==
+          projection + 2 * N * 4 * 2 * s * s + (2 * N * wide * D + 4 * N * wide) + 4 * N * D + 2 * N * D * V);
+    // the same output path as the main one, on the same rows
+    CHECK(mtp.cost.flops - projection - 2 * N * 4 * 2 * s * s ==
+          row(b.pass->outside, OpKind::vwn_reduce).cost.flops + row(b.pass->outside, OpKind::final_norm).cost.flops +
+              row(b.pass->outside, OpKind::lm_head).cost.flops);
+    CHECK(mtp.params == 2 * s * s);
+    CHECK(mtp.rows == N);
+    // Memory: every input of the path and its logits are kept for the auxiliary loss.
+    const std::string no_mtp = std::string(R"({"vwn": {"m": 2, "n": 4, "embedding": ")") + embedding + R"("}})";
+    Built plain = train_pass(fixtures::tiny_dense(), no_mtp, 2, 3);
+    CHECK(saved_activation_bytes(*b.pass, b.shape, Recompute::selective, 1) -
+              saved_activation_bytes(*plain.pass, plain.shape, Recompute::selective, 1) ==
+          mtp.cost.act_bytes_in + N * V * 2);
+    // Prefill and decode run no MTP: resident weights only.
+    prefill_pass(b.config, b.shape, b.plan, 2, 3, exact_options(), *b.pass);
+    CHECK(row(b.pass->outside, OpKind::mtp).cost.flops == 0);
+    CHECK(row(b.pass->outside, OpKind::mtp).calls == 0);
+    CHECK(row(b.pass->outside, OpKind::mtp).params == 2 * s * s);
+    decode_pass(b.config.design.method, b.shape, b.plan, 2, 3, exact_options(), *b.pass);
+    CHECK(row(b.pass->outside, OpKind::mtp).cost.flops == 0);
   }
 }
 

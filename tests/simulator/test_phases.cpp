@@ -72,8 +72,9 @@ TEST_CASE("HD decode: n query rows, KV reads per layer kind", "[phases][decode][
     CHECK(local.work.kv_read == 5);           // positions 7..11
     CHECK(row(full.ops, OpKind::attention).cost.kv_bytes_written == 2 * kEntryBytes);
   }
-  // KV cache: n entries per token in full/intra layers, the window in local ones.
-  CHECK(kv_cache_bytes_per_seq(m.config.design.method, m.shape, m.plan, 5) == (10 + 10 + 4 + 10) * kEntryBytes);
+  // KV cache: n entries per token in full/intra layers; in local ones the w - 1 = 3
+  // positions the next token's rows still see (with its own they make the 5 read above).
+  CHECK(kv_cache_bytes_per_seq(m.config.design.method, m.shape, m.plan, 5) == (10 + 10 + 3 + 10) * kEntryBytes);
 }
 
 TEST_CASE("HD with KV mirror: mirrored layers query the final stream only", "[phases][hd][mirror]") {
@@ -113,6 +114,11 @@ TEST_CASE("PHD decode and KV per variant", "[phases][decode][phd]") {
   Model cswa(fixtures::tiny_dense(), R"({"phd": {"K": 3, "variant": "cswa", "W": 2, "C": 5}})");
   decode_pass(cswa.config.design.method, cswa.shape, cswa.plan, 1, 5, PassOptions{}, *cswa.pass);
   CHECK(cswa.pass->groups[0].work.pairs_exact == 6 + 7 + 8);
+  // Every variant writes the K/V of all 3 copies: the hidden copies attend to each other.
+  for (const Model* m : {&plain, &swa, &cswa}) {
+    CHECK(m->pass->groups[0].work.kv_written == 3);
+    CHECK(row(m->pass->groups[0].ops, OpKind::attention).cost.kv_bytes_written == 3 * kEntryBytes);
+  }
 
   Model base(fixtures::tiny_dense());
   const auto kv = [](const Model& m, std::int64_t c) {
@@ -120,7 +126,17 @@ TEST_CASE("PHD decode and KV per variant", "[phases][decode][phd]") {
   };
   CHECK(kv(plain, 1000) == kv(base, 1000));  // plain keeps the vanilla cache
   CHECK(kv(swa, 1000) == kv(base, 1000) + 2 * 2 * kEntryBytes);  // + W hidden keys, both layers
-  CHECK(kv(cswa, 1000) == kv(base, 1000) + 2 * 2 * kEntryBytes);
+  // CSWA keeps the hidden keys of the tokens already in the next token's chunk, at most W:
+  // none at a chunk boundary, then 2 per token, capped at W = 8.
+  Model chunked(fixtures::tiny_dense(), R"({"phd": {"K": 3, "variant": "cswa", "W": 8, "C": 5}})");
+  CHECK(kv(chunked, 1000) == kv(base, 1000));
+  CHECK(kv(chunked, 1001) == kv(base, 1001) + 2 * 2 * kEntryBytes);
+  CHECK(kv(chunked, 1003) == kv(base, 1003) + 2 * 6 * kEntryBytes);
+  CHECK(kv(chunked, 1004) == kv(base, 1004) + 2 * 8 * kEntryBytes);
+  CHECK(kv(chunked, 1005) == kv(base, 1005));
+  // ... which is what a decode step reads besides the origins and the step's own copies.
+  decode_pass(chunked.config.design.method, chunked.shape, chunked.plan, 1, 1003, PassOptions{}, *chunked.pass);
+  CHECK(chunked.pass->groups[0].work.kv_read == 1003 + 6 + 3);
 }
 
 TEST_CASE("PHD prefill per variant, against the mask predicate", "[phases][prefill][phd]") {
@@ -148,7 +164,40 @@ TEST_CASE("PHD prefill per variant, against the mask predicate", "[phases][prefi
     CHECK(g.work.pairs_exact == pairs);
     CHECK(g.work.pairs_executed >= pairs);
     CHECK(row(m.pass->outside, OpKind::lm_head).rows == 1);  // logits for the last position only
+    // The cache keeps the 7 origins and (SWA, CSWA) the W = 2 hidden keys token 7's copies
+    // see: SWA token 6's, CSWA too (token 6 is in token 7's chunk, 6..8).
+    CHECK(g.work.kv_written == (phd.variant == model::PhdVariant::plain ? 7 : 7 + 2));
   }
+}
+
+TEST_CASE("PHD partial prefill: executed pairs over the computed rows only", "[phases][prefill][phd]") {
+  // Plain, L 150, K 3 in [origins | hidden] order with 64 x 64 tiles: 152 rows, causal
+  // over them (the last token's copies see every origin and their own earlier copies),
+  // so blocks of 64, 64, 24 rows meet 1, 2, 3 key blocks: 64 * 64 + 64 * 128 + 24 * 152.
+  Model m(fixtures::tiny_dense(), R"({"phd": {"K": 3}})");
+  PassOptions o;
+  o.layout = model::Layout::phd_split;
+  o.tile_q = o.tile_k = 64;
+  prefill_pass(m.config, m.shape, m.plan, 1, 150, o, *m.pass);
+  const LayerGroupCost& g = m.pass->groups[0];
+  CHECK(g.work.rows_q == 152);
+  CHECK(g.work.pairs_exact == 152 * 153 / 2);
+  CHECK(g.work.pairs_executed == 64 * 64 + 64 * 128 + 24 * 152);
+}
+
+TEST_CASE("sliding-window caches keep w - 1 entries; decode reads w", "[phases][kv]") {
+  // tiny_sliding: layers 0, 2 sliding (window 3), 1, 3 full.
+  Model m(fixtures::tiny_sliding());
+  CHECK(kv_cache_bytes_per_seq(m.config.design.method, m.shape, m.plan, 10) == (2 + 10 + 2 + 10) * kEntryBytes);
+  CHECK(kv_cache_bytes_per_seq(m.config.design.method, m.shape, m.plan, 1) == (1 + 1 + 1 + 1) * kEntryBytes);
+  decode_pass(m.config.design.method, m.shape, m.plan, 1, 10, PassOptions{}, *m.pass);
+  CHECK(m.group_of(0).work.kv_read == 3);  // the 2 kept and the step's own
+  CHECK(m.group_of(1).work.kv_read == 11);
+  // A prefill writes what the cache keeps: 2 entries in sliding layers, all 10 in full ones.
+  prefill_pass(m.config, m.shape, m.plan, 1, 10, PassOptions{}, *m.pass);
+  CHECK(m.group_of(0).work.kv_written == 2);
+  CHECK(m.group_of(1).work.kv_written == 10);
+  CHECK(m.pass->total().kv_bytes_written == (2 + 10 + 2 + 10) * kEntryBytes);
 }
 
 TEST_CASE("looped decode: sequential passes, per-iteration or shared KV", "[phases][looped]") {
@@ -164,11 +213,15 @@ TEST_CASE("looped decode: sequential passes, per-iteration or shared KV", "[phas
             row(per.pass->outside, OpKind::embedding).cost.weight_bytes ==
         8 * layer_weights);
   CHECK(per.pass->total().kv_bytes_read == shared.pass->total().kv_bytes_read);  // same reads per pass
-  // cache: layers 0, 2 sliding (window 3), 1, 3 full; recurrent layers 1, 2
+  // cache: layers 0, 2 sliding (window 3: 2 kept), 1, 3 full; recurrent layers 1, 2
   const auto kv = [](const Model& m) { return kv_cache_bytes_per_seq(m.config.design.method, m.shape, m.plan, 10); };
-  CHECK(kv(per) == (3 + 3 * 10 + 3 * 3 + 10) * kEntryBytes);
-  CHECK(kv(shared) == (3 + 10 + 3 + 10) * kEntryBytes);
+  CHECK(kv(per) == (2 + 3 * 10 + 3 * 2 + 10) * kEntryBytes);
+  CHECK(kv(shared) == (2 + 10 + 2 + 10) * kEntryBytes);
   CHECK(kv(shared) == kv(base));
+  // A prefill writes each cache once: per iteration 3 times, shared once (by the last iteration).
+  for (Model* m : {&per, &shared}) prefill_pass(m->config, m->shape, m->plan, 1, 10, PassOptions{}, *m->pass);
+  CHECK(per.pass->total().kv_bytes_written == kv(per));
+  CHECK(shared.pass->total().kv_bytes_written == kv(shared));
 }
 
 TEST_CASE("training activations per recompute policy, by hand", "[phases][memory]") {

@@ -82,6 +82,18 @@ struct TileCount {
 // ConfigError for Bq or Bk < 1 or an invalid spec.
 TileCount visible_tiles(const MaskSpec& m, Layout l, std::int64_t Bq, std::int64_t Bk);
 
+// A PHD prefill that computes every origin but the hidden copies of only the last `tail`
+// tokens (methods.md section 2: plain computes the last token's, CSWA the last chunk's).
+// Its query rows and keys are the computed positions in the physical order of `l`, the
+// skipped copies taking no rows (what a kernel over the computed rows runs): the origins
+// of the tokens before the tail, then the tail tokens' positions in the order of `l` (in
+// every layout the same order as in the whole sequence). Exact like visible_tiles:
+// O(log N) for the blocks of origins alone, the per-block method for blocks holding tail
+// rows. ConfigError for bad tiles, an invalid spec, a spec other than PHD with every row
+// a query, or a tail whose hidden rows would see a skipped copy: plain takes any tail in
+// [1, tokens], CSWA one starting at a chunk boundary, SWA only tail = tokens.
+TileCount phd_partial_prefill_tiles(const MaskSpec& m, std::int64_t tail, Layout l, std::int64_t Bq, std::int64_t Bk);
+
 namespace detail {
 // visible_tiles' two methods, exposed for the tests that compare them: the shortcuts
 // (closed forms over all query blocks for causal, sliding and intra masks in logical

@@ -40,7 +40,7 @@ enum class OpKind {
   ghc_depth,       // VWN depth connection: sublayer output + carried state -> n slots
   vwn_reduce,      // VWN GroupNorm and D' -> D linear before the final norm
   injection,       // looped input injection adapter [h; e] (2D) -> D
-  mtp,             // VWN multi-token-prediction mixing linear
+  mtp,             // VWN multi-token prediction (training): next-token embedding, mixing linear, its output path
   final_norm,
   lm_head,
   count_

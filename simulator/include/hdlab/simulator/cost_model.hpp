@@ -84,6 +84,15 @@ double kv_bytes_per_seq(const CostContext& ctx, std::int64_t context);
 // Sequences of `context` tokens whose KV cache fits next to the weights (per replica).
 double max_batch(const CostContext& ctx, std::int64_t context);
 
+// The recomputation rule of a training step (what cost_train adds to 3 x forward, and
+// the pipeline to each layer pass's backward). Selective reruns a share of some ops:
+// attention and VWN's GHC norm and dynamic coefficients in full, its width connections
+// but the eta share whose inputs are kept; 0 for every other op.
+double selective_recompute_share(model::OpKind k, double vwn_eta);
+// Recomputation time of `forward` (a pass, or one layer pass): none 0, full the layers'
+// forward (layers_s), selective the shares above of each op's time.
+double recompute_s(const TrainScenario& t, const PassTime& forward);
+
 // FLOPs of the attention op of a pass for a pair count (2*H*(qk+v) per pair).
 double attention_flops(const ModelShape& s, double pairs);
 

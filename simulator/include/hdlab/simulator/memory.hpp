@@ -20,7 +20,8 @@
 // connection inputs, which adds 2 * e * eta * (n/m) * D bytes per token and layer
 // (the published 4 eta (n/m) D at bf16). HD's KV-mirror layers keep activations of their
 // final-stream rows only (K/V of all positions), which is where their saving shows.
-// Outside the layers: the final norm and head inputs and the logits (e bytes each).
+// Outside the layers: the final norm and head inputs and the logits (e bytes each), VWN's
+// reduce input; VWN MTP every input of its path (embedding ids included) and its logits.
 // With tensor parallelism activations are split over the tp ranks (sequence parallel).
 #include "hdlab/model/params.hpp"
 #include "hdlab/simulator/evaluate.hpp"

@@ -62,7 +62,7 @@ struct ModelShape {
   // Method parameters (zero when the method is another).
   double hd_n = 1;                       // HD streams (input tables)
   double phd_K = 1;
-  bool vwn = false, vwn_dynamic = false, vwn_identity = false, vwn_projected = false, vwn_mtp = false;
+  bool vwn = false, vwn_dynamic = false, vwn_projected = false, vwn_mtp = false;
   double vwn_m = 1, vwn_n = 1;           // D' = (n/m) D
   double loop_iterations = 1;
   bool injection = false;
@@ -110,7 +110,8 @@ struct LayerWork {
   double pairs_exact = 0;     // visible (query, key) pairs
   double pairs_executed = 0;  // pairs inside visible kernel tiles
   double kv_read = 0;         // KV-cache entries read (decode)
-  double kv_written = 0;      // KV-cache entries written
+  double kv_written = 0;      // KV-cache entries written per layer pass (a prefill of a cache
+                              // shared by K loop iterations: written once, 1/K per pass)
   bool reads_cache = false;   // decode: K/V come from the cache, not from activations
 };
 // Fills the table of one layer of signature `sig` doing `w`.
@@ -123,7 +124,7 @@ struct OutsideWork {
   double embed_rows = 0;      // positions looked up (HD: one row per stream from its table)
   double logit_rows = 0;      // rows through the final norm and the head (loss / sampling rows)
   double recurrent_rows = 0;  // looped: rows through the injection adapter per iteration
-  double mtp_rows = 0;        // VWN multi-token prediction rows (training)
+  double mtp_rows = 0;        // VWN multi-token prediction rows: training's loss rows, else 0
 };
 void outside_ops(const ModelShape& s, const OutsideWork& w, OpTable& out);
 

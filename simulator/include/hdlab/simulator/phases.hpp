@@ -13,14 +13,19 @@
 // rows together (mirror layers: one row); a full layer reads all n*(c+1) entries, an
 // intra layer each stream's own c+1 (all entries once in total), a local(w) layer the
 // last w. PHD runs K rows: origins read the c cached origins, hidden copies also their
-// own token's copies and (SWA, CSWA) the kept hidden keys within W. Looped runs every
-// recurrent layer K times in sequence, each run reading its weights and its KV again.
+// own token's copies and (SWA, CSWA) the kept hidden keys within W; all K rows write
+// their K/V (the hidden copies attend to each other), the cache keeps kv_entries' share.
+// Looped runs every recurrent layer K times in sequence, each run reading its weights
+// and its KV again.
+// KV written by a prefill: what the cache keeps for the next token (kv_entries at L),
+// once per cache (a looped cache shared by the iterations: by the last one).
 //
 // Pair counts for whole sequences come from model/mask.hpp (exact and tile-executed for
-// the physical layout). For a decode step and for PHD's partial prefills the counts are
-// closed forms here; "executed" there means every query row of the step times every key
-// it touches in a tile row (decode rows share one query tile), except intra layers in a
-// stream-major layout, whose rows each touch only their own stream.
+// the physical layout), for PHD's partial prefills from model::phd_partial_prefill_tiles
+// over the computed rows. For a decode step the counts are closed forms here; "executed"
+// there means every query row of the step times every key it touches in a tile row
+// (decode rows share one query tile), except intra layers in a stream-major layout, whose
+// rows each touch only their own stream.
 #include <cstdint>
 
 #include "hdlab/model/design.hpp"
@@ -45,9 +50,12 @@ void prefill_pass(const model::Config& c, const ModelShape& s, const LayerPlan& 
 void decode_pass(const model::Method& m, const ModelShape& s, const LayerPlan& plan,
                  double seqs, std::int64_t context, const PassOptions& o, PassCost& out);
 
-// KV-cache entries (positions) one layer keeps per sequence at `context` tokens.
-// Sliding / local layers keep their window; PHD keeps the origins plus at most W hidden
-// keys (CSWA: at most those of one chunk).
+// KV-cache entries (positions) one layer keeps per sequence between steps at `context`
+// tokens: every entry a later query can still see, as the executor keeps them. Full and
+// intra layers everything; sliding / local(w) layers the last w - 1 positions (the next
+// step's rows make w, which decode reads); PHD the origins plus the last W hidden keys
+// the next token's copies can see (SWA: of all earlier tokens; CSWA: of the context % C
+// tokens already in the next token's chunk; plain: none).
 double kv_entries(const model::Method& m, const LayerSignature& sig, std::int64_t context);
 // KV-cache bytes of one sequence at `context` tokens, every layer (looped per-iteration
 // caches counted per iteration).
