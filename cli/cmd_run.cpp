@@ -136,7 +136,8 @@ int run(const RunCli& o) {
   RunOptions ro;
   if (o.dtype != "f32" && o.dtype != "bf16") throw model::ConfigError("--dtype", "must be f32 or bf16, got " + o.dtype);
   ro.dtype = o.dtype == "bf16" ? ScalarType::bf16 : ScalarType::f32;
-  if (!o.layout.empty()) ro.layout = model::layout_from_string(o.layout);
+  // As the cost model's "auto": the layout with the least attention work at this length.
+  ro.layout = o.layout.empty() ? model::best_layout(c, o.tokens, kTileQ, kTileK) : model::layout_from_string(o.layout);
   ro.normalize_topk = !o.no_normalize;
   ro.profile_ops = !o.no_op_timing;
   if (o.save_dtype != "f32" && o.save_dtype != "bf16")
@@ -210,7 +211,7 @@ Verb add_run(CLI::App& app) {
   sub->add_option("--save-weights", o->save_weights, "write the weights run to this safetensors file");
   sub->add_option("--save-dtype", o->save_dtype, "f32 | bf16 for --save-weights")->capture_default_str();
   sub->add_option("--dtype", o->dtype, "f32 | bf16 (bf16: cuda only)")->capture_default_str();
-  sub->add_option("--layout", o->layout, "interleaved | stream_major | phd_split (default: the design's)");
+  sub->add_option("--layout", o->layout, "interleaved | stream_major | phd_split (default: the one with the least attention work)");
   sub->add_option("--threads", o->threads, "cpu threads (0: all)")->capture_default_str();
   sub->add_flag("--no-normalize-topk", o->no_normalize, "MoE: keep the top-k router weights unnormalised");
   sub->add_flag("--no-op-timing", o->no_op_timing, "time whole calls only (no timer around each op)");

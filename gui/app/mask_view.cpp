@@ -19,6 +19,7 @@
 #include "hdlab/gui_core/layer_strip.hpp"
 #include "hdlab/gui_core/units.hpp"
 #include "hdlab/model/error.hpp"
+#include "hdlab/simulator/evaluate.hpp"
 #include "mask_image.hpp"
 #include "session.hpp"
 
@@ -221,7 +222,7 @@ QString MaskView::scenarioCounts(int layer) const {
   const model::Config& c = session_->config();
   try {
     const model::MaskSpec spec = model::layer_mask(c, layer, s.prefill.tokens);
-    const model::Layout layout = s.attention.layout.value_or(model::default_layout(c.design));
+    const model::Layout layout = simulator::resolve_layout(c, s);
     const gui_core::MaskCounts n = gui_core::mask_counts(spec, layout, s.attention.tile_q, s.attention.tile_k);
     return tr("<b>At the prompt length</b> (%1 tokens, %2 layout, from the scenario): visible pairs %3 of %4 (%5 %); %6.")
         .arg(count(s.prefill.tokens), model::to_string(layout), count(n.visible_pairs), count(n.all_pairs),

@@ -179,7 +179,7 @@ QWidget* ScenarioEditor::attentionGroup() {
   const simulator::AttentionScenario d;
   auto* box = new QGroupBox(tr("Attention kernel"));
   auto* form = new QFormLayout(box);
-  layout_ = choice_box({{tr("design's default"), "default"}, {tr("interleaved"), "interleaved"},
+  layout_ = choice_box({{tr("auto (least attention work)"), "auto"}, {tr("interleaved"), "interleaved"},
                         {tr("stream-major"), "stream_major"}, {tr("PHD [origins | hidden]"), "phd_split"}},
                        tr("Physical order of the positions the kernel sees"));
   tile_q_ = int_spin(1, 1 << 16, static_cast<int>(d.tile_q), tr("Query rows per kernel tile (Bq)"), tr(" rows"));

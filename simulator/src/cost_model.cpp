@@ -105,6 +105,11 @@ double recompute_s(const TrainScenario& t, const PassTime& forward) {
   return 0;
 }
 
+model::Layout resolve_layout(const model::Config& c, const Scenario& s) {
+  if (s.attention.layout) return *s.attention.layout;
+  return model::best_layout(c, s.prefill.tokens, s.attention.tile_q, s.attention.tile_k);
+}
+
 void check_scenario(const model::Config& c, const HardwareProfile& hw, const Scenario& s, const std::string& pointer) {
   check_parallel(c.effective, s.parallel, pointer + "/parallel");
   const ParallelScenario& p = s.parallel;
@@ -144,7 +149,7 @@ void make_context(const model::Config& c, const HardwareProfile& hw, const Scena
   const model::Method baseline = model::BaselineDesign{};
   out.baseline_shape = model_shape(c.base, baseline);
   out.baseline_plan = plan_layers(c.base, baseline);
-  out.options.layout = s.attention.layout.value_or(model::default_layout(c.design));
+  out.options.layout = resolve_layout(c, s);
   out.options.tile_q = s.attention.tile_q;
   out.options.tile_k = s.attention.tile_k;
   out.options.count_executed = s.attention.count == AttentionCount::executed;

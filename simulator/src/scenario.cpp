@@ -88,13 +88,13 @@ void parse_train(ObjectReader r, TrainScenario& t) {
 }
 
 void parse_attention(ObjectReader r, AttentionScenario& a) {
-  const std::string layout = r.string("layout", "default");
-  if (layout == "default") a.layout.reset();
+  const std::string layout = r.string("layout", "auto");
+  if (layout == "auto") a.layout.reset();
   else if (layout == "interleaved") a.layout = model::Layout::interleaved;
   else if (layout == "stream_major") a.layout = model::Layout::stream_major;
   else if (layout == "phd_split") a.layout = model::Layout::phd_split;
   else
-    model::fail(r.at("layout"), "must be one of default, interleaved, stream_major, phd_split, got \"" + layout + "\"");
+    model::fail(r.at("layout"), "must be one of auto, interleaved, stream_major, phd_split, got \"" + layout + "\"");
   a.tile_q = r.integer("tile_q", a.tile_q, 1, max_tile);
   a.tile_k = r.integer("tile_k", a.tile_k, 1, max_tile);
   a.count = r.choice<AttentionCount>("count", {{"executed", AttentionCount::executed}, {"exact", AttentionCount::exact}},
@@ -167,7 +167,7 @@ Scenario parse_scenario(const json& j, const std::string& pointer) {
 }
 
 json to_json(const Scenario& s) {
-  const char* layout = s.attention.layout ? model::to_string(*s.attention.layout) : "default";
+  const char* layout = s.attention.layout ? model::to_string(*s.attention.layout) : "auto";
   return {{"train",
            {{"seq_len", s.train.seq_len},
             {"micro_batch", s.train.micro_batch},

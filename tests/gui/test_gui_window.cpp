@@ -79,14 +79,19 @@ TEST_CASE("switching designs and models updates the strip, table, masks and cost
   CHECK(w->layerTable()->data(w->layerTable()->index(0, gui::LayerTableModel::Attention), Qt::DisplayRole) == "intra");
   CHECK(w->maskView()->countsSummary() != counts_full);
   CHECK(w->maskView()->countsSummary().contains("intra"));
+  // The "auto" layout is stream-major here: each stream's pairs are contiguous and the
+  // kernel skips cross-stream tiles.
+  const double prefill_auto = metric(*w, simulator::Metric::prefill_s);
+  CHECK(prefill_auto < prefill_full);
   // Interleaved, every 128x128 tile holds all four streams: intra layers save no tile.
-  CHECK(metric(*w, simulator::Metric::prefill_s) == Approx(prefill_full));
-  // Stream-major makes each stream's pairs contiguous: the kernel skips cross-stream tiles.
   auto* layout = w->scenarioEditor()->findChild<QComboBox*>("/scenario/attention/layout");
   REQUIRE(layout);
+  layout->setCurrentIndex(layout->findData("interleaved"));
+  w->waitForEvaluation();
+  CHECK(metric(*w, simulator::Metric::prefill_s) == Approx(prefill_full));
   layout->setCurrentIndex(layout->findData("stream_major"));
   w->waitForEvaluation();
-  CHECK(metric(*w, simulator::Metric::prefill_s) < prefill_full);
+  CHECK(metric(*w, simulator::Metric::prefill_s) == Approx(prefill_auto));
 
   // One layer's kind, edited in the table, goes through the editor's parser.
   REQUIRE(w->layerTable()->setData(w->layerTable()->index(3, gui::LayerTableModel::Attention), "full", Qt::EditRole));

@@ -61,7 +61,7 @@ TEST_CASE("scenario JSON: defaults, round trip, errors at their pointers", "[eva
   CHECK(error_of([] { parse_scenario(model::Json::parse(R"({"serving": {"batches": []}})")); }) ==
         "/scenario/serving/batches: must be a list of 1 to 64 positive integers");
   CHECK(error_of([] { parse_scenario(model::Json::parse(R"({"attention": {"layout": "diagonal"}})")); }) ==
-        "/scenario/attention/layout: must be one of default, interleaved, stream_major, phd_split, got \"diagonal\"");
+        "/scenario/attention/layout: must be one of auto, interleaved, stream_major, phd_split, got \"diagonal\"");
   CHECK(error_of([] { parse_scenario(model::Json::parse(R"({"train": {"recompute": "some"}})")); }) ==
         "/scenario/train/recompute: must be one of none, selective, full, got \"some\"");
 }

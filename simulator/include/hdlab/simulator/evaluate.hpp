@@ -102,7 +102,7 @@ struct ParallelScenario {
 };
 
 struct AttentionScenario {
-  std::optional<model::Layout> layout;  // physical layout; empty: the design's default
+  std::optional<model::Layout> layout;  // physical layout; empty: "auto" (resolve_layout)
   std::int64_t tile_q = 128;            // kernel tile: query rows
   std::int64_t tile_k = 128;            // kernel tile: keys
   AttentionCount count = AttentionCount::executed;
@@ -126,7 +126,7 @@ struct Scenario {
 //  "serving": {"batches": [...], "input_lengths": [...], "output_tokens"},
 //  "kv": {"context", "memory_utilization"},
 //  "parallel": {"tp", "ep", "dp", "gpus_per_node"},
-//  "attention": {"layout": "default"|"interleaved"|"stream_major"|"phd_split",
+//  "attention": {"layout": "auto"|"interleaved"|"stream_major"|"phd_split",
 //                "tile_q", "tile_k", "count": "executed"|"exact"}}
 // Every key optional (defaults above); unknown keys are ConfigErrors at their pointer.
 Scenario parse_scenario(const nlohmann::json& j, const std::string& pointer = "/scenario");
@@ -194,6 +194,12 @@ std::vector<std::string> metric_columns(const Scenario& s);
 void metric_row(const Metrics& m, std::vector<double>& row);
 // A scalar metric or a serving column by name; ConfigError("", ...) when unknown.
 double metric_value(const Metrics& m, std::string_view name);
+
+// The physical attention layout an evaluation uses: the scenario's, or with "auto" the
+// one with the fewest executed attention pairs at the prefill length and the scenario's
+// tile (model::best_layout: stream-major for HD designs whose intra layers gain more than
+// their full and local layers lose; PHD's [origins | hidden]; otherwise interleaved).
+model::Layout resolve_layout(const model::Config& c, const Scenario& s);
 
 // Checks a scenario against a config and device (tp divides the heads, ep divides the
 // experts and dp, ...). ConfigError naming "<pointer>/parallel/tp" etc.
