@@ -85,6 +85,31 @@ EfficiencyCurve curve_from(std::vector<std::pair<double, double>> points, int ma
 
 EfficiencyCurve constant_curve(double efficiency) { return EfficiencyCurve{{1.0}, {efficiency}}; }
 
+// Pool adjacent violators: the closest non-decreasing sequence (weighted least squares).
+// A GEMM's efficiency does not fall as it gets more rows (more reuse of each weight);
+// a dip in the measured points is noise, not a property of the machine.
+void make_non_decreasing(std::vector<double>& v, std::vector<double> w) {
+  std::vector<std::pair<double, double>> blocks;  // (mean, weight)
+  std::vector<std::size_t> sizes;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    blocks.push_back({v[i], w[i]});
+    sizes.push_back(1);
+    while (blocks.size() > 1 && blocks[blocks.size() - 2].first > blocks.back().first) {
+      auto [m2, w2] = blocks.back();
+      const std::size_t n2 = sizes.back();
+      blocks.pop_back();
+      sizes.pop_back();
+      auto& [m1, w1] = blocks.back();
+      m1 = (m1 * w1 + m2 * w2) / (w1 + w2);
+      w1 += w2;
+      sizes.back() += n2;
+    }
+  }
+  std::size_t at = 0;
+  for (std::size_t b = 0; b < blocks.size(); ++b)
+    for (std::size_t k = 0; k < sizes[b]; ++k) v[at++] = blocks[b].first;
+}
+
 double gemm_x(const Sample& s) { return std::max(1.0, static_cast<double>(std::min({s.shape.at(0), s.shape.at(1), s.shape.at(2)}))); }
 
 // gemm_memory from each weight shape's smallest-M product, then the compute curve.
@@ -107,13 +132,17 @@ void fit_gemm(const std::vector<Sample>& samples, const Rates& r, const FitOptio
     if (memory_s < o.compute_bound_share * busy) bound[gemm_x(s)].push_back(implied);
   }
   std::vector<std::pair<double, double>> compute;
+  std::vector<double> weights;
   for (const auto& [x, all] : seen) {
     // Compute bound somewhere at this x: their median. Nowhere: the best seen, so that
     // the memory term stays the one that times these products.
     const auto it = bound.find(x);
     compute.push_back({x, it != bound.end() ? median_of(it->second) : *std::max_element(all.begin(), all.end())});
+    weights.push_back(static_cast<double>(it != bound.end() ? it->second.size() : 1));
   }
-  out.curves["gemm"] = curve_from(compute, o.max_knots);
+  EfficiencyCurve gemm = curve_from(compute, static_cast<int>(compute.size()));  // one knot per M
+  make_non_decreasing(gemm.efficiency, weights);
+  out.curves["gemm"] = gemm;
   out.curves["gemm_memory"] = mem;
 }
 
@@ -135,16 +164,17 @@ FitResult fit_samples(const std::vector<Sample>& samples, const FitOptions& o) {
   std::map<std::string, std::vector<std::pair<double, double>>> points;
   for (const Sample& s : samples) {
     const double busy = r.busy(s);
-    const bool vector_op = s.bench == BenchKind::vector ||
-                           (s.bench == BenchKind::launch && model::op_class(s.op) == model::OpClass::vector);
     if (s.bench == BenchKind::memory) points["memory"].push_back({std::max(1.0, s.bytes), s.bytes / (r.bandwidth * busy)});
     if (s.bench == BenchKind::attention) points["attention"].push_back({std::max(1.0, s.x), s.flops / (r.peak * busy)});
-    if (vector_op && s.flops > 0) {
-      // x = bytes moved; the smallest ops are each curve's lowest point.
+    if (s.bench == BenchKind::vector) {
+      // x = bytes moved; each kernel its own curve, and all of them the class's.
       const std::pair<double, double> p{std::max(1.0, s.bytes), s.flops / (r.peak * busy)};
       points[model::to_string(s.op)].push_back(p);
       points["vector"].push_back(p);
     }
+    // Composite ops timed in the runner: their own curve at their class's abscissa.
+    if (s.bench == BenchKind::runner && s.flops > 0)
+      points[model::to_string(s.op)].push_back({std::max(1.0, s.x), s.flops / (r.peak * busy)});
   }
   for (const auto& [key, p] : points) out.curves[key] = curve_from(p, o.max_knots);
   // Vector and attention ops are timed by their compute curves; their memory term is the
@@ -203,6 +233,9 @@ std::pair<OpKind, simulator::OpRow> as_op(const Sample& s) {
     row.rows = s.x;
   } else if (s.bench == BenchKind::memory) {
     kind = OpKind::embedding;
+  } else if (s.bench == BenchKind::runner) {  // the op row the simulator built for it
+    row.rows = static_cast<double>(s.shape.at(0));
+    row.weight_dim_min = static_cast<double>(s.shape.at(1));
   } else if (model::op_class(kind) == model::OpClass::gemm) {  // the smallest GEMM (launch)
     kind = OpKind::ffn_gate_up;
     row.rows = 1;

@@ -21,6 +21,7 @@ const char* to_string(BenchKind k) {
     case BenchKind::vector: return "vector";
     case BenchKind::memory: return "memory";
     case BenchKind::launch: return "launch";
+    case BenchKind::runner: return "runner";
   }
   return "gemm";
 }
@@ -41,7 +42,8 @@ double quantile(std::vector<double> v, double q) {
 // Runs `run(instance)` over `instances` prepared copies, timing each run with the
 // backend's timer, until the plan's run count and measured time are reached.
 template <class Run>
-std::vector<double> time_runs(Backend& backend, std::size_t instances, const BenchPlan& plan, Run run) {
+std::vector<double> time_runs(Backend& backend, std::size_t instances, const BenchPlan& plan, Run run,
+                              executor::PreparedOp* context) {
   auto timer = backend.make_timer();
   // Warm-up: every instance once (first touch of its pages, library set-up), at least 3 runs.
   for (std::size_t i = 0; i < std::max<std::size_t>(instances, 3); ++i) run(i % instances);
@@ -49,6 +51,7 @@ std::vector<double> time_runs(Backend& backend, std::size_t instances, const Ben
   std::vector<double> seconds;
   double total = 0;
   for (std::size_t i = 0;; ++i) {
+    if (context) context->run();
     timer->start();
     run(i % instances);
     timer->stop();
@@ -98,18 +101,20 @@ OpCase vector_case(const VectorShape& v, std::uint64_t seed) {
 
 }  // namespace
 
-Sample time_case(Backend& backend, const OpCase& c, BenchKind bench, const BenchPlan& plan) {
+Sample time_case(Backend& backend, const OpCase& c, BenchKind bench, const BenchPlan& plan,
+                 executor::PreparedOp* context) {
   Sample s = sample_of(c, bench);
   const std::size_t instances = instances_for(s.bytes, plan);
   std::vector<std::unique_ptr<executor::PreparedOp>> ops;
   for (std::size_t i = 0; i < instances; ++i) ops.push_back(c.prepare(backend));
-  summarize(s, time_runs(backend, instances, plan, [&](std::size_t i) { ops[i]->run(); }));
+  summarize(s, time_runs(backend, instances, plan, [&](std::size_t i) { ops[i]->run(); }, context));
   return s;
 }
 
 std::vector<Sample> run_benchmarks(Backend& backend, const BenchPlan& plan, const BenchProgress& progress) {
   const int total = static_cast<int>(plan.gemm.size() + plan.attention.size() + plan.vector.size() +
-                                     plan.gather_rows.size()) + 5;
+                                     plan.gather_rows.size() + 3 * plan.moe_prefill.size()) +
+                    5 + (plan.moe_decode_context > 0 ? 3 : 0);
   std::vector<Sample> out;
   auto done = [&](Sample s) {
     out.push_back(std::move(s));
@@ -127,6 +132,9 @@ std::vector<Sample> run_benchmarks(Backend& backend, const BenchPlan& plan, cons
   launch(executor::swiglu_case(1, 16, kF32, 3));
   launch(executor::rope_case(1, 1, 16, 0, 1, kF32, 4));
   launch(executor::gemm_case(OpKind::qkv_proj, 1, 16, 16, kF32, 5));
+  // The product every vector, attention and gather run follows (see the header).
+  const GemmShape& cg = plan.context_gemm;
+  const auto context = executor::gemm_case(OpKind::ffn_gate_up, cg.m, cg.n, cg.k, kF32, 99).prepare(backend);
   std::uint64_t seed = 100;
   for (const GemmShape& g : plan.gemm) {
     Sample s = time_case(backend, executor::gemm_case(OpKind::ffn_gate_up, g.m, g.n, g.k, kF32, seed++), BenchKind::gemm, plan);
@@ -136,24 +144,26 @@ std::vector<Sample> run_benchmarks(Backend& backend, const BenchPlan& plan, cons
   }
   for (const executor::AttentionCaseShape& a : plan.attention) {
     const executor::AttentionMask mask = executor::attention_case_mask(a);
-    Sample s = time_case(backend, executor::attention_case(a, kF32, seed++), BenchKind::attention, plan);
+    Sample s = time_case(backend, executor::attention_case(a, kF32, seed++), BenchKind::attention, plan, context.get());
     s.shape = {mask.query_rows(), mask.key_rows(), a.heads, a.kv_heads, a.head_dim};
     s.mask = std::string(model::to_string(a.mask.kind)) + " " + (a.decode ? "decode" : model::to_string(a.layout));
     s.x = static_cast<double>(mask.query_rows());
     done(std::move(s));
   }
   for (const VectorShape& v : plan.vector) {
-    Sample s = time_case(backend, vector_case(v, seed++), BenchKind::vector, plan);
+    Sample s = time_case(backend, vector_case(v, seed++), BenchKind::vector, plan, context.get());
     s.shape = {v.rows, v.width};
     s.x = s.bytes;
     done(std::move(s));
   }
   for (std::int64_t rows : plan.gather_rows) {
-    Sample s = time_case(backend, executor::gather_rows_case(rows, 32768, 512, 1, 0, kF32, seed++), BenchKind::memory, plan);
+    Sample s = time_case(backend, executor::gather_rows_case(rows, 32768, 512, 1, 0, kF32, seed++), BenchKind::memory,
+                         plan, context.get());
     s.shape = {rows, 512};
     s.x = s.bytes;
     done(std::move(s));
   }
+  for (Sample& s : run_runner_benchmarks(backend, plan)) done(std::move(s));
   return out;
 }
 

@@ -83,6 +83,8 @@ BenchPlan full_plan() {
   p.attention.push_back(attention(K::sliding, 2048, 1, Layout::interleaved, true, 256));
   add_vector_grid(p, {1, 4, 16, 64, 256, 1024, 4096});
   p.gather_rows = {1, 16, 256, 4096};
+  p.moe_prefill = {8, 32, 128, 512};
+  p.moe_decode_context = 128;
   return p;
 }
 
@@ -103,6 +105,8 @@ BenchPlan quick_plan() {
   p.attention.push_back(attention(K::intra, 512, 4, Layout::interleaved, true));
   add_vector_grid(p, {1, 16, 256, 4096});
   p.gather_rows = {16, 1024};
+  p.moe_prefill = {32, 256};
+  p.moe_decode_context = 128;
   return p;
 }
 
@@ -123,7 +127,8 @@ Sample sample_from_json(const nlohmann::json& j, const std::string& pointer) {
                                  {"attention", BenchKind::attention},
                                  {"vector", BenchKind::vector},
                                  {"memory", BenchKind::memory},
-                                 {"launch", BenchKind::launch}},
+                                 {"launch", BenchKind::launch},
+                                 {"runner", BenchKind::runner}},
                                 std::nullopt);
   s.name = r.string("name", std::nullopt);
   const std::string op = r.string("op", std::nullopt);

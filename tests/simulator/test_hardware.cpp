@@ -85,6 +85,44 @@ TEST_CASE("efficiency curves interpolate in log x and clamp", "[hardware]") {
   CHECK(parse_hardware_profile(to_json(h)) == h);
 }
 
+TEST_CASE("op curves replace their class's, class memory curves the memory curve", "[hardware][roofline]") {
+  model::Json j = fixtures::device_json();
+  j["efficiency_curves"] = {{"vector", {{1, 0.5}}},
+                            {"ffn_act", {{1, 0.01}, {1e6, 0.04}}},
+                            {"memory", {{1, 0.8}}},
+                            {"gemm_memory", {{1e3, 0.1}, {1e9, 0.1}}}};
+  const HardwareProfile h = parse_hardware_profile(j);
+  CHECK(h.has_curves());
+  CHECK(h.compute_efficiency_at(model::OpKind::ffn_act, EfficiencyClass::vector, 1e3) == Approx(0.02).epsilon(1e-12));
+  CHECK(h.compute_efficiency_at(model::OpKind::rope, EfficiencyClass::vector, 1e3) == 0.5);  // no op curve: the class's
+  CHECK(h.memory_efficiency_at(EfficiencyClass::gemm, 1e6) == 0.1);
+  CHECK(h.memory_efficiency_at(EfficiencyClass::vector, 1e6) == 0.8);  // no class memory curve: the memory curve
+  CHECK(parse_hardware_profile(to_json(h)) == h);
+  CHECK(to_json(h)["efficiency_curves"].contains("ffn_act"));
+  CHECK(to_json(h)["efficiency_curves"].contains("gemm_memory"));
+
+  const Roofline rl = make_roofline(h, model::DType::bf16, Sharding{});
+  OpRow act;  // 1e6 FLOPs moving 1 byte: ffn_act at its own curve (x = 1 byte), rope at the vector curve
+  act.calls = 1;
+  act.cost.flops = 1e6;
+  act.cost.act_bytes_in = 1;
+  const double eff = h.op_curves[static_cast<std::size_t>(model::OpKind::ffn_act)].at(1.0);
+  CHECK(op_time(model::OpKind::ffn_act, act, rl).compute_s == Approx(1e6 / (10e12 * eff)).epsilon(1e-12));
+  CHECK(op_time(model::OpKind::rope, act, rl).compute_s == Approx(1e6 / (10e12 * 0.5)).epsilon(1e-12));
+  OpRow gemv;  // M = 1: memory bound at the GEMM memory curve, 1e8 B / (1000e9 * 0.1)
+  gemv.calls = 1;
+  gemv.rows = 1;
+  gemv.weight_dim_min = 4096;
+  gemv.cost.flops = 2e6;
+  gemv.cost.weight_bytes = 1e8;
+  CHECK(op_time(model::OpKind::o_proj, gemv, rl).memory_s == Approx(1e8 / 100e9).epsilon(1e-12));
+  CHECK(error_of([&] {
+          model::Json bad = fixtures::device_json();
+          bad["efficiency_curves"] = {{"ffn_actt", {{1, 0.5}}}};
+          parse_hardware_profile(bad);
+        }) == "/efficiency_curves/ffn_actt: unknown key (did you mean \"ffn_act\"?)");
+}
+
 TEST_CASE("roofline time of single ops, by hand", "[roofline]") {
   const HardwareProfile h = fixtures::device(2);  // 2 us per launch
   const Roofline rl = make_roofline(h, model::DType::bf16, Sharding{});

@@ -18,10 +18,15 @@
 //              product of one row streams its weights); then the compute curve at each
 //              M from the products the memory term leaves compute bound (median over
 //              weight shapes); where none is (small M), the best efficiency seen there,
-//              so those stay memory bound;
+//              so those stay memory bound; then made non-decreasing in M (pool adjacent
+//              violators: more rows never make a product less efficient, a dip is noise);
 //   attention, the vector ops (per op) and the pooled vector class: the efficiency
 //              each sample implies at its abscissa (median where several share one),
-//              their memory term at the stream bandwidth (curves of one point, 1.0).
+//              their memory term at the stream bandwidth (curves of one point, 1.0);
+//   runner     the composite ops timed in forward passes (experts, shared experts,
+//              router): an op curve each, from the efficiency each sample implies.
+// The launch samples give the launch overhead only (they run without the forward-pass
+// context the other samples have); their residuals show how far a lone call is from it.
 // Knots sit at the distinct abscissae (clustered in log x beyond `max_knots`). The
 // residuals are computed with simulator::op_time on the finished profile, so they are
 // exactly the errors the simulator makes on the calibration's own shapes.

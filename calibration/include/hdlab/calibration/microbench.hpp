@@ -18,7 +18,16 @@
 //   memory     embedding-style row gathers over sizes (the memory class's op); the
 //              stream bandwidth is the residual add's over the largest sizes (STREAM's
 //              Add kernel c = a + b on all threads);
-//   launch     the smallest op of each kind (what one backend call costs at all).
+//   launch     the smallest op of each kind (what one backend call costs at all);
+//   runner     the ops the runner composes from several backend calls (routed experts:
+//              gather, gate/up, SwiGLU, down, scatter per expert; shared experts; the
+//              router with its top-k and host-side grouping), timed inside real forward
+//              passes of a calibration-only MoE model (sizes the validation models do
+//              not use), each sample costed by the simulator's op table of that pass.
+// In a forward pass every op runs right after others: the BLAS's worker threads are
+// still spinning from the last product and the caches hold the last op's data. So that
+// the vector, attention and gather samples see the same, each of their runs follows an
+// untimed GEMM of a layer's size (`context_gemm`); GEMM samples follow each other.
 // The shapes are fixed grids chosen apart from the model sizes the bundled validation
 // set uses (held out, see validation.hpp); the profile records every one.
 #include <cstdint>
@@ -35,7 +44,7 @@
 
 namespace hdlab::calibration {
 
-enum class BenchKind { gemm, attention, vector, memory, launch };
+enum class BenchKind { gemm, attention, vector, memory, launch, runner };
 const char* to_string(BenchKind k);
 
 // One measured shape. `x` is the abscissa the simulator evaluates the op's compute
@@ -45,7 +54,9 @@ struct Sample {
   BenchKind bench = BenchKind::gemm;
   std::string name;                             // the op case's name (op and shape)
   model::OpKind op = model::OpKind::qkv_proj;   // the layer op it stands for
-  std::vector<std::int64_t> shape;              // gemm {M, N, K}; attention {query rows, key rows, H, G, hd}; else {rows, width}
+  // gemm {M, N, K}; attention {query rows, key rows, H, G, hd}; runner {rows, smaller
+  // weight dimension} (the simulator's OpRow); else {rows, width}
+  std::vector<std::int64_t> shape;
   std::string mask;                             // attention: mask kind and layout ("causal interleaved", "decode intra", ...)
   double x = 0;
   double flops = 0;    // executed (attention: whole visible tiles)
@@ -70,6 +81,9 @@ struct BenchPlan {
   std::vector<executor::AttentionCaseShape> attention;
   std::vector<VectorShape> vector;
   std::vector<std::int64_t> gather_rows;   // memory: gathers of this many rows of width 512 from a 32768-row table
+  std::vector<std::int64_t> moe_prefill;   // runner: prefills of the calibration MoE model of these lengths
+  std::int64_t moe_decode_context = 0;     // runner: decode steps of it at this context (0: none)
+  GemmShape context_gemm{128, 512, 512};   // run untimed before each vector / attention / gather run
   double min_seconds = 0.05;  // per shape: runs until this much op time is measured...
   int min_runs = 9;           // ...and at least this many runs
   int max_runs = 400;
@@ -83,8 +97,13 @@ BenchPlan quick_plan();
 using BenchProgress = std::function<void(const Sample&, int done, int total)>;
 std::vector<Sample> run_benchmarks(executor::Backend& backend, const BenchPlan& plan, const BenchProgress& progress = {});
 
-// Times one prepared case; exposed for tests and for the launch benchmark.
-Sample time_case(executor::Backend& backend, const executor::OpCase& c, BenchKind bench, const BenchPlan& plan);
+// Times one prepared case; exposed for tests and for the launch benchmark. `context`:
+// an op run untimed before each timed run (nullptr: none).
+Sample time_case(executor::Backend& backend, const executor::OpCase& c, BenchKind bench, const BenchPlan& plan,
+                 executor::PreparedOp* context = nullptr);
+
+// The runner benchmarks alone (run_benchmarks includes them).
+std::vector<Sample> run_runner_benchmarks(executor::Backend& backend, const BenchPlan& plan);
 
 nlohmann::json to_json(const Sample& s);
 Sample sample_from_json(const nlohmann::json& j, const std::string& pointer);

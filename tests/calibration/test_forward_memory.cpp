@@ -1,0 +1,95 @@
+// simulator::forward_memory against the executor's measured peak: the simulator models
+// the runner's allocations (weights, KV capacity, reused workspace buffers), so every
+// design and phase must land within the 2% the validation asks of it.
+#include <catch2/catch.hpp>
+
+#include "hdlab/calibration/validation.hpp"
+#include "hdlab/executor/backends.hpp"
+#include "hdlab/model/config_io.hpp"
+
+using namespace hdlab;
+using namespace hdlab::calibration;
+
+namespace {
+
+model::Backbone small(bool moe, std::int64_t mirror = 0) {
+  model::Backbone b;
+  b.name = "small";
+  b.num_layers = 4;
+  b.hidden = 96;
+  b.num_heads = 3;
+  b.num_kv_heads = 1;
+  b.head_dim = 32;
+  b.intermediate = moe ? 0 : 160;
+  b.vocab_size = 300;
+  b.vocab_pad_multiple = 16;
+  b.layers = {{model::AttentionKind::sliding, 40}, {}, {model::AttentionKind::sliding, 40}, {}};
+  b.kv_mirror_layers = mirror;
+  b.qk_norm = true;
+  b.rope_theta = 10000.0;
+  b.norm_eps = 1e-6;
+  b.dtype = model::DType::fp32;
+  if (moe) {
+    model::MoeConfig m;
+    m.num_experts = 6;
+    m.top_k = 2;
+    m.expert_intermediate = 64;
+    m.num_shared_experts = 1;
+    m.shared_expert_intermediate = 64;
+    b.moe = m;
+  }
+  return b;
+}
+
+// Any valid profile: only the memory half of the prediction is checked here.
+simulator::HardwareProfile some_cpu() {
+  simulator::HardwareProfile h;
+  h.kind = simulator::DeviceKind::cpu;
+  h.peak_fp32_tflop_per_s = h.peak_bf16_tflop_per_s = h.peak_fp16_tflop_per_s = 0.1;
+  h.memory_bandwidth_gb_per_s = 10;
+  h.efficiency.fill(1.0);
+  return h;
+}
+
+}  // namespace
+
+TEST_CASE("forward_memory predicts the executor's peak within 2% for every design and phase", "[memory]") {
+  struct Design {
+    model::Backbone b;
+    const char* design;
+    std::optional<model::Layout> layout;
+  };
+  const std::vector<Design> designs = {
+      {small(false), "{}", {}},
+      {small(false), R"({"hd": {"n": 3, "layers": ["intra", "full", "local", "intra"], "window": 50}})", model::Layout::interleaved},
+      {small(false), R"({"hd": {"n": 3, "layers": ["intra", "full", "local", "intra"], "window": 50}})", model::Layout::stream_major},
+      {small(false, 1), R"({"hd": {"n": 2, "layers": "full", "kv_mirror": true}})", {}},
+      {small(false), R"({"phd": {"K": 3}})", {}},
+      {small(false), R"({"phd": {"K": 3, "variant": "swa", "W": 8}})", {}},
+      {small(false), R"({"phd": {"K": 3, "variant": "cswa", "W": 8, "C": 20}})", {}},
+      {small(false), R"({"vwn": {"m": 2, "n": 3, "mtp": true}})", {}},
+      {small(false), R"({"vwn": {"m": 2, "n": 4, "dynamic": false, "embedding": "projected"}})", {}},
+      {small(false), R"({"looped": {"prelude": 1, "recurrent": 2, "coda": 1, "iterations": 3, "kv": "shared", "input_injection": true}})", {}},
+      {small(true), "{}", {}},
+  };
+  auto backend = executor::make_cpu_backend(executor::CpuOptions{1, "auto"});
+  ValidationSpec spec;
+  spec.warmup = 1;
+  spec.repeats = 2;
+  for (const Design& d : designs)
+    for (executor::Phase phase : {executor::Phase::train_forward, executor::Phase::prefill, executor::Phase::decode}) {
+      ValidationCase c;
+      c.config = model::make_config(d.b, model::parse_design(nlohmann::json::parse(d.design), d.b, "/design"));
+      c.layout = d.layout;
+      c.phase = phase;
+      c.tokens = 70;
+      const CaseMeasurement m = measure_case(*backend, c, spec);
+      const CasePrediction p = predict_case(c, some_cpu(), spec);
+      INFO(d.design << " " << executor::to_string(phase) << ": measured " << m.peak_bytes << " B, predicted "
+                    << p.memory.total() << " B (weights " << p.memory.weight_bytes << " vs " << m.weight_bytes
+                    << ", KV " << p.memory.kv_bytes << " vs " << m.kv_bytes << ")");
+      CHECK(p.memory.weight_bytes == Approx(m.weight_bytes).epsilon(0.001));
+      CHECK(p.memory.kv_bytes == m.kv_bytes);
+      CHECK(p.memory.total() == Approx(m.peak_bytes).epsilon(0.02));
+    }
+}
