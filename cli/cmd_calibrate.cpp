@@ -104,6 +104,7 @@ void print_fit(const FitResult& fit, const simulator::HardwareProfile& h, const 
 std::vector<Sample> measure(executor::Backend& be, const CalibrateCli& o, CalibrationRun& run) {
   const BenchPlan plan = o.quick ? quick_plan() : full_plan();
   run.plan = plan.name;
+  run.rounds = plan.rounds;
   run.load_start = load_average();
   const auto t0 = std::chrono::steady_clock::now();
   run.measured_utc = utc_now();
@@ -133,6 +134,7 @@ int calibrate(const CalibrateCli& o) {
     run.device = r.value("device", "");
     run.threads = r.value("threads", 0);
     run.plan = r.value("plan", "");
+    run.rounds = r.value("rounds", 1);
     run.measured_utc = r.value("measured_utc", "");
     run.elapsed_s = r.value("elapsed_s", 0.0);
   } else {

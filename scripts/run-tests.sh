@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every test: installs what is missing, builds (Release, with CUDA and the GUI where
-# found) and runs all CTest tests; then the same tests under AddressSanitizer +
-# UndefinedBehaviorSanitizer; then the config-loader fuzzer for a bounded time.
+# found) and runs all CTest tests; a quick calibrate + validate of this machine; then
+# the same tests under AddressSanitizer + UndefinedBehaviorSanitizer; then the
+# config-loader fuzzer for a bounded time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -10,6 +11,15 @@ jobs="$(nproc)"
 echo "== build and test (Release) =="
 scripts/build.sh build
 ctest --test-dir build -j "$jobs" --output-on-failure
+
+echo "== calibrate + validate (quick plan; fails only when the median time error exceeds 50%) =="
+# The whole loop on this machine: measure the executor, fit a profile, predict held-out
+# cases with it and compare. A guard that model and executor still describe the same
+# computation; the headline figures come from the full run (profiles/validation/cpu.json).
+mkdir -p build/calibration-ci
+build/cli/hdlab calibrate --backend cpu --quick --quiet -o build/calibration-ci/profile.json
+build/cli/hdlab validate profiles/validation/cpu-ci.json --hw build/calibration-ci/profile.json \
+  -o build/calibration-ci/validate --max-median-error 0.5
 
 echo "== build and test (ASan + UBSan) =="
 scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHDLAB_SANITIZE=ON -DHDLAB_GUI=OFF \

@@ -162,6 +162,7 @@ FitResult fit_samples(const std::vector<Sample>& samples, const FitOptions& o) {
   out.bandwidth_bytes_per_s = r.bandwidth;
   fit_gemm(samples, r, o, out);
   std::map<std::string, std::vector<std::pair<double, double>>> points;
+  std::map<std::string, std::vector<std::pair<double, double>>> composed;  // runner samples by op
   for (const Sample& s : samples) {
     const double busy = r.busy(s);
     if (s.bench == BenchKind::memory) points["memory"].push_back({std::max(1.0, s.bytes), s.bytes / (r.bandwidth * busy)});
@@ -172,10 +173,12 @@ FitResult fit_samples(const std::vector<Sample>& samples, const FitOptions& o) {
       points[model::to_string(s.op)].push_back(p);
       points["vector"].push_back(p);
     }
-    // Composite ops timed in the runner: their own curve at their class's abscissa.
     if (s.bench == BenchKind::runner && s.flops > 0)
-      points[model::to_string(s.op)].push_back({std::max(1.0, s.x), s.flops / (r.peak * busy)});
+      composed[model::to_string(s.op)].push_back({std::max(1.0, s.x), s.flops / (r.peak * busy)});
   }
+  // An op timed as the runner composes it replaces its kernel's curve: the op's own
+  // calls, sizes and context are in it.
+  for (auto& [key, p] : composed) points[key] = std::move(p);
   for (const auto& [key, p] : points) out.curves[key] = curve_from(p, o.max_knots);
   // Vector and attention ops are timed by their compute curves; their memory term is the
   // stream bandwidth itself, a bound none of them beats (the memory curve proper is the
@@ -210,9 +213,13 @@ void apply_fit(const FitResult& fit, simulator::HardwareProfile& h) {
     if (auto it = fit.curves.find(std::string(key) + "_memory"); it != fit.curves.end() && !it->second.empty())
       h.class_memory_curves[static_cast<std::size_t>(cls)] = it->second;
   }
+  // An op's own curve first; then the ops its kernel also times, where they have none.
+  for (const auto& [key, curve] : fit.curves)
+    if (auto op = model::op_kind_from_string(key); op && !curve.empty()) h.op_curves[static_cast<std::size_t>(*op)] = curve;
   for (const auto& [key, curve] : fit.curves)
     if (auto op = model::op_kind_from_string(key); op && !curve.empty())
-      for (OpKind k : ops_timed_like(*op)) h.op_curves[static_cast<std::size_t>(k)] = curve;
+      for (OpKind k : ops_timed_like(*op))
+        if (!fit.curves.count(model::to_string(k))) h.op_curves[static_cast<std::size_t>(k)] = curve;
 }
 
 namespace {

@@ -63,6 +63,7 @@ void add_vector_grid(BenchPlan& p, const std::vector<std::int64_t>& rows) {
 BenchPlan full_plan() {
   BenchPlan p;
   p.name = "full";
+  p.rounds = 2;
   add_gemm_grid(p, {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048},
                 {{256, 256}, {1024, 1024}, {2048, 512}, {512, 2048}, {4096, 1024}, {8192, 512}});
   using K = MaskSpec::Kind;
@@ -83,8 +84,9 @@ BenchPlan full_plan() {
   p.attention.push_back(attention(K::sliding, 2048, 1, Layout::interleaved, true, 256));
   add_vector_grid(p, {1, 4, 16, 64, 256, 1024, 4096});
   p.gather_rows = {1, 16, 256, 4096};
-  p.moe_prefill = {8, 32, 128, 512};
-  p.moe_decode_context = 128;
+  p.runner_prefill = {8, 32, 128, 512, 1024, 2048};  // 2048: 256 rows per expert of the MoE
+  p.runner_decode_context = 256;
+  p.runner_train = {64, 512};
   return p;
 }
 
@@ -105,8 +107,9 @@ BenchPlan quick_plan() {
   p.attention.push_back(attention(K::intra, 512, 4, Layout::interleaved, true));
   add_vector_grid(p, {1, 16, 256, 4096});
   p.gather_rows = {16, 1024};
-  p.moe_prefill = {32, 256};
-  p.moe_decode_context = 128;
+  p.runner_prefill = {32, 256};
+  p.runner_decode_context = 128;
+  p.runner_train = {128};
   return p;
 }
 

@@ -74,7 +74,7 @@ MachineFacts machine_from_json(const nlohmann::json& j) {
 
 nlohmann::json to_json(const CalibrationRun& r) {
   return {{"backend", r.backend},       {"device", r.device},         {"threads", r.threads},
-          {"plan", r.plan},             {"measured_utc", r.measured_utc}, {"fitted_utc", r.fitted_utc},
+          {"plan", r.plan},             {"rounds", r.rounds},         {"measured_utc", r.measured_utc}, {"fitted_utc", r.fitted_utc},
           {"elapsed_s", r.elapsed_s},   {"load_average_1min", {{"start", r.load_start}, {"end", r.load_end}}},
           {"hdlab_version", r.version}};
 }
@@ -89,19 +89,36 @@ simulator::HardwareProfile make_profile(const std::string& name, const FitResult
   h.memory_gb = machine.memory_bytes * 1e-9;
   if (machine.l2_cache_bytes > 0) h.l2_cache_mb = machine.l2_cache_bytes * 1e-6;
   const std::string by = "measured by hdlab calibrate (" + run.plan + " plan, " + run.measured_utc + ", " + run.device + ")";
+  const bool gpu = h.kind == simulator::DeviceKind::gpu;
   h.sources = {
       {"peak_fp32_tflop_per_s", "the best fp32 GEMM rate " + by},
       {"memory_bandwidth_gb_per_s", "stream bandwidth: the residual add c = a + b on every thread over >= 32 MiB, " + by},
       {"kernel_launch_overhead_us", "median time of the cheapest smallest backend op, " + by},
       {"efficiency_curves", "fitted to the microbenchmark samples in calibration/samples (calibration/residuals shows the fit)"},
-      {"memory_gb", machine.gpu.empty() ? "host memory (MemTotal)" : "device memory"},
-      {"l2_cache_mb", "per core, from the OS (sysfs)"},
+      {"memory_gb", gpu ? "device memory" : "host memory (MemTotal)"},
+      {"l2_cache_mb", gpu ? "device L2, from the driver" : "per core, from the OS (sysfs)"},
+      {"measured.gemm_peak_gflop_per_s", "the best fp32 GEMM rate " + by},
+      {"measured.stream_add_gb_per_s", "the residual add's rate over the largest sizes, " + by},
+      {"measured.launch_us", "median time of the cheapest smallest backend op, " + by},
   };
+  // The scalar efficiencies stand in where an op has no curve: each class's best fitted point.
+  for (const char* cls : {"gemm", "attention", "vector", "memory"})
+    h.sources["efficiency." + std::string(cls)] =
+        std::string("the best point of the fitted ") + cls + " curve (efficiency_curves), " + by;
   h.assumptions = {
       {"peak_bf16_tflop_per_s", "the executor's CPU backend computes every dtype in fp32 (bf16 models are refused): the fp32 rate"},
       {"peak_fp16_tflop_per_s", "as bf16: the fp32 rate"},
-      {"links", "a single host: no NVLink, network or PCIe device links (null); communication efficiency unused"},
+      {"peak_fp8_tflop_per_s", "not measured: the executor runs no fp8 (null)"},
+      {"efficiency.communication", "not measured: a single device has no links (1, unused)"},
   };
+  for (const char* link : {"nvlink_bandwidth_gb_per_s", "nvlink_latency_us", "network_bandwidth_gb_per_s",
+                           "network_latency_us", "pcie_bandwidth_gb_per_s"})
+    h.assumptions[link] = "not measured: calibration runs on a single device (null); add the link's datasheet figure "
+                          "to model several devices";
+  if (gpu) {
+    h.assumptions["peak_bf16_tflop_per_s"] = "the fp32 GEMM rate (the calibration grid is fp32): a lower bound for bf16";
+    h.assumptions["peak_fp16_tflop_per_s"] = "as bf16: the fp32 GEMM rate, a lower bound";
+  }
   h.measured = {{"gemm_peak_gflop_per_s", fit.peak_flop_per_s * 1e-9},
                 {"stream_add_gb_per_s", fit.bandwidth_bytes_per_s * 1e-9},
                 {"launch_us", fit.launch_s * 1e6}};

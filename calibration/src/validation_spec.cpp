@@ -105,6 +105,7 @@ void parse_measure(ObjectReader r, ValidationSpec& s) {
   s.warmup = static_cast<int>(r.integer("warmup", 2, 0, 100));
   s.repeats = static_cast<int>(r.integer("repeats", 7, 1, 1000));
   s.seed = static_cast<std::uint64_t>(r.integer("seed", 1, 0));
+  s.rounds = static_cast<int>(r.integer("rounds", 1, 1, 10));
   r.finish();
 }
 

@@ -48,6 +48,7 @@ TEST_CASE("a validation file expands into designs x phases x tokens", "[validati
   CHECK(s.cases[8].effective_layout() == model::Layout::phd_split);  // PHD's default
   CHECK(s.warmup == 2);
   CHECK(s.repeats == 7);
+  CHECK(s.rounds == 1);
   CHECK(s.tile_q == 64);
 }
 
@@ -82,6 +83,9 @@ TEST_CASE("validation file errors name the JSON pointer", "[validation][errors]"
   j = valid();
   j["models"]["small"]["path"] = "../models/qwen3-8b.json";  // bf16: the CPU runs fp32 only
   CHECK(error_of(j).rfind("/models/small/path: the cpu backend runs fp32 only", 0) == 0);
+  j = valid();
+  j["measure"] = {{"rounds", 0}};
+  CHECK(error_of(j) == "/measure/rounds: must be >= 1, got 0");
   j = valid();
   j["cases"].push_back(j["cases"][0]);
   CHECK(error_of(j) == "/cases/1: case \"small base prefill L=40\" appears twice");

@@ -19,11 +19,15 @@
 //              stream bandwidth is the residual add's over the largest sizes (STREAM's
 //              Add kernel c = a + b on all threads);
 //   launch     the smallest op of each kind (what one backend call costs at all);
-//   runner     the ops the runner composes from several backend calls (routed experts:
-//              gather, gate/up, SwiGLU, down, scatter per expert; shared experts; the
-//              router with its top-k and host-side grouping), timed inside real forward
-//              passes of a calibration-only MoE model (sizes the validation models do
-//              not use), each sample costed by the simulator's op table of that pass.
+//   runner     every op as the runner composes it from backend calls (the simulator's
+//              op is one record; the runner may issue several calls for it: the two
+//              residual adds of a layer, RoPE and QK-norm on q and on k, five calls
+//              per routed expert, the two GHCs of a VWN layer), timed inside real
+//              forward passes of calibration-only models (dense, MoE, VWN (2, 4),
+//              looped with injection; powers of two, which the validation models
+//              avoid), each sample costed by the simulator's op table of that pass.
+//              Attention and the GEMMs (the q, k, v products included) come from
+//              their kernels' benchmarks above.
 // In a forward pass every op runs right after others: the BLAS's worker threads are
 // still spinning from the last product and the caches hold the last op's data. So that
 // the vector, attention and gather samples see the same, each of their runs follows an
@@ -81,19 +85,25 @@ struct BenchPlan {
   std::vector<executor::AttentionCaseShape> attention;
   std::vector<VectorShape> vector;
   std::vector<std::int64_t> gather_rows;   // memory: gathers of this many rows of width 512 from a 32768-row table
-  std::vector<std::int64_t> moe_prefill;   // runner: prefills of the calibration MoE model of these lengths
-  std::int64_t moe_decode_context = 0;     // runner: decode steps of it at this context (0: none)
+  std::vector<std::int64_t> runner_prefill;  // runner: prefills of the calibration models of these lengths
+  std::int64_t runner_decode_context = 0;    // runner: decode steps of them at this context (0: none)
+  std::vector<std::int64_t> runner_train;    // runner: training forwards of these lengths (every row's logits)
   GemmShape context_gemm{128, 512, 512};   // run untimed before each vector / attention / gather run
   double min_seconds = 0.05;  // per shape: runs until this much op time is measured...
   int min_runs = 9;           // ...and at least this many runs
   int max_runs = 400;
+  // The whole plan is measured this many times and each shape keeps its fastest round: on
+  // a shared machine a co-tenant can take a core for seconds, which doubles every sample
+  // measured meanwhile (a shape's own runs cannot see that; they all fall inside it).
+  int rounds = 1;
   std::size_t rotate_bytes = std::size_t{48} << 20;  // distinct operand bytes each shape cycles through
 };
 BenchPlan full_plan();
 BenchPlan quick_plan();
 
-// Runs every benchmark of the plan on the backend (f32), reporting each sample as it is
-// measured; (done, total) counts shapes.
+// Runs every benchmark of the plan on the backend (f32), plan.rounds times, reporting each
+// sample as it is measured; (done, total) counts shapes over all rounds. Each shape's
+// sample is the round with the least time.
 using BenchProgress = std::function<void(const Sample&, int done, int total)>;
 std::vector<Sample> run_benchmarks(executor::Backend& backend, const BenchPlan& plan, const BenchProgress& progress = {});
 

@@ -38,6 +38,7 @@ struct CalibrationRun {
   std::string device;           // Backend::description()
   int threads = 0;              // cpu threads the backend used
   std::string plan;             // "full" | "quick"
+  int rounds = 1;               // times the plan was measured (each shape keeps its fastest)
   std::string measured_utc;     // ISO 8601, when the samples were measured
   std::string fitted_utc;       // when they were fitted (a refit differs)
   double elapsed_s = 0;         // measuring time

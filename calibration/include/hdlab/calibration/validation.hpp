@@ -8,7 +8,10 @@
 //                                       // relative to this file); `--hw` overrides
 //    "backend": "cpu",                  // cpu | cuda; `--backend` overrides
 //    "threads": 0,                      // cpu threads (0: all); should match the profile's
-//    "measure": {"warmup": 2, "repeats": 7, "seed": 1},
+//    "measure": {"warmup": 2, "repeats": 7, "seed": 1, "rounds": 1},  // rounds: the case
+//                                       // list is measured this many times; each case keeps
+//                                       // its fastest round (a co-tenant of a shared machine
+//                                       // can slow every case measured for seconds)
 //    "attention": {"tile_q": 64, "tile_k": 64},   // the executor's kernel tiles
 //    "models": {"NAME": {"path": "../models/tiny-dense.json",
 //                        "scale": {"hidden": 384, "heads": 6, ...}}},  // executor::BackboneScale fields
@@ -19,7 +22,8 @@
 // the cpu backend ("dtype": "fp32"), so that the simulator's bytes are the executor's.
 //
 // What is compared per case (the simulator side uses only simulator code):
-//   time    the median of `repeats` whole calls after `warmup` (executor::measure) against
+//   time    the median of `repeats` whole calls after `warmup` (executor::measure; the
+//           round with the least median) against
 //           the roofline time of the same pass (prefill_pass, decode_pass at the measured
 //           steps' median context, train_forward_pass) on the profile, one sequence;
 //   memory  the backend's peak bytes over the run against simulator::forward_memory;
@@ -68,7 +72,7 @@ struct ValidationSpec {
   std::string hardware;  // as written (a name or a path relative to the file's folder)
   std::string backend = "cpu";
   int threads = 0;
-  int warmup = 2, repeats = 7;
+  int warmup = 2, repeats = 7, rounds = 1;
   std::uint64_t seed = 1;
   std::int64_t tile_q = 64, tile_k = 64;
   std::vector<ValidationCase> cases;
