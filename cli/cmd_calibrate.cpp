@@ -150,7 +150,8 @@ int calibrate(const CalibrateCli& o) {
   const FitResult fit = fit_samples(samples);
   const std::string name = !o.name.empty() ? o.name
                            : run.backend == "cuda" ? machine.gpu + " (hdlab calibrate)"
-                                                   : fmt::format("{} ({} threads, hdlab calibrate)", machine.cpu_model, run.threads);
+                                                   : fmt::format("{} ({} thread{}, hdlab calibrate)", machine.cpu_model, run.threads,
+                                                                 run.threads == 1 ? "" : "s");
   const simulator::HardwareProfile h = make_profile(name, fit, samples, machine, run);
   const nlohmann::json j = simulator::to_json(h);
   if (!(simulator::parse_hardware_profile(j) == h))  // what is written reads back as it is

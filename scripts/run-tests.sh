@@ -16,8 +16,10 @@ echo "== calibrate + validate (quick plan; fails only when the median time error
 # The whole loop on this machine: measure the executor, fit a profile, predict held-out
 # cases with it and compare. A guard that model and executor still describe the same
 # computation; the headline figures come from the full run (profiles/validation/cpu.json).
+# One thread: a multithreaded BLAS that shares its cores with anything else spins and
+# slows tenfold, which would measure the neighbour rather than the model.
 mkdir -p build/calibration-ci
-build/cli/hdlab calibrate --backend cpu --quick --quiet -o build/calibration-ci/profile.json
+build/cli/hdlab calibrate --backend cpu --quick --threads 1 --quiet -o build/calibration-ci/profile.json
 build/cli/hdlab validate profiles/validation/cpu-ci.json --hw build/calibration-ci/profile.json \
   -o build/calibration-ci/validate --max-median-error 0.5
 

@@ -93,6 +93,7 @@ BenchPlan full_plan() {
 BenchPlan quick_plan() {
   BenchPlan p;
   p.name = "quick";
+  p.rounds = 2;
   p.min_seconds = 0.01;
   p.min_runs = 5;
   p.max_runs = 200;

@@ -13,6 +13,7 @@
 
 #include "cuda_check.hpp"
 #include "cuda_kernels.hpp"
+#include "cuda_scalar.cuh"
 
 namespace hdlab::executor::cuda {
 
@@ -24,15 +25,6 @@ constexpr int kLanes = 8;          // lanes per query row
 constexpr int kThreads = kRows * kLanes;
 constexpr int kDimsPerLane = static_cast<int>(kMaxAttentionHeadDim) / kLanes;
 constexpr int kScorePitch = kKeys + 1;  // padded rows: rows of one warp hit different banks
-
-__device__ inline float to_float(float x) { return x; }
-__device__ inline float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
-template <class T>
-__device__ inline T from_float(float x);
-template <>
-__device__ inline float from_float<float>(float x) { return x; }
-template <>
-__device__ inline __nv_bfloat16 from_float<__nv_bfloat16>(float x) { return __float2bfloat16(x); }
 
 // Sum over the 8 lanes of one row (lanes of a row are consecutive in the warp).
 __device__ inline float row_sum(float x) {

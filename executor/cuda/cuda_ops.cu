@@ -8,21 +8,13 @@
 
 #include "cuda_check.hpp"
 #include "cuda_kernels.hpp"
+#include "cuda_scalar.cuh"
 
 namespace hdlab::executor::cuda {
 
 namespace {
 
 constexpr int kBlock = 256;
-
-__device__ inline float to_float(float x) { return x; }
-__device__ inline float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
-template <class T>
-__device__ inline T from_float(float x);
-template <>
-__device__ inline float from_float<float>(float x) { return x; }
-template <>
-__device__ inline __nv_bfloat16 from_float<__nv_bfloat16>(float x) { return __float2bfloat16(x); }
 
 // Blocks for n independent items, capped; kernels stride over the rest.
 unsigned blocks_for(std::int64_t n) {
