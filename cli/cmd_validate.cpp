@@ -17,6 +17,8 @@
 #include <sstream>
 #include <thread>
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include "hdlab/calibration/validation.hpp"
@@ -138,6 +140,38 @@ void write_outputs(const ValidationReport& r, nlohmann::json meta, const std::st
 #endif
 }
 
+// Every case predicted, and measured spec.rounds times, keeping its fastest round; the
+// table's rows print as the last round measures them (earlier rounds show progress on a
+// terminal).
+std::vector<CaseResult> run_cases(executor::Backend& backend, const ValidationSpec& spec,
+                                  const simulator::HardwareProfile& hw,
+                                  const std::vector<std::vector<std::string>>& held_out) {
+  const bool terminal = ::isatty(STDERR_FILENO) == 1;
+  std::vector<CaseResult> results(spec.cases.size());
+  for (std::size_t i = 0; i < spec.cases.size(); ++i) {
+    results[i].spec = spec.cases[i];
+    results[i].overlaps = held_out[i];
+    results[i].predicted = predict_case(results[i].spec, hw, spec);
+  }
+  for (int round = 1; round <= spec.rounds; ++round) {
+    const bool last = round == spec.rounds;
+    if (spec.rounds > 1)
+      std::cout << fmt::format("round {} of {}{}\n", round, spec.rounds, last ? " (each case keeps its fastest round)" : "");
+    if (last)
+      std::cout << fmt::format("{:<52} {:>10} {:>10} {:>8} {:>9} {:>7}\n", "case", "meas [ms]", "pred [ms]", "time",
+                               "peak[MiB]", "memory");
+    for (std::size_t i = 0; i < spec.cases.size(); ++i) {
+      CaseResult& r = results[i];
+      const CaseMeasurement m = measure_case(backend, r.spec, spec);
+      if (round == 1 || m.seconds < r.measured.seconds) r.measured = m;
+      if (last) print_case(r, i + 1, spec.cases.size());
+      else if (terminal) std::cerr << fmt::format("\r[{:>2}/{}] {:<60.60}", i + 1, spec.cases.size(), r.spec.label) << std::flush;
+    }
+    if (!last && terminal) std::cerr << "\n";
+  }
+  return results;
+}
+
 int validate(const ValidateCli& o) {
   if (o.output.empty()) throw model::ConfigError("-o", "give the folder to write the report to");
   ValidationSpec spec = parse_validation(model::read_json_file(o.file), fs::path(o.file).parent_path().string());
@@ -153,29 +187,9 @@ int validate(const ValidateCli& o) {
                              calibrated_threads, threads);
   std::cout << fmt::format("hdlab validate: {} cases on {} ({}), predicted with {}\n", spec.cases.size(), backend->name(),
                            backend->description(), hw.name);
-  std::cout << fmt::format("{:<52} {:>10} {:>10} {:>8} {:>9} {:>7}\n", "case", "meas [ms]", "pred [ms]", "time", "peak[MiB]",
-                           "memory");
   const double load_start = load_average();
   const auto t0 = std::chrono::steady_clock::now();
-  std::vector<CaseResult> results(spec.cases.size());
-  for (int round = 1; round <= spec.rounds; ++round) {
-    if (spec.rounds > 1) std::cout << fmt::format("round {} of {} (each case keeps its fastest round)\n", round, spec.rounds);
-    for (std::size_t i = 0; i < spec.cases.size(); ++i) {
-      CaseResult& r = results[i];
-      const CaseMeasurement m = measure_case(*backend, spec.cases[i], spec);
-      if (round == 1) {
-        r.spec = spec.cases[i];
-        r.overlaps = held_out[i];
-        r.predicted = predict_case(r.spec, hw, spec);
-        r.measured = m;
-      } else if (m.seconds < r.measured.seconds) {
-        r.measured = m;
-      }
-      if (round == spec.rounds) print_case(r, i + 1, spec.cases.size());
-      else std::cerr << fmt::format("\r[{:>2}/{}] {:<60.60}", i + 1, spec.cases.size(), r.spec.label) << std::flush;
-    }
-    if (round < spec.rounds) std::cerr << "\n";
-  }
+  std::vector<CaseResult> results = run_cases(*backend, spec, hw, held_out);
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const ValidationReport report = summarize(std::move(results));
   print_summary(report);

@@ -85,7 +85,7 @@ CpuBackend::CpuBackend(const CpuOptions& options)
 
 std::string CpuBackend::description() const {
   std::ostringstream o;
-  o << "cpu: " << threads_ << " threads, attention kernel " << attention_isa_ << ", " << openblas_get_config();
+  o << "cpu: " << threads_ << (threads_ == 1 ? " thread" : " threads") << ", attention kernel " << attention_isa_ << ", " << openblas_get_config();
   return o.str();
 }
 

@@ -1,6 +1,9 @@
 #include "hdlab/charts/export.hpp"
 
+#include <cstdlib>
 #include <filesystem>
+
+#include <unistd.h>
 
 #include <QApplication>
 #include <QBuffer>
@@ -75,7 +78,18 @@ void write_built(const Spec& spec, Build build, const std::string& path, int wid
 }  // namespace
 
 OffscreenApplication::OffscreenApplication() {
-  if (QCoreApplication::instance() == nullptr) owned_ = std::make_unique<QApplication>(offscreen_argc, offscreen_argv);
+  if (QCoreApplication::instance() != nullptr) return;
+  // Headless hosts (CI, ssh) often have no XDG runtime folder; Qt then makes one in /tmp
+  // and warns on stderr. Give it a private one so the verbs' output stays clean.
+  if (std::getenv("XDG_RUNTIME_DIR") == nullptr) {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / ("hdlab-runtime-" + std::to_string(::getuid()));
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace, ec);
+    if (!ec) ::setenv("XDG_RUNTIME_DIR", dir.c_str(), 0);
+  }
+  owned_ = std::make_unique<QApplication>(offscreen_argc, offscreen_argv);
 }
 
 OffscreenApplication::~OffscreenApplication() = default;
