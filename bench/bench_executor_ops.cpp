@@ -227,6 +227,9 @@ void bench_decode(Backend& be, const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The CUDA backend's module: $HDLAB_CUDA_MODULE, else the one this build made.
+  const char* cuda_module = std::getenv("HDLAB_CUDA_MODULE");
+  hdlab::executor::set_cuda_module(cuda_module && *cuda_module ? cuda_module : HDLAB_CUDA_MODULE);
   try {
     const Options o = parse(argc, argv);
     std::unique_ptr<Backend> be =

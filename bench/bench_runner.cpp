@@ -66,6 +66,9 @@ struct Design {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The CUDA backend's module: $HDLAB_CUDA_MODULE, else the one this build made.
+  const char* cuda_module = std::getenv("HDLAB_CUDA_MODULE");
+  hdlab::executor::set_cuda_module(cuda_module && *cuda_module ? cuda_module : HDLAB_CUDA_MODULE);
   const Options o = parse(argc, argv);
   std::unique_ptr<Backend> be =
       o.backend == "cuda" ? make_cuda_backend(0) : make_cpu_backend(CpuOptions{o.threads, "auto"});

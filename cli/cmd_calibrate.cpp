@@ -1,4 +1,5 @@
 // hdlab calibrate --backend cpu|cuda -o profiles/hardware/NAME.json [--quick] [--threads N]
+// (GPU profiles from measured kernels, --from-kerneldb / --derive-from: cmd_calibrate_kernels.cpp)
 // Microbenchmarks on the executor (GEMM over a grid of shapes, attention over lengths,
 // mask densities and decode contexts, the vector ops, gathers, the smallest ops) and a
 // fit of a hardware profile's rates and efficiency curves to them (calibration/fit.hpp).
@@ -17,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "calibrate_kernels.hpp"
 #include "hdlab/calibration/profile.hpp"
 #include "hdlab/calibration/validation.hpp"
 #include "hdlab/executor/backends.hpp"
@@ -121,11 +123,12 @@ std::vector<Sample> measure(executor::Backend& be, const CalibrateCli& o, Calibr
 
 int calibrate(const CalibrateCli& o) {
   if (o.output.empty()) throw model::ConfigError("-o", "give the profile to write, e.g. -o profiles/hardware/cpu-NAME.json");
+  check_output_file("-o", o.output);  // before minutes of measuring, not after
   std::vector<Sample> samples;
   CalibrationRun run;
   MachineFacts machine;
   if (!o.refit.empty()) {  // the samples (and the facts) of an earlier calibration
-    const simulator::HardwareProfile old = load_hardware(o.refit);
+    const simulator::HardwareProfile old = load_hardware(o.refit, "--refit");
     samples = calibration_samples(old);
     if (samples.empty()) throw model::ConfigError("--refit", o.refit + " has no calibration samples");
     machine = machine_from_json(old.calibration.value("machine", nlohmann::json::object()));
@@ -166,14 +169,47 @@ int calibrate(const CalibrateCli& o) {
 Verb add_calibrate(CLI::App& app) {
   auto* sub = app.add_subcommand("calibrate", "Measure the executor's ops and fit a hardware profile to them");
   auto o = std::make_shared<CalibrateCli>();
-  sub->add_option("--backend", o->backend, "cpu | cuda")->capture_default_str();
-  sub->add_option("-o,--output", o->output, "the profile to write (JSON), e.g. profiles/hardware/cpu-NAME.json");
-  sub->add_option("--name", o->name, "the profile's name (default: the CPU model or GPU, threads)");
-  sub->add_option("--threads", o->threads, "cpu threads (0: all)")->capture_default_str();
-  sub->add_flag("--quick", o->quick, "a smaller plan (CI smoke runs: under a minute on 2 cores)");
-  sub->add_option("--refit", o->refit, "fit the samples of this calibrated profile again, measuring nothing");
+  auto* backend = sub->add_option("--backend", o->backend, "cpu | cuda")->capture_default_str();
+  sub->add_option("-o,--output", o->output, "the profile to write (JSON), e.g. profiles/hardware/cpu-NAME.json")
+      ->check(non_empty());
+  sub->add_option("--name", o->name, "the profile's name (default: the CPU model or GPU, threads)")->check(non_empty());
+  auto* threads =
+      sub->add_option("--threads", o->threads, "cpu threads (0: all)")->capture_default_str()->check(thread_count());
+  auto* quick = sub->add_flag("--quick", o->quick, "a smaller plan (CI smoke runs: under a minute on 2 cores)");
+  // --refit measures nothing: the options that shape a measurement would be ignored.
+  auto* refit = sub->add_option("--refit", o->refit, "fit the samples of this calibrated profile again, measuring nothing")
+      ->check(non_empty())
+      ->excludes(backend)
+      ->excludes(threads)
+      ->excludes(quick);
   sub->add_flag("--quiet", o->quiet, "no progress lines on stderr");
-  return {sub, [o] { return calibrate(*o); }};
+  // GPU profiles from measured kernels: nothing is measured here either.
+  auto k = std::make_shared<KernelCalibrateCli>();
+  auto* kernels = sub->add_option_group("kerneldb", "Fit a GPU profile to measured kernels (nothing run here)");
+  auto* from = kernels->add_option("--from-kerneldb", k->kerneldb, "folder of kerneldb device folders, e.g. profiles/kerneldb")
+                   ->check(CLI::ExistingDirectory);
+  auto* derive = kernels->add_option("--derive-from", k->derive_from,
+                                     "a fitted profile whose kernel models are scaled to --datasheet's device")
+                     ->check(non_empty())
+                     ->excludes(from);
+  kernels->add_option("--device", k->device, "kerneldb device folder: h100_sxm, a100_sxm or b200_sxm")
+      ->check(non_empty())
+      ->needs(from);
+  kernels->add_option("--datasheet", k->datasheet,
+                      "datasheet profile to fit or derive onto (default with --from-kerneldb: "
+                      "profiles/hardware/datasheet/ of the device)")
+      ->check(non_empty());
+  for (CLI::Option* opt : {from, derive}) opt->excludes(backend)->excludes(threads)->excludes(quick)->excludes(refit);
+  return {sub, [o, k] {
+            if (!k->kerneldb.empty() || !k->derive_from.empty()) {
+              k->output = o->output;
+              if (k->output.empty()) throw model::ConfigError("-o", "give the profile to write, e.g. -o profiles/hardware/h100-sxm.json");
+              if (!k->kerneldb.empty() && k->device.empty())
+                throw model::ConfigError("--device", "give the kerneldb device folder to fit (h100_sxm, a100_sxm, b200_sxm)");
+              return k->kerneldb.empty() ? derive_profile(*k) : calibrate_from_kerneldb(*k);
+            }
+            return calibrate(*o);
+          }};
 }
 
 }  // namespace hdlab::cli

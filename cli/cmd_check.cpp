@@ -19,6 +19,7 @@ Verb add_check(CLI::App& app) {
     }
     std::cout << "ok: " << c.effective.name << ", " << model::describe(c.design) << "\n";
     for (const auto& [field, note] : c.effective.assumptions) std::cout << "assumed " << field << ": " << note << "\n";
+    for (const auto& [pointer, value] : c.design.defaults) std::cout << "assumed " << pointer << ": " << value << "\n";
     std::cout << model::to_json(c).dump(2) << "\n";
     return exit_ok;
   }};

@@ -12,6 +12,7 @@
 #include <iostream>
 #include <set>
 #include <sstream>
+#include <variant>
 
 #include <fmt/format.h>
 
@@ -25,13 +26,15 @@ namespace {
 
 using nlohmann::json;
 
+bool is_vwn(const model::Design& d) { return std::holds_alternative<model::VwnDesign>(d.method); }
+
 constexpr ScenarioFlag kScenarioFlags[] = {
     {"--seq-len", "/train/seq_len", "training sequence length [tokens]"},
     {"--micro-batch", "/train/micro_batch", "training micro-batch per data-parallel rank [seqs]"},
     {"--grad-accum", "/train/grad_accum", "micro-steps per optimizer step"},
     {"--recompute", "/train/recompute", "none | selective | full"},
     {"--optimizer-sharding", "/train/optimizer_sharding", "none | optimizer | gradients | weights (ZeRO 1/2/3)"},
-    {"--vwn-eta", "/train/vwn_eta", "VWN: share of width-connection inputs kept, in [0, 1]"},
+    {"--vwn-eta", "/train/vwn_eta", "VWN: share of width-connection inputs kept, in [0, 1]", false, is_vwn, "VWN designs"},
     {"--prompt", "/prefill/tokens", "prefill prompt length [tokens]"},
     {"--prefill-batch", "/prefill/batch", "prompts prefilled together [seqs]"},
     {"--batch", "/decode/batch", "decode batch [seqs]"},
@@ -58,6 +61,24 @@ struct Options {
   bool json = false;
   std::vector<std::int64_t> kv_contexts{1024, 4096, 16384, 32768, 131072};
 };
+
+// The table's contexts: each within the scenario's own cap on a context (parse_scenario
+// checks it, so the bound is the one /kv/context has), and at most as many as a
+// scenario list may hold.
+void check_kv_contexts(const std::vector<std::int64_t>& contexts) {
+  constexpr std::size_t max_entries = 64;
+  if (contexts.size() > max_entries)
+    throw model::ConfigError("--kv-contexts", "has " + std::to_string(contexts.size()) + " entries; at most " +
+                                                  std::to_string(max_entries));
+  for (std::size_t i = 0; i < contexts.size(); ++i) {
+    try {
+      simulator::parse_scenario(json{{"kv", {{"context", contexts[i]}}}});
+    } catch (const model::ConfigError& e) {
+      throw model::ConfigError("--kv-contexts", "entry " + std::to_string(i) + " (" + std::to_string(contexts[i]) +
+                                                    " tokens): " + e.reason());
+    }
+  }
+}
 
 double num(const json& j, const char* key) { return j.at(key).get<double>(); }
 
@@ -189,16 +210,16 @@ Verb add_cost(CLI::App& app) {
   auto o = std::make_shared<Options>();
   o->model.add_to(*sub);
   sub->add_option("--hw", o->hardware, "Hardware profile: a JSON file or a bundled name (h100-sxm, h200, ...)")
-      ->required();
+      ->required()
+      ->check(non_empty());
   sub->add_flag("--json", o->json, "Print the full report as JSON (op tables per phase and layer group)");
   sub->add_option("--kv-contexts", o->kv_contexts, "Contexts for the KV-bytes table [tokens]")->delimiter(',');
   o->scenario.add_to(*sub, kScenarioFlags);
   return {sub, [o] {
             const model::Config config = load_config(o->model);
             const simulator::HardwareProfile hw = load_hardware(o->hardware);
-            const simulator::Scenario scenario = o->scenario.build();
-            for (std::int64_t c : o->kv_contexts)
-              if (c < 1) throw model::ConfigError("--kv-contexts", "contexts must be >= 1 token, got " + std::to_string(c));
+            const simulator::Scenario scenario = o->scenario.build(config);
+            check_kv_contexts(o->kv_contexts);
             const json report = simulator::cost_report(config, hw, scenario, o->kv_contexts);
             if (o->json) print_json(report);
             else print_cost_text(report);

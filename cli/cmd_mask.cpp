@@ -185,6 +185,7 @@ void check_drawable(const MaskSpec& m, bool text_grid, bool png) {
 }
 
 int run_mask(const MaskOptions& o) {
+  if (!o.png.empty()) check_output_file("--png", o.png);
   const model::Config c = load_config(o.model);
   MaskView v{model::layer_mask(c, o.layer, o.tokens),
              o.layout.empty() ? model::default_layout(c.design) : model::layout_from_string(o.layout),
@@ -232,7 +233,8 @@ Verb add_mask(CLI::App& app) {
   sub->add_option("-t,--tokens", o->tokens, "Tokens L (positions = L x copies)")->capture_default_str();
   sub->add_option("--layout", o->layout, "interleaved (logical order), stream_major or phd_split; default: the design's");
   sub->add_option("--tile", o->tile, "Kernel tile BQxBK (query rows x keys)")->capture_default_str();
-  sub->add_option("--png", o->png, "Write a PNG heatmap (up to " + std::to_string(max_png_positions) + " positions)");
+  sub->add_option("--png", o->png, "Write a PNG heatmap (up to " + std::to_string(max_png_positions) + " positions)")
+      ->check(non_empty());
   sub->add_flag("--json", o->json, "Print the spec and counts as JSON");
   return {sub, [o] { return run_mask(*o); }};
 }

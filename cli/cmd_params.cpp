@@ -49,8 +49,10 @@ Verb add_params(CLI::App& app) {
   };
   auto o = std::make_shared<Options>();
   sub->add_option("model", o->model_path, "Model file: hdlab config/backbone JSON or a HuggingFace config.json")
-      ->required();
-  sub->add_option("-d,--design", o->designs, "Design(s): file, inline JSON or shorthand (hd:n=4); repeat to compare");
+      ->required()
+      ->check(non_empty());
+  sub->add_option("-d,--design", o->designs, "Design(s): file, inline JSON or shorthand (hd:n=4); repeat to compare")
+      ->check(design_given);
   sub->add_flag("--json", o->json, "Print JSON (exact integers)");
   return {sub, [o] {
             std::vector<std::string> designs = o->designs;

@@ -18,6 +18,7 @@
 #include "hdlab/model/json_reader.hpp"
 #include "hdlab/simulator/pipeline_cost.hpp"
 #include "hdlab/simulator/pipeline_io.hpp"
+#include "hdlab/simulator/resources.hpp"
 #include "verbs.hpp"
 
 namespace hdlab::cli {
@@ -78,6 +79,31 @@ simulator::PipelineOptions pipeline_options(const Options& o) {
                   {"group", o.group}, {"partition", partition_json(o.partition)}};
   try {
     return simulator::parse_pipeline_options(j);
+  } catch (const model::ConfigError& e) {
+    rethrow_as_flag(e);
+  }
+}
+
+// The JSON timeline holds one object per task: about 970 bytes each measured (nlohmann
+// objects of six fields), 1 KiB counted.
+constexpr double json_bytes_per_task = 1024;
+
+// Simulates the step; with --json and the timeline, first refuses a step whose timeline
+// would not fit in memory (the tasks are counted from the path, before any is built).
+simulator::PipelineResult simulate(const Options& o, const model::Config& config, const simulator::HardwareProfile& hw,
+                                   const simulator::Scenario& scenario, const simulator::PipelineOptions& options) {
+  try {
+    const simulator::PipelineWorkload w = simulator::pipeline_workload(config, hw, scenario, options.stages);
+    if (o.json && !o.no_timeline) {
+      simulator::check_pipeline(w, options);
+      const auto steps = static_cast<double>(simulator::microbatch_path(w, simulator::partition_stages(w, options)).size());
+      const double tasks = 2 * steps * static_cast<double>(options.microbatches);
+      simulator::require_memory(tasks * json_bytes_per_task, "--microbatches",
+                                fmt::format("{} micro-batches x {:.0f} tasks each, as a JSON timeline,", options.microbatches,
+                                            2 * steps),
+                                "leave the timeline out (--no-timeline) or use fewer micro-batches");
+    }
+    return simulator::simulate_pipeline(w, options);
   } catch (const model::ConfigError& e) {
     rethrow_as_flag(e);
   }
@@ -163,7 +189,8 @@ Verb add_pipeline(CLI::App& app) {
   auto o = std::make_shared<Options>();
   o->model.add_to(*sub);
   sub->add_option("--hw", o->hardware, "Hardware profile: a JSON file or a bundled name (h100-sxm, h200, ...)")
-      ->required();
+      ->required()
+      ->check(non_empty());
   sub->add_option("--pp", o->pp, "Pipeline stages (devices)")->required();
   sub->add_option("--microbatches", o->microbatches, "Micro-batches per optimizer step")->required();
   sub->add_option("--schedule", o->schedule, "gpipe | 1f1b | interleaved[:v] (v virtual stages per device, default 2)");
@@ -171,19 +198,14 @@ Verb add_pipeline(CLI::App& app) {
   sub->add_option("--partition", o->partition, "balanced | uniform | layers per chunk, e.g. 9,9,9,9");
   o->scenario.add_to(*sub, kScenarioFlags);
   sub->add_option("--gantt-width", o->gantt_width, "Columns of the text Gantt chart")->check(CLI::Range(10, 1000));
-  sub->add_flag("--json", o->json, "Print JSON: options, partition, path, devices, metrics and the timeline");
-  sub->add_flag("--no-timeline", o->no_timeline, "With --json: leave the per-task timeline out");
+  auto* json_flag = sub->add_flag("--json", o->json, "Print JSON: options, partition, path, devices, metrics and the timeline");
+  sub->add_flag("--no-timeline", o->no_timeline, "With --json: leave the per-task timeline out")->needs(json_flag);
   return {sub, [o] {
             const simulator::PipelineOptions options = pipeline_options(*o);
             const model::Config config = load_config(o->model);
             const simulator::HardwareProfile hw = load_hardware(o->hardware);
-            const simulator::Scenario scenario = o->scenario.build();
-            simulator::PipelineResult r;
-            try {
-              r = simulator::simulate_pipeline(config, hw, scenario, options);
-            } catch (const model::ConfigError& e) {
-              rethrow_as_flag(e);
-            }
+            const simulator::Scenario scenario = o->scenario.build(config);
+            const simulator::PipelineResult r = simulate(*o, config, hw, scenario, options);
             if (o->json)
               print_json({{"model", config.effective.name},
                           {"design", model::describe(config.design)},

@@ -23,6 +23,11 @@ namespace {
 
 using namespace hdlab::executor;
 
+// Measurement bounds: a median over 10,000 repeats is as good as it gets, and a decode
+// run's context grows by one token per call.
+constexpr int max_repeats = 10000;
+constexpr int max_warmup = 1000;
+
 struct RunCli {
   ModelOptions model;
   std::string phase = "prefill", backend = "cpu", dtype = "f32", layout, weights, save_weights, save_dtype = "f32";
@@ -60,19 +65,12 @@ model::Config load_scaled(const RunCli& o) {
   BackboneScale scale;
   for (const ScaleFlag& f : kScaleFlags)
     if (auto it = o.scale.find(f.flag); it != o.scale.end()) scale.*(f.field) = it->second;
-  const model::Backbone base = scale_backbone(model::load_backbone(doc), scale);
-  Json design = Json::object();
-  if (!o.model.design.empty()) {
-    if (std::filesystem::exists(o.model.design)) {
-      design = model::read_json_file(o.model.design);
-      if (design.is_object() && design.contains("design")) design = Json(design["design"]);
-    } else {
-      design = model::design_json_from_shorthand(o.model.design);
-    }
-  } else if (doc.is_object() && doc.contains("design") && !model::looks_like_hf_config(doc)) {
-    design = doc["design"];
-  }
-  return model::make_config(base, model::parse_design(design, base, "/design"));
+  const model::Backbone loaded = model::load_backbone(doc);
+  if (scale.window && loaded.num_sliding_layers() == 0)
+    throw model::ConfigError("--window", "applies to backbones with sliding-window layers only; every layer of " +
+                                             loaded.name + " attends to the full context");
+  const model::Backbone base = scale_backbone(loaded, scale);
+  return model::make_config(base, model::parse_design(design_document(o.model.design, doc), base, "/design"));
 }
 
 std::string bytes_text(double b) {
@@ -122,7 +120,7 @@ void print_summary(const Measurement& m, const Runner& r, const Backend& b) {
 std::unique_ptr<WeightSource> weight_source(const RunCli& o, const model::Config& c,
                                             std::vector<std::unique_ptr<WeightSource>>& keep) {
   std::unique_ptr<WeightSource> base;
-  if (!o.weights.empty()) base = std::make_unique<SafetensorsWeights>(o.weights);
+  if (!o.weights.empty()) base = std::make_unique<SafetensorsWeights>(o.weights, stored_weight_specs(c));
   else base = std::make_unique<RandomWeights>(o.seed);
   if (!c.design.growth) return base;
   // Growth: the file (or the seed) holds the base model; its grown copy is what runs.
@@ -130,8 +128,17 @@ std::unique_ptr<WeightSource> weight_source(const RunCli& o, const model::Config
   return std::make_unique<GrownWeights>(c, *keep.back(), o.seed + 1, !o.no_normalize);
 }
 
+// Flags that mean something only for some models: refused, not ignored, elsewhere.
+void check_applicable(const RunCli& o, const model::Config& c) {
+  if (o.no_normalize && !c.effective.moe)
+    throw model::ConfigError("--no-normalize-topk", "applies to MoE backbones only; " + c.effective.name + " is dense");
+}
+
 int run(const RunCli& o) {
+  // Outputs first: a long run must not fail at its end for a path that could never work.
+  if (!o.save_weights.empty()) check_output_file("--save-weights", o.save_weights);
   const model::Config c = load_scaled(o);
+  check_applicable(o, c);
   const Phase phase = phase_from_string(o.phase);
   RunOptions ro;
   if (o.dtype != "f32" && o.dtype != "bf16") throw model::ConfigError("--dtype", "must be f32 or bf16, got " + o.dtype);
@@ -165,7 +172,11 @@ int run(const RunCli& o) {
   std::vector<std::unique_ptr<WeightSource>> keep;
   auto source = weight_source(o, c, keep);
   if (!o.save_weights.empty()) {
-    save_weights(o.save_weights, c, *source, o.save_dtype == "bf16" ? StDtype::bf16 : StDtype::f32);
+    try {
+      save_weights(o.save_weights, c, *source, o.save_dtype == "bf16" ? StDtype::bf16 : StDtype::f32);
+    } catch (const model::ConfigError& e) {  // the file system's errors (model::AtomicFileWriter)
+      throw model::ConfigError("--save-weights", e.what());
+    }
     if (!o.json) std::cout << "weights saved to " << o.save_weights << "\n";
   }
   Runner runner(*backend, c, upload_weights(*backend, c, *source, ro.dtype), ro);
@@ -204,15 +215,21 @@ Verb add_run(CLI::App& app) {
   sub->add_option("--backend", o->backend, "cpu | cuda")->capture_default_str();
   sub->add_option("--tokens", o->tokens, "training length, prompt length, or the decode context [tokens]")
       ->capture_default_str();
-  sub->add_option("--repeats", o->repeats, "measured repeats (medians over them)")->capture_default_str();
-  sub->add_option("--warmup", o->warmup, "unmeasured runs first")->capture_default_str();
+  sub->add_option("--repeats", o->repeats, "measured repeats (medians over them)")
+      ->capture_default_str()
+      ->check(int_range(1, max_repeats, "more add nothing to a median"));
+  sub->add_option("--warmup", o->warmup, "unmeasured runs first")
+      ->capture_default_str()
+      ->check(int_range(0, max_warmup, "the first few runs are what warm-up is for"));
   sub->add_option("--seed", o->seed, "seed of the random weights (and growth noise: seed + 1)")->capture_default_str();
-  sub->add_option("--weights", o->weights, "safetensors file with the weights (with growth: the base model's)");
-  sub->add_option("--save-weights", o->save_weights, "write the weights run to this safetensors file");
-  sub->add_option("--save-dtype", o->save_dtype, "f32 | bf16 for --save-weights")->capture_default_str();
+  sub->add_option("--weights", o->weights, "safetensors file with the weights (with growth: the base model's)")
+      ->check(non_empty());
+  auto* save = sub->add_option("--save-weights", o->save_weights, "write the weights run to this safetensors file")
+                   ->check(non_empty());
+  sub->add_option("--save-dtype", o->save_dtype, "f32 | bf16 for --save-weights")->capture_default_str()->needs(save);
   sub->add_option("--dtype", o->dtype, "f32 | bf16 (bf16: cuda only)")->capture_default_str();
   sub->add_option("--layout", o->layout, "interleaved | stream_major | phd_split (default: the one with the least attention work)");
-  sub->add_option("--threads", o->threads, "cpu threads (0: all)")->capture_default_str();
+  sub->add_option("--threads", o->threads, "cpu threads (0: all)")->capture_default_str()->check(thread_count());
   sub->add_flag("--no-normalize-topk", o->no_normalize, "MoE: keep the top-k router weights unnormalised");
   sub->add_flag("--no-op-timing", o->no_op_timing, "time whole calls only (no timer around each op)");
   sub->add_flag("--json", o->json, "print the full measurement as JSON");

@@ -22,6 +22,7 @@ struct SweepCliOptions {
   std::string output_dir;
   unsigned threads = 0;
   bool fresh = false;
+  bool force = false;
   bool json = false;
   std::string format = "both";
   std::size_t max_rows = 60;
@@ -62,10 +63,12 @@ void draw_progress(const simulator::SweepProgress& p) {
 }
 
 int run_sweep_verb(const SweepCliOptions& o) {
+  check_output_folder("-o", o.output_dir);
   const simulator::SweepSpec spec = simulator::load_sweep(o.sweep_path);
   simulator::SweepOptions run;
   run.threads = o.threads;
   run.fresh = o.fresh;
+  run.force = o.force;
   run.write_csv = o.format != "json";
   run.write_json = o.format != "csv";
   run.point_delay = std::chrono::microseconds(o.test_point_delay_us);
@@ -97,16 +100,24 @@ int run_sweep_verb(const SweepCliOptions& o) {
 Verb add_sweep(CLI::App& app) {
   auto* sub = app.add_subcommand("sweep", "Run a grid of cost-model evaluations from a sweep file (CSV + JSON out, resumable)");
   auto o = std::make_shared<SweepCliOptions>();
-  sub->add_option("sweep", o->sweep_path, "Sweep file (JSON): base document, axes, exclusions, columns")->required();
-  sub->add_option("-o,--output", o->output_dir, "Output folder (created; an interrupted sweep resumes from it)")->required();
-  sub->add_option("-j,--threads", o->threads, "Worker threads (default: every core)");
+  sub->add_option("sweep", o->sweep_path, "Sweep file (JSON): base document, axes, exclusions, columns")
+      ->required()
+      ->check(non_empty());
+  sub->add_option("-o,--output", o->output_dir, "Output folder (created; an interrupted sweep resumes from it)")
+      ->required()
+      ->check(non_empty());
+  sub->add_option("-j,--threads", o->threads, "Worker threads (default: every core)")->check(thread_count());
   sub->add_flag("--fresh", o->fresh, "Discard the folder's earlier sweep (journal and outputs) and start over");
-  sub->add_flag("--json", o->json, "Print the summary as JSON instead of the table");
+  sub->add_flag("--force", o->force,
+                "Write into a non-empty folder that holds no sweep (files of the sweep's names are replaced)");
+  auto* json_flag = sub->add_flag("--json", o->json, "Print the summary as JSON instead of the table");
   sub->add_option("--format", o->format, "Result files to write: both, csv or json")
       ->check(CLI::IsMember({"both", "csv", "json"}))
       ->capture_default_str();
   sub->add_option("--max-rows", o->max_rows, "Rows of the printed table (all rows are in results.csv)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(int_range(0, 1'000'000, "results.csv has every row"))
+      ->excludes(json_flag);
   // Tests only (hidden): each point sleeps this long so that a kill lands mid-sweep.
   sub->add_option("--test-point-delay-us", o->test_point_delay_us)->group("")->check(CLI::Range(0L, 10'000'000L));
   return {sub, [o] { return run_sweep_verb(*o); }};

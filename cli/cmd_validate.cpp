@@ -10,6 +10,17 @@
 // Cases must be held out from the profile's calibration (no GEMM or attention shape the
 // calibration measured); one that is not is refused (exit 2) unless --allow-overlap.
 // Exit 3 when --max-median-error is given and the median |time error| exceeds it.
+//
+// hdlab validate --kerneldb DIR --hw PROFILE --device NAME -o OUT/ [--worst N]
+//                [--max-median-error X]
+// Kernel-level validation instead: the profile's kernel models predict every row of the
+// measured GPU kernel tables DIR/NAME/*.csv[.gz] (calibration/kerneldb.hpp), and the rows
+// held out of the fit are compared per op class and precision. Writes OUT/kernels.json
+// (the statistics and worst rows), OUT/kernels.csv (every row) and OUT/<class>.png (one
+// log-log scatter of the held-out rows per op class; needs a build with Qt). A bad table
+// is exit 2 naming its file, line and column; exit 3 when the median |error| over all
+// held-out rows exceeds --max-median-error.
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -21,6 +32,8 @@
 
 #include <fmt/format.h>
 
+#include "hdlab/calibration/kernel_validation.hpp"
+#include "hdlab/calibration/kerneldb.hpp"
 #include "hdlab/calibration/validation.hpp"
 #include "hdlab/executor/backends.hpp"
 #include "hdlab/model/config_io.hpp"
@@ -44,6 +57,9 @@ struct ValidateCli {
   int threads = -1;
   double max_median_error = -1;
   bool allow_overlap = false;
+  // --kerneldb: kernel-level validation against measured GPU kernel tables.
+  std::string kerneldb, device;
+  int worst = 10;
 };
 
 double load_average() {
@@ -58,7 +74,8 @@ simulator::HardwareProfile resolve_hardware(const ValidateCli& o, const Validati
   if (!o.hardware.empty()) return load_hardware(o.hardware);
   if (spec.hardware.empty()) throw model::ConfigError("/hardware", "no profile to predict with: give --hw or \"hardware\"");
   const fs::path relative = fs::path(o.file).parent_path() / spec.hardware;
-  return load_hardware(fs::is_regular_file(relative) ? relative.string() : spec.hardware);
+  std::error_code ec;
+  return load_hardware(fs::is_regular_file(relative, ec) ? relative.string() : spec.hardware, o.file + ":/hardware");
 }
 
 std::unique_ptr<executor::Backend> open_backend(const std::string& name, int threads) {
@@ -174,9 +191,13 @@ std::vector<CaseResult> run_cases(executor::Backend& backend, const ValidationSp
 
 int validate(const ValidateCli& o) {
   if (o.output.empty()) throw model::ConfigError("-o", "give the folder to write the report to");
+  check_output_folder("-o", o.output);  // before the cases run, not after
   ValidationSpec spec = parse_validation(model::read_json_file(o.file), fs::path(o.file).parent_path().string());
   if (!o.backend.empty()) spec.backend = o.backend;
   if (o.threads >= 0) spec.threads = o.threads;
+  else if (spec.threads > max_threads())
+    throw model::ConfigError(o.file + ":/threads", "must be at most " + std::to_string(max_threads()) +
+                                                      " (4 per core), got " + std::to_string(spec.threads));
   const simulator::HardwareProfile hw = resolve_hardware(o, spec);
   const auto held_out = check_held_out(o, spec, hw);
   auto backend = open_backend(spec.backend, spec.threads);
@@ -210,21 +231,134 @@ int validate(const ValidateCli& o) {
   return exit_ok;
 }
 
+
+// ---- validate --kerneldb: kernel-level validation against measured GPU kernels ----
+
+void print_kernel_table(const KernelValidation& v) {
+  std::cout << fmt::format("held-out rows per op class and precision (|error| = |predicted / measured - 1|):\n"
+                           "{:<34} {:<14} {:>6} {:>8} {:>8} {:>9} {:>8}\n",
+                           "class", "precision", "rows", "median", "p90", "max", "signed");
+  auto row = [](const KernelClassStats& s) {
+    std::cout << fmt::format("{:<34} {:<14} {:>6} {:>7.1f}% {:>7.1f}% {:>8.1f}% {:>+7.1f}%\n", s.op_class, s.precision,
+                             s.rows, 100 * s.median_abs_error, 100 * s.p90_abs_error, 100 * s.max_abs_error,
+                             100 * s.median_signed_error);
+  };
+  for (const KernelClassStats& s : v.classes) row(s);
+  row(v.all);
+}
+
+// A class's file name: "all_reduce (custom)" -> "all_reduce_custom" (no spaces or
+// brackets for a shell to trip over).
+std::string file_stem(const std::string& op_class) {
+  std::string out;
+  for (char c : op_class) {
+    const bool keep = std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
+    if (keep) out += c;
+    else if (!out.empty() && out.back() != '_') out += '_';
+  }
+  while (!out.empty() && out.back() == '_') out.pop_back();
+  return out;
+}
+
+// OUT/kernels.json, OUT/kernels.csv and a scatter of the held-out rows per op class
+// (one colour per precision), OUT/<file_stem(class)>.png.
+void write_kernel_outputs(const KernelValidation& v, const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw model::ConfigError("-o", "cannot create " + dir + ": " + ec.message());
+  model::write_file_atomic(dir + "/kernels.json", to_json(v).dump(2) + "\n");
+  model::write_file_atomic(dir + "/kernels.csv", kernel_cases_csv(v));
+  std::vector<std::string> classes;
+  for (const KernelClassStats& s : v.classes)
+    if (classes.empty() || classes.back() != s.op_class) classes.push_back(s.op_class);
+#ifdef HDLAB_HAVE_CHARTS
+  hdlab::charts::OffscreenApplication app;
+  for (const std::string& op_class : classes) {
+    std::vector<gui_core::ValidationPoint> points;
+    for (const KernelCase& c : v.cases)
+      if (c.held_out && c.op_class == op_class) points.push_back({c.precision, c.label, c.predicted_s, c.measured_s});
+    hdlab::charts::write_chart(hdlab::charts::validation_scatter(points, "hdlab validate --kerneldb: " + v.device + " " +
+                                                                             op_class + ", held-out rows, " + v.profile),
+                               dir + "/" + file_stem(op_class) + ".png", 1200, 800);
+  }
+  std::string pngs;
+  for (const std::string& c : classes) pngs += (pngs.empty() ? "" : ", ") + file_stem(c) + ".png";
+  std::cout << "wrote " << dir << "/{kernels.json, kernels.csv, " << pngs << "}\n";
+#else
+  std::cout << "wrote " << dir << "/{kernels.json, kernels.csv}; the PNG scatters per op class need a build with Qt "
+               "(HDLAB_GUI=ON)\n";
+#endif
+}
+
+int validate_kerneldb(const ValidateCli& o) {
+  if (o.output.empty()) throw model::ConfigError("-o", "give the folder to write the report to");
+  if (o.hardware.empty()) throw model::ConfigError("--hw", "give the profile whose kernel models predict the kerneldb rows");
+  if (o.device.empty())
+    throw model::ConfigError("--device", "give the device folder of " + o.kerneldb +
+                                             " to validate against (h100_sxm, a100_sxm, b200_sxm for the bundled "
+                                             "profiles/kerneldb); profiles do not name their kerneldb device yet");
+  const simulator::HardwareProfile hw = load_hardware(o.hardware);
+  const auto t0 = std::chrono::steady_clock::now();
+  const KernelDb db = read_kerneldb(o.kerneldb, o.device);
+  const double read_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::cout << fmt::format("hdlab validate --kerneldb: {} ({}): {} gemm, {} prefill and {} decode attention, {} collective, "
+                           "{} moe rows read in {:.1f} s; predicted with {}\n",
+                           db.device, db.device_name, db.gemm.size(), db.context_attention.size(),
+                           db.generation_attention.size(), db.collectives.size(), db.moe.size(), read_s, hw.name);
+  KernelValidation v = summarize_kernel_cases(predict_kerneldb(db, hw), o.worst);
+  v.device = db.device;
+  v.profile = hw.name;
+  print_kernel_table(v);
+  write_kernel_outputs(v, o.output);
+  if (o.max_median_error >= 0 && v.all.median_abs_error > o.max_median_error) {
+    std::cerr << fmt::format("hdlab: validate FAILED: median |kernel time error| {:.1f}% over {} held-out rows exceeds "
+                             "--max-median-error {:.1f}%\n",
+                             100 * v.all.median_abs_error, v.all.rows, 100 * o.max_median_error);
+    return exit_check_failed;
+  }
+  return exit_ok;
+}
+
 }  // namespace
 
 Verb add_validate(CLI::App& app) {
   auto* sub = app.add_subcommand("validate", "Run held-out designs on the executor and compare with the simulator's predictions");
   auto o = std::make_shared<ValidateCli>();
-  sub->add_option("file", o->file, "validation file (JSON), e.g. profiles/validation/cpu.json")->required();
-  sub->add_option("-o,--output", o->output, "folder for validation.json, validation.csv, points.json, validation.png");
-  sub->add_option("--hw", o->hardware, "profile to predict with (default: the file's \"hardware\")");
-  sub->add_option("--backend", o->backend, "cpu | cuda (default: the file's \"backend\")");
-  sub->add_option("--threads", o->threads, "cpu threads, 0 = all (default: the file's \"threads\")");
+  auto* file = sub->add_option("file", o->file, "validation file (JSON), e.g. profiles/validation/cpu.json")
+                   ->check(non_empty());
+  sub->add_option("-o,--output", o->output, "folder for validation.json, validation.csv, points.json, validation.png "
+                  "(with --kerneldb: kernels.json, kernels.csv, CLASS.png)")
+      ->check(non_empty());
+  sub->add_option("--hw", o->hardware, "profile to predict with (default: the file's \"hardware\")")->check(non_empty());
+  auto* backend = sub->add_option("--backend", o->backend, "cpu | cuda (default: the file's \"backend\")")
+                      ->check(CLI::IsMember({"cpu", "cuda"}));
+  auto* threads = sub->add_option("--threads", o->threads, "cpu threads, 0 = all (default: the file's \"threads\")")
+                      ->check(thread_count());
   sub->add_option("--max-median-error", o->max_median_error,
-                  "exit 3 when the median |relative time error| exceeds this (e.g. 0.5)");
-  sub->add_flag("--allow-overlap", o->allow_overlap, "run cases that share a shape with the calibration (warns)");
+                  "exit 3 when the median |relative time error| exceeds this (e.g. 0.5)")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            double v = 0;
+            if (CLI::detail::lexical_cast(text, v) && v >= 0) return "";
+            return "must be a share >= 0 (0.5: 50%), got " + shown(text);
+          },
+          "SHARE"));
+  auto* overlap = sub->add_flag("--allow-overlap", o->allow_overlap, "run cases that share a shape with the calibration (warns)");
+  auto* kernels = sub->add_option_group("kerneldb", "Kernel-level validation against measured GPU kernels (instead of a file)");
+  kernels->add_option("--kerneldb", o->kerneldb, "folder of kerneldb device folders, e.g. profiles/kerneldb")
+      ->check(CLI::ExistingDirectory)
+      ->excludes(file)
+      ->excludes(overlap)
+      ->excludes(backend)
+      ->excludes(threads);
+  kernels->add_option("--device", o->device, "kerneldb device folder, e.g. h100_sxm (required with --kerneldb)")->needs("--kerneldb");
+  kernels->add_option("--worst", o->worst, "worst rows kept per op class and precision in kernels.json")
+      ->check(CLI::Range(0, 1000))
+      ->needs("--kerneldb");
   return {sub, [o] {
             try {
+              if (!o->kerneldb.empty()) return validate_kerneldb(*o);
+              if (o->file.empty()) throw model::ConfigError("file", "give a validation file, or --kerneldb DIR");
               return validate(*o);
             } catch (const executor::OutOfMemoryError& e) {
               std::cerr << "hdlab: error: a case was refused before allocating: " << e.what() << "\n";

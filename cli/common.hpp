@@ -28,8 +28,18 @@ struct ModelOptions {
   void add_to(CLI::App& app);
 };
 
+// Refuses an empty --design value (it would otherwise mean "no design": the baseline).
+extern const CLI::Validator design_given;
+
 // Loads the model file and the design and validates both (ConfigError on bad input).
 model::Config load_config(const ModelOptions& o);
+
+// The design a --design value names, as JSON (`model_doc`: the model file's document,
+// whose "design" applies when the value is empty). The text is inline JSON when it
+// starts with '{' or '[' (the file system is not asked), a file when one exists at that
+// path, else a shorthand; a value that reads as a file name (it ends in ".json" or has a
+// '/' before any ':') but names no file is reported as a missing file, not parsed.
+model::Json design_document(const std::string& text, const model::Json& model_doc);
 
 // A verb: its subcommand and the function that runs it (returns the exit code).
 struct Verb {
@@ -43,8 +53,25 @@ void set_profiles_dir(std::string dir);
 const std::string& profiles_dir();
 
 // --hw: a hardware profile file, or the name of a bundled one (profiles/hardware/NAME.json).
-// Errors name --hw (unknown name, listing the bundled ones) or the file and JSON pointer.
-simulator::HardwareProfile load_hardware(const std::string& name_or_path);
+// Errors name `flag` (unknown name, listing the bundled ones) or the file and JSON pointer.
+simulator::HardwareProfile load_hardware(const std::string& name_or_path, const std::string& flag = "--hw");
+
+// ---- option checks (at parse time: CLI11 reports them naming the flag, exit 2) ----
+
+// The most worker threads a --threads / -j may ask for: a few per core. More only adds
+// switching (and 20,000 threads exhaust the process's limits).
+int max_threads();
+// 0 (every core) .. max_threads().
+CLI::Validator thread_count();
+// An integer in [lo, hi]; `why` says what the bounds are ("at most 10000 repeats").
+CLI::Validator int_range(std::int64_t lo, std::int64_t hi, const std::string& why = "");
+// A path or name that must not be empty (an empty -o would otherwise mean "not given").
+CLI::Validator non_empty();
+
+// Checks an output path before any work (model::check_output_file / _folder), so that a
+// long run does not fail at its end; ConfigError naming the flag, the path and why.
+void check_output_file(const char* flag, const std::string& path);
+void check_output_folder(const char* flag, const std::string& path);
 
 // A command-line value as JSON: numbers and booleans as such, anything else as text.
 nlohmann::json scalar_json(const std::string& text);
@@ -56,14 +83,19 @@ struct ScenarioFlag {
   const char* pointer;
   const char* help;
   bool list = false;  // comma-separated integers
+  // Designs the field means something for (nullptr: all); a flag given for another
+  // design is refused rather than silently ignored.
+  bool (*applies)(const model::Design&) = nullptr;
+  const char* applies_to = "";  // "VWN designs"
 };
 
 // --scenario FILE plus per-field flags; build() applies the flags over the file (or the
-// defaults) and parses the result.
+// defaults) and parses the result; a flag that does not apply to `config`'s design is
+// an error naming it.
 class ScenarioOptions {
  public:
   void add_to(CLI::App& app, std::span<const ScenarioFlag> flags);
-  simulator::Scenario build() const;
+  simulator::Scenario build(const model::Config& config) const;
 
  private:
   std::span<const ScenarioFlag> flags_;
@@ -74,5 +106,8 @@ class ScenarioOptions {
 
 // Writes JSON to stdout, pretty-printed.
 void print_json(const nlohmann::json& j);
+
+// A value as an error message shows it: long ones cut ("xxxx... (300 characters)").
+std::string shown(const std::string& value);
 
 }  // namespace hdlab::cli

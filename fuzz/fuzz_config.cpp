@@ -12,8 +12,11 @@ using namespace hdlab::model;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
-  Json doc = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) {
+  // The parse every user-written JSON goes through (depth limit, repeated keys).
+  Json doc;
+  try {
+    doc = parse_json_text(text, "fuzz input");
+  } catch (const ConfigError&) {
     try {
       design_json_from_shorthand(text);
     } catch (const ConfigError&) {

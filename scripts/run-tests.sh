@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Every test: installs what is missing, builds (Release, with CUDA and the GUI where
-# found) and runs all CTest tests; a quick calibrate + validate of this machine; then
-# the same tests under AddressSanitizer + UndefinedBehaviorSanitizer; then the
+# Every test: installs what is missing, builds (Release, with CUDA where nvcc is found, and
+# the GUI), proves the dependency list complete (scripts/check-deps.sh) and runs all CTest
+# tests, then reads CTest's report: the GUI tests must have run (offscreen) and only GPU
+# tests may skip (scripts/check-test-report.sh); a quick calibrate + validate of this
+# machine; then the tests under AddressSanitizer + UndefinedBehaviorSanitizer; then the
 # config-loader fuzzer for a bounded time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,7 +12,9 @@ jobs="$(nproc)"
 
 echo "== build and test (Release) =="
 scripts/build.sh build
-ctest --test-dir build -j "$jobs" --output-on-failure
+scripts/check-deps.sh build
+ctest --test-dir build -j "$jobs" --output-on-failure --output-junit ctest-report.xml
+scripts/check-test-report.sh build/ctest-report.xml --gui
 
 echo "== calibrate + validate (quick plan; fails only when the median time error exceeds 50%) =="
 # The whole loop on this machine: measure the executor, fit a profile, predict held-out
@@ -26,7 +30,9 @@ build/cli/hdlab validate profiles/validation/cpu-ci.json --hw build/calibration-
 echo "== build and test (ASan + UBSan) =="
 scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHDLAB_SANITIZE=ON -DHDLAB_GUI=OFF \
   -DHDLAB_CUDA=OFF -DHDLAB_BUILD_BENCH=OFF
-ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build-asan -j "$jobs" --output-on-failure
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build-asan -j "$jobs" --output-on-failure \
+  --output-junit ctest-report.xml
+scripts/check-test-report.sh build-asan/ctest-report.xml
 
 echo "== fuzz the config loader (libFuzzer, ${HDLAB_FUZZ_SECONDS:-60} s) =="
 CXX=clang++ CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHDLAB_FUZZ=ON \

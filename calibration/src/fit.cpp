@@ -25,6 +25,7 @@ double median_of(std::vector<double> v) {
 
 struct Rates {
   double launch = 0, peak = 0, bandwidth = 0;
+  double peak_bf16 = 0, peak_fp16 = 0;  // 0: no sample of that precision
   double busy(const Sample& s) const { return std::max(s.seconds - s.calls * launch, 0.02 * s.seconds); }
 };
 
@@ -37,6 +38,8 @@ Rates measure_rates(const std::vector<Sample>& samples) {
   double largest = 0, largest_rate = 0;
   for (const Sample& s : samples) {
     if (s.bench == BenchKind::gemm) r.peak = std::max(r.peak, s.flops / r.busy(s));
+    if (s.bench == BenchKind::gemm_bf16) r.peak_bf16 = std::max(r.peak_bf16, s.flops / r.busy(s));
+    if (s.bench == BenchKind::gemm_fp16) r.peak_fp16 = std::max(r.peak_fp16, s.flops / r.busy(s));
     if (s.bench == BenchKind::vector && s.op == OpKind::residual) {
       // Stream bandwidth: the add over at least 32 MiB moved, beyond the caches a small
       // operand would sit in.
@@ -159,6 +162,8 @@ FitResult fit_samples(const std::vector<Sample>& samples, const FitOptions& o) {
   FitResult out;
   out.launch_s = r.launch;
   out.peak_flop_per_s = r.peak;
+  out.peak_bf16_flop_per_s = r.peak_bf16;
+  out.peak_fp16_flop_per_s = r.peak_fp16;
   out.bandwidth_bytes_per_s = r.bandwidth;
   fit_gemm(samples, r, o, out);
   std::map<std::string, std::vector<std::pair<double, double>>> points;
@@ -195,9 +200,11 @@ FitResult fit_samples(const std::vector<Sample>& samples, const FitOptions& o) {
 void apply_fit(const FitResult& fit, simulator::HardwareProfile& h) {
   using simulator::EfficiencyClass;
   const double peak_tflop = fit.peak_flop_per_s * 1e-12;
-  // The CPU computes every dtype in fp32 (bf16 models are refused), so its one matrix
-  // rate stands for all of them; the caller records that as an assumption.
-  h.peak_fp32_tflop_per_s = h.peak_bf16_tflop_per_s = h.peak_fp16_tflop_per_s = peak_tflop;
+  // Where bf16 or fp16 went unmeasured (the CPU computes every dtype in fp32 and refuses
+  // bf16 models) the fp32 rate stands for it; the caller records that as an assumption.
+  h.peak_fp32_tflop_per_s = peak_tflop;
+  h.peak_bf16_tflop_per_s = fit.peak_bf16_flop_per_s > 0 ? fit.peak_bf16_flop_per_s * 1e-12 : peak_tflop;
+  h.peak_fp16_tflop_per_s = fit.peak_fp16_flop_per_s > 0 ? fit.peak_fp16_flop_per_s * 1e-12 : peak_tflop;
   h.memory_bandwidth_gb_per_s = fit.bandwidth_bytes_per_s * 1e-9;
   h.kernel_launch_overhead_us = fit.launch_s * 1e6;
   auto best = [](const EfficiencyCurve& c) { return *std::max_element(c.efficiency.begin(), c.efficiency.end()); };
@@ -258,8 +265,11 @@ void compute_residuals(const std::vector<Sample>& samples, const simulator::Hard
   out.residuals.clear();
   std::map<std::string, std::vector<double>> errors;
   for (const Sample& s : samples) {
+    // The bf16 and fp16 products are those peaks themselves; the fp32 roofline below
+    // does not time them.
+    if (s.bench == BenchKind::gemm_bf16 || s.bench == BenchKind::gemm_fp16) continue;
     const auto [kind, row] = as_op(s);
-    const double predicted = simulator::op_time(kind, row, rl).seconds;
+    const double predicted = simulator::op_time(kind, row, rl, nullptr).seconds;
     Residual r{s.name, s.bench, s.seconds, predicted, predicted / s.seconds - 1};
     errors[to_string(s.bench)].push_back(std::fabs(r.error));
     errors["all"].push_back(std::fabs(r.error));

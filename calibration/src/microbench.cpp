@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 
+#include "hdlab/executor/backends.hpp"
 #include "hdlab/model/error.hpp"
 #include "hdlab/model/json_reader.hpp"
 
@@ -23,6 +24,8 @@ const char* to_string(BenchKind k) {
     case BenchKind::memory: return "memory";
     case BenchKind::launch: return "launch";
     case BenchKind::runner: return "runner";
+    case BenchKind::gemm_bf16: return "gemm_bf16";
+    case BenchKind::gemm_fp16: return "gemm_fp16";
   }
   return "gemm";
 }
@@ -114,6 +117,48 @@ Sample time_case(Backend& backend, const OpCase& c, BenchKind bench, const Bench
 
 namespace {
 
+// The precisions whose rates the matrix_rates shapes measure, as the sample kinds.
+constexpr std::pair<executor::MatrixPrecision, BenchKind> kLowPrecisions[] = {
+    {executor::MatrixPrecision::bf16, BenchKind::gemm_bf16}, {executor::MatrixPrecision::fp16, BenchKind::gemm_fp16}};
+
+int matrix_rate_count(const Backend& backend, const BenchPlan& plan) {
+  int n = 0;
+  for (auto [precision, kind] : kLowPrecisions)
+    if (executor::supports_matrix_precision(backend, precision)) n += static_cast<int>(plan.matrix_rates.size());
+  return n;
+}
+
+}  // namespace
+
+std::vector<Sample> run_matrix_rate_benchmarks(Backend& backend, const BenchPlan& plan) {
+  std::vector<Sample> out;
+  for (auto [precision, kind] : kLowPrecisions) {
+    if (!executor::supports_matrix_precision(backend, precision)) continue;
+    for (const GemmShape& g : plan.matrix_rates) {
+      const auto product = executor::make_matrix_product(backend, precision, g.m, g.n, g.k);
+      if (!product->check())
+        throw executor::BackendError(std::string("calibration: the ") + executor::to_string(precision) +
+                                     " matrix product of " + backend.name() + " computed wrong results");
+      Sample s;
+      s.bench = kind;
+      s.name = std::string("matrix ") + executor::to_string(precision) + " M=" + std::to_string(g.m) +
+               " N=" + std::to_string(g.n) + " K=" + std::to_string(g.k);
+      s.op = OpKind::ffn_gate_up;
+      s.shape = {g.m, g.n, g.k};
+      s.x = static_cast<double>(std::min({g.m, g.n, g.k}));
+      const double m = static_cast<double>(g.m), n = static_cast<double>(g.n), k = static_cast<double>(g.k);
+      s.flops = 2 * m * n * k;
+      s.bytes = 2 * (m * k + n * k + m * n);  // two bytes an element in both precisions
+      // One instance: the operands of a product this size are far beyond any cache.
+      summarize(s, time_runs(backend, 1, plan, [&](std::size_t) { product->run(); }, nullptr));
+      out.push_back(std::move(s));
+    }
+  }
+  return out;
+}
+
+namespace {
+
 // One round of the plan; `done` takes each sample as it is measured.
 void run_round(Backend& backend, const BenchPlan& plan, const std::function<void(Sample)>& done) {
   // Launch: the smallest op of each kind; the cheapest is what any backend call costs.
@@ -138,6 +183,7 @@ void run_round(Backend& backend, const BenchPlan& plan, const std::function<void
     s.x = static_cast<double>(std::min({g.m, g.n, g.k}));
     done(std::move(s));
   }
+  for (Sample& s : run_matrix_rate_benchmarks(backend, plan)) done(std::move(s));
   for (const executor::AttentionCaseShape& a : plan.attention) {
     const executor::AttentionMask mask = executor::attention_case_mask(a);
     Sample s = time_case(backend, executor::attention_case(a, kF32, seed++), BenchKind::attention, plan, context.get());
@@ -169,7 +215,7 @@ std::vector<Sample> run_benchmarks(Backend& backend, const BenchPlan& plan, cons
   // The runner's samples are known only once its passes ran: the progress total counts
   // the kernel shapes, and grows by the runner's after the first round.
   int per_round = static_cast<int>(plan.gemm.size() + plan.attention.size() + plan.vector.size() +
-                                   plan.gather_rows.size()) + 5;
+                                   plan.gather_rows.size()) + 5 + matrix_rate_count(backend, plan);
   std::vector<Sample> best;
   std::map<std::string, std::size_t> index;  // sample name -> its place in best
   int measured = 0;

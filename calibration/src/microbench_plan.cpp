@@ -66,6 +66,7 @@ BenchPlan full_plan() {
   p.rounds = 2;
   add_gemm_grid(p, {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048},
                 {{256, 256}, {1024, 1024}, {2048, 512}, {512, 2048}, {4096, 1024}, {8192, 512}});
+  p.matrix_rates = {{4096, 4096, 4096}, {8192, 8192, 8192}};
   using K = MaskSpec::Kind;
   for (std::int64_t L : {128, 256, 512, 1024, 2048}) p.attention.push_back(attention(K::causal, L, 1, Layout::interleaved, false));
   for (std::int64_t w : {64, 256}) p.attention.push_back(attention(K::sliding, 2048, 1, Layout::interleaved, false, w));
@@ -99,6 +100,7 @@ BenchPlan quick_plan() {
   p.max_runs = 200;
   p.rotate_bytes = std::size_t{24} << 20;
   add_gemm_grid(p, {1, 4, 16, 64, 256, 1024}, {{256, 256}, {1024, 1024}, {2048, 512}, {512, 2048}});
+  p.matrix_rates = {{4096, 4096, 4096}};
   using K = MaskSpec::Kind;
   for (std::int64_t L : {128, 512, 2048}) p.attention.push_back(attention(K::causal, L, 1, Layout::interleaved, false));
   p.attention.push_back(attention(K::sliding, 2048, 1, Layout::interleaved, false, 256));
@@ -132,7 +134,9 @@ Sample sample_from_json(const nlohmann::json& j, const std::string& pointer) {
                                  {"vector", BenchKind::vector},
                                  {"memory", BenchKind::memory},
                                  {"launch", BenchKind::launch},
-                                 {"runner", BenchKind::runner}},
+                                 {"runner", BenchKind::runner},
+                                 {"gemm_bf16", BenchKind::gemm_bf16},
+                                 {"gemm_fp16", BenchKind::gemm_fp16}},
                                 std::nullopt);
   s.name = r.string("name", std::nullopt);
   const std::string op = r.string("op", std::nullopt);

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <sstream>
+#include <tuple>
 
 #include "hdlab/simulator/hardware.hpp"
 
@@ -116,12 +117,23 @@ simulator::HardwareProfile make_profile(const std::string& name, const FitResult
     h.assumptions[link] = "not measured: calibration runs on a single device (null); add the link's datasheet figure "
                           "to model several devices";
   if (gpu) {
-    h.assumptions["peak_bf16_tflop_per_s"] = "the fp32 GEMM rate (the calibration grid is fp32): a lower bound for bf16";
-    h.assumptions["peak_fp16_tflop_per_s"] = "as bf16: the fp32 GEMM rate, a lower bound";
+    h.assumptions["peak_bf16_tflop_per_s"] = "the fp32 GEMM rate (no bf16 product was measured): a lower bound for bf16";
+    h.assumptions["peak_fp16_tflop_per_s"] = "the fp32 GEMM rate (no fp16 product was measured): a lower bound for fp16";
   }
   h.measured = {{"gemm_peak_gflop_per_s", fit.peak_flop_per_s * 1e-9},
                 {"stream_add_gb_per_s", fit.bandwidth_bytes_per_s * 1e-9},
                 {"launch_us", fit.launch_s * 1e6}};
+  // Measured low-precision peaks replace the assumptions above.
+  for (auto [field, precision, rate] : {std::tuple{"peak_bf16_tflop_per_s", "bf16", fit.peak_bf16_flop_per_s},
+                                        std::tuple{"peak_fp16_tflop_per_s", "fp16", fit.peak_fp16_flop_per_s}}) {
+    if (rate <= 0) continue;
+    h.assumptions.erase(field);
+    const std::string what = std::string("the best ") + precision +
+                             " matrix-product rate (f32 accumulation; CUDA: cublasGemmEx) " + by;
+    h.sources[field] = what;
+    h.sources[std::string("measured.gemm_") + precision + "_peak_gflop_per_s"] = what;
+    h.measured[std::string("gemm_") + precision + "_peak_gflop_per_s"] = rate * 1e-9;
+  }
   nlohmann::json list = nlohmann::json::array();
   for (const Sample& s : samples) list.push_back(to_json(s));
   h.calibration = {{"tool", "hdlab calibrate"},

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "../src/op_errors.hpp"
 #include "cpu_backend.hpp"
 
 namespace hdlab::executor::cpu {
@@ -127,7 +128,7 @@ void CpuBackend::topk_routing_impl(const Tensor& logits, std::int64_t k, model::
           const float p = prob[static_cast<std::size_t>(e)];
           if (p >= 0 && (best < 0 || p > prob[static_cast<std::size_t>(best)])) best = e;
         }
-        if (best < 0) throw BackendError("topk_routing: token " + std::to_string(t) + " has NaN router scores");
+        if (best < 0) throw_nan_router_scores(t);
         ids[t * k + j] = static_cast<std::int32_t>(best);
         wt[t * k + j] = prob[static_cast<std::size_t>(best)];
         kept += prob[static_cast<std::size_t>(best)];
@@ -145,8 +146,7 @@ void CpuBackend::gather_rows_impl(const Tensor& table, const Tensor& ids, const 
   const std::int32_t* id = ids.data_as<const std::int32_t>();
   float* o = out.data_as<float>();
   for (std::int64_t i = 0; i < n; ++i)
-    if (id[i] < 0 || id[i] >= rows)
-      throw BackendError("gather_rows: id " + std::to_string(id[i]) + " outside [0, " + std::to_string(rows) + ")");
+    if (id[i] < 0 || id[i] >= rows) throw_row_id_out_of_range("gather_rows", id[i], rows);
   parallel_for(n, static_cast<double>(width), [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t i = begin; i < end; ++i)
       std::copy_n(tb + id[i] * width, width, o + (map.first + i * map.stride) * width);
@@ -161,8 +161,7 @@ void CpuBackend::scatter_add_rows_impl(const Tensor& src, const Tensor& ids, con
   const float* w = weights.data_as<const float>();
   float* o = out.data_as<float>();
   for (std::int64_t i = 0; i < n; ++i)
-    if (id[i] < 0 || id[i] >= rows)
-      throw BackendError("scatter_add_rows: id " + std::to_string(id[i]) + " outside [0, " + std::to_string(rows) + ")");
+    if (id[i] < 0 || id[i] >= rows) throw_row_id_out_of_range("scatter_add_rows", id[i], rows);
   // Rows are distinct (one expert's tokens), so chunks never write the same row.
   parallel_for(n, 2.0 * static_cast<double>(width), [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t i = begin; i < end; ++i)

@@ -19,12 +19,15 @@ namespace hdlab::executor::cuda {
 
 namespace {
 
-constexpr int kRows = 64;          // = kTileQ
-constexpr int kKeys = 64;          // = kTileK
-constexpr int kLanes = 8;          // lanes per query row
+constexpr int kRows = static_cast<int>(kCudaAttentionRows);  // = kTileQ
+constexpr int kKeys = static_cast<int>(kCudaAttentionKeys);  // = kTileK
+constexpr int kLanes = 8;                                    // lanes per query row
 constexpr int kThreads = kRows * kLanes;
-constexpr int kDimsPerLane = static_cast<int>(kMaxAttentionHeadDim) / kLanes;
+constexpr int kDimsPerLane = static_cast<int>(kCudaAttentionMaxHeadDim) / kLanes;
 constexpr int kScorePitch = kKeys + 1;  // padded rows: rows of one warp hit different banks
+// The layout below is the one cuda_attention_shared_bytes (cuda_limits.hpp) counts.
+static_assert(cuda_attention_shared_bytes(1) == (2 * kKeys + kRows * kScorePitch) * sizeof(float),
+              "shared memory layout and its budget differ");
 
 // Sum over the 8 lanes of one row (lanes of a row are consecutive in the warp).
 __device__ inline float row_sum(float x) {
@@ -123,9 +126,9 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(AttentionLaunch a) 
 
 template <class T>
 void launch_typed(const AttentionLaunch& a, cudaStream_t stream) {
-  const std::size_t smem =
-      (2 * static_cast<std::size_t>(kKeys) * static_cast<std::size_t>(a.head_dim) + kRows * kScorePitch) * sizeof(float);
-  // Above 48 KiB of dynamic shared memory a kernel must opt in (sm80: up to 163 KiB).
+  const std::size_t smem = cuda_attention_shared_bytes(a.head_dim);
+  // Above 48 KiB of dynamic shared memory a kernel must opt in, up to the device's
+  // cudaDevAttrMaxSharedMemoryPerBlockOptin (the backend checked the need against it).
   HDLAB_CUDA_CHECK(cudaFuncSetAttribute(attention_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         static_cast<int>(smem)));
   const dim3 grid(static_cast<unsigned>(a.plan.q_tiles), static_cast<unsigned>(a.heads));

@@ -1,24 +1,19 @@
-// The CUDA backend: device memory, transfers, cuBLAS GEMM (f32 and bf16 with f32
-// accumulation), our kernels (cuda_kernels.hpp) on one stream, CUDA events for timing,
-// and the device probe. Host code only; kernels live in the .cu files.
-#include <cublas_v2.h>
-#include <cuda_runtime_api.h>
+// The CUDA backend's host side (see cuda_backend.hpp): memory, transfers, cuBLAS, launches
+// of our kernels, and the checks that make it refuse what the CPU backend refuses.
+#include "cuda_backend.hpp"
 
 #include <climits>
 #include <cmath>
-#include <list>
-#include <memory>
 #include <sstream>
-#include <string>
 #include <utility>
 
+#include "../src/op_errors.hpp"
 #include "cuda_check.hpp"
-#include "cuda_kernels.hpp"
-#include "hdlab/executor/backends.hpp"
 
-namespace hdlab::executor {
+namespace hdlab::executor::cuda {
 
-namespace cuda {
+static_assert(kCudaAttentionRows == kTileQ && kCudaAttentionKeys == kTileK,
+              "the CUDA attention kernel walks the executor's tiles");
 
 [[noreturn]] void throw_cuda_error(const char* file, int line, const char* call, const char* error_name,
                                    const char* error_text) {
@@ -26,6 +21,14 @@ namespace cuda {
   o << file << ":" << line << ": " << call << " failed: " << error_name << " (" << error_text << ")";
   throw BackendError(o.str());
 }
+
+void bind_device(int device) {
+  int current = -1;
+  HDLAB_CUDA_CHECK(cudaGetDevice(&current));
+  if (current != device) HDLAB_CUDA_CHECK(cudaSetDevice(device));
+}
+
+bool usable(const cudaDeviceProp& p) { return p.major >= 8; }
 
 namespace {
 
@@ -38,17 +41,26 @@ int as_int(std::int64_t x, const char* what) {
 
 class EventTimerCuda final : public EventTimer {
  public:
-  explicit EventTimerCuda(cudaStream_t stream) : stream_(stream) {
+  EventTimerCuda(int device, cudaStream_t stream) : device_(device), stream_(stream) {
+    bind_device(device_);
     HDLAB_CUDA_CHECK(cudaEventCreate(&start_));
     HDLAB_CUDA_CHECK(cudaEventCreate(&stop_));
   }
   ~EventTimerCuda() override {
-    cudaEventDestroy(start_);  // destructors do not throw; a failure here leaks an event
+    cudaSetDevice(device_);    // destructors do not throw; a failure here leaks the events
+    cudaEventDestroy(start_);
     cudaEventDestroy(stop_);
   }
-  void start() override { HDLAB_CUDA_CHECK(cudaEventRecord(start_, stream_)); }
-  void stop() override { HDLAB_CUDA_CHECK(cudaEventRecord(stop_, stream_)); }
+  void start() override {
+    bind_device(device_);
+    HDLAB_CUDA_CHECK(cudaEventRecord(start_, stream_));
+  }
+  void stop() override {
+    bind_device(device_);
+    HDLAB_CUDA_CHECK(cudaEventRecord(stop_, stream_));
+  }
   double elapsed_ms() override {
+    bind_device(device_);
     HDLAB_CUDA_CHECK(cudaEventSynchronize(stop_));
     float ms = 0;
     HDLAB_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
@@ -56,155 +68,129 @@ class EventTimerCuda final : public EventTimer {
   }
 
  private:
+  int device_;
   cudaStream_t stream_;
   cudaEvent_t start_{}, stop_{};
 };
 
-// Devices this build can run on: compute capability 8.0 or newer (built for sm_80, sm_90).
-bool usable(const cudaDeviceProp& p) { return p.major >= 8; }
+// Device plans kept: every distinct plan of a runner call (its host cache keeps 64) while
+// they stay below a quarter GiB; the plan just staged always stays.
+constexpr std::size_t kKeepPlans = 64;
+constexpr std::size_t kKeepPlanBytes = std::size_t{256} << 20;
 
-class CudaBackend final : public Backend {
- public:
-  explicit CudaBackend(int device) : device_(device) {
-    HDLAB_CUDA_CHECK(cudaSetDevice(device_));
-    HDLAB_CUDA_CHECK(cudaGetDeviceProperties(&props_, device_));
-    if (!usable(props_))
-      throw BackendError("cuda backend: " + std::string(props_.name) + " has compute capability " +
-                         std::to_string(props_.major) + "." + std::to_string(props_.minor) + ", need 8.0+");
-    HDLAB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-    HDLAB_CUBLAS_CHECK(cublasCreate(&blas_));
-    HDLAB_CUBLAS_CHECK(cublasSetStream(blas_, stream_));
-  }
-  ~CudaBackend() override {
-    plans_.clear();  // device copies of plans are tensors of this backend
-    if (blas_) cublasDestroy(blas_);
-    if (stream_) cudaStreamDestroy(stream_);
-  }
+}  // namespace
 
-  std::string name() const override { return "cuda"; }
-  std::string description() const override {
-    std::ostringstream o;
-    o << "cuda: device " << device_ << " " << props_.name << " (sm_" << props_.major << props_.minor << ", "
-      << props_.multiProcessorCount << " SMs, " << static_cast<double>(props_.totalGlobalMem) / (1 << 30) << " GiB)";
-    return o.str();
-  }
-  bool supports(BackendOp op, ScalarType type) const override {
-    (void)op;
-    return type == ScalarType::f32 || type == ScalarType::bf16;
-  }
-  void synchronize() override { HDLAB_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
-  std::unique_ptr<EventTimer> make_timer() override { return std::make_unique<EventTimerCuda>(stream_); }
+// ---- set-up ------------------------------------------------------------------------------
 
- protected:
-  void* raw_allocate(std::size_t bytes) override {
-    void* p = nullptr;
-    const cudaError_t status = cudaMalloc(&p, bytes);
-    if (status == cudaErrorMemoryAllocation) {
-      (void)cudaGetLastError();  // clear it: an allocation failure does not poison the context
-      const std::size_t available = available_bytes();
-      throw OutOfMemoryError("cuda: allocating " + std::to_string(bytes) + " bytes failed, " +
-                                 std::to_string(available) + " free",
-                             bytes, available);
-    }
-    HDLAB_CUDA_CHECK(status);
-    return p;
-  }
-  void raw_free(void* ptr, std::size_t) noexcept override { cudaFree(ptr); }
-  std::size_t available_bytes() const override {
-    std::size_t free = 0, total = 0;
-    HDLAB_CUDA_CHECK(cudaMemGetInfo(&free, &total));
-    return free;
-  }
-  std::size_t total_bytes() const override { return props_.totalGlobalMem; }
+CudaBackend::CudaBackend(int device) : device_(device) {
+  HDLAB_CUDA_CHECK(cudaSetDevice(device_));
+  HDLAB_CUDA_CHECK(cudaGetDeviceProperties(&props_, device_));
+  if (!usable(props_))
+    throw BackendError("cuda backend: " + std::string(props_.name) + " has compute capability " +
+                       std::to_string(props_.major) + "." + std::to_string(props_.minor) + ", need 8.0+");
+  int optin = 0;
+  HDLAB_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device_));
+  shared_per_block_optin_ = static_cast<std::size_t>(optin);
+  HDLAB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  HDLAB_CUBLAS_CHECK(cublasCreate(&blas_));
+  HDLAB_CUBLAS_CHECK(cublasSetStream(blas_, stream_));
+  void* fault = nullptr;
+  HDLAB_CUDA_CHECK(cudaMalloc(&fault, sizeof(unsigned)));
+  fault_ = static_cast<unsigned*>(fault);
+  HDLAB_CUDA_CHECK(cudaMallocHost(&fault, sizeof(unsigned)));
+  fault_host_ = static_cast<unsigned*>(fault);
+}
 
-  void copy_from_host(const Tensor& dst, const void* src) override {
-    HDLAB_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src, dst.bytes(), cudaMemcpyHostToDevice, stream_));
-    synchronize();  // the host buffer may go away when we return
-  }
-  void copy_to_host(const Tensor& src, void* dst) override {
-    HDLAB_CUDA_CHECK(cudaMemcpyAsync(dst, src.data(), src.bytes(), cudaMemcpyDeviceToHost, stream_));
-    synchronize();
-  }
-  void copy_impl(const Tensor& src, const Tensor& dst) override {
-    HDLAB_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), src.bytes(), cudaMemcpyDeviceToDevice, stream_));
-  }
-  void fill_zero_impl(const Tensor& t) override { HDLAB_CUDA_CHECK(cudaMemsetAsync(t.data(), 0, t.bytes(), stream_)); }
-  void convert_impl(const Tensor& src, const Tensor& dst) override {
-    launch_convert(elem_of(src), src.data(), elem_of(dst), dst.data(), src.numel(), stream_);
-  }
+CudaBackend::~CudaBackend() {
+  cudaSetDevice(device_);
+  plans_.clear();  // device copies of plans are tensors of this backend
+  if (fault_host_) cudaFreeHost(fault_host_);
+  if (fault_) cudaFree(fault_);
+  if (blas_) cublasDestroy(blas_);
+  if (stream_) cudaStreamDestroy(stream_);
+}
 
-  void gemm_impl(const Tensor& a, bool trans_a, const Tensor& b, bool trans_b, const Tensor& c, float alpha,
-                 float beta) override;
-  void attention_impl(const Tensor& q, const Tensor& k, const Tensor& v, const TilePlan& plan, const Tensor& out,
-                      float scale) override;
-  void rms_norm_impl(const Tensor& x, const Tensor& weight, float eps, const Tensor& out) override {
-    launch_rms_norm(elem_of(x), x.data(), weight.data_as<const float>(), out.data(), x.matrix_rows(), x.matrix_cols(),
-                    eps, stream_);
-  }
-  void group_norm_impl(const Tensor& x, std::int64_t group_size, const Tensor& weight, const Tensor& bias, float eps,
-                       const Tensor& out) override {
-    launch_group_norm(elem_of(x), x.data(), group_size, weight.data_as<const float>(), bias.data_as<const float>(),
-                      out.data(), x.matrix_rows(), x.matrix_cols(), eps, stream_);
-  }
-  void rope_impl(const Tensor& x, const Tensor& positions, double theta) override;
-  void swiglu_impl(const Tensor& gate_up, const Tensor& out) override {
-    launch_swiglu(elem_of(out), gate_up.data(), out.data(), out.matrix_rows(), out.matrix_cols(), stream_);
-  }
-  void add_impl(const Tensor& a, const Tensor& b, const Tensor& out) override {
-    launch_add(elem_of(out), a.data(), b.data(), out.data(), out.numel(), stream_);
-  }
-  void topk_routing_impl(const Tensor& logits, std::int64_t k, model::RouterKind score, bool normalize,
-                         const Tensor& expert_ids, const Tensor& weights) override {
-    if (logits.matrix_cols() > 1024) throw BackendError("cuda topk_routing: more than 1024 experts");
-    launch_topk_routing(elem_of(logits), logits.data(), logits.matrix_rows(), logits.matrix_cols(), k,
-                        score == model::RouterKind::sigmoid, normalize, expert_ids.data_as<std::int32_t>(),
-                        weights.data_as<float>(), stream_);
-  }
-  void gather_rows_impl(const Tensor& table, const Tensor& ids, const Tensor& out, RowMap map) override {
-    launch_gather_rows(elem_of(table), table.data(), table.matrix_rows(), table.matrix_cols(),
-                       ids.data_as<const std::int32_t>(), ids.numel(), out.data(), map.first, map.stride, stream_);
-  }
-  void scatter_add_rows_impl(const Tensor& src, const Tensor& ids, const Tensor& weights, const Tensor& out) override {
-    launch_scatter_add_rows(elem_of(src), src.data(), ids.data_as<const std::int32_t>(),
-                            weights.data_as<const float>(), src.matrix_rows(), src.matrix_cols(), out.data(),
-                            out.matrix_rows(), stream_);
-  }
-  void ghc_dynamic_impl(const Tensor& hn, const Tensor& w_dyn, const Tensor& scale, const Tensor& static_a,
-                        const Tensor& static_b, const Tensor& alpha, const Tensor& beta) override {
-    launch_ghc_dynamic(elem_of(hn), hn.data(), w_dyn.data(), scale.data_as<const float>(),
-                       static_a.data_as<const float>(), static_b.data_as<const float>(), alpha.data_as<float>(),
-                       beta.data_as<float>(), hn.dim(0), hn.dim(1), hn.dim(2), static_b.dim(0), stream_);
-  }
-  void ghc_width_impl(const Tensor& h, const Tensor& alpha, const Tensor& x, const Tensor& carry) override {
-    const bool per_token = alpha.dim(0) == h.dim(0) && h.dim(0) != 1;
-    launch_ghc_width(elem_of(h), h.data(), alpha.data_as<const float>(), per_token, x.data(), carry.data(), h.dim(0),
-                     h.dim(1), h.dim(2), alpha.dim(2) - h.dim(1), stream_);
-  }
-  void ghc_depth_impl(const Tensor& z, const Tensor& beta, const Tensor& carry, const Tensor& out) override {
-    const bool per_token = beta.dim(0) == z.dim(0) && z.dim(0) != 1;
-    launch_ghc_depth(elem_of(z), z.data(), beta.data_as<const float>(), per_token, carry.data(), out.data(), z.dim(0),
-                     z.dim(1), z.dim(2), carry.dim(1), stream_);
-  }
+std::string CudaBackend::description() const {
+  std::ostringstream o;
+  o << "cuda: device " << device_ << " " << props_.name << " (sm_" << props_.major << props_.minor << ", "
+    << props_.multiProcessorCount << " SMs, " << static_cast<double>(props_.totalGlobalMem) / (1 << 30) << " GiB, "
+    << shared_per_block_optin_ / 1024 << " KiB shared memory per block)";
+  return o.str();
+}
 
- private:
-  // A plan's arrays on the device, kept for the last few plans (a runner reuses one plan
-  // for every layer of a kind), keyed by TilePlan::id().
-  struct DevicePlan {
-    std::uint64_t id = 0;
-    Tensor classes, partial_index, bits;
-    DeviceTilePlan view;
-  };
-  const DeviceTilePlan& device_plan(const TilePlan& plan);
+bool CudaBackend::supports(BackendOp op, ScalarType type) const {
+  (void)op;
+  return type == ScalarType::f32 || type == ScalarType::bf16;
+}
 
-  int device_;
-  cudaDeviceProp props_{};
-  cudaStream_t stream_ = nullptr;
-  cublasHandle_t blas_ = nullptr;
-  std::list<DevicePlan> plans_;  // most recent first
-};
+void CudaBackend::synchronize() {
+  bind_device(device_);
+  HDLAB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+std::unique_ptr<EventTimer> CudaBackend::make_timer() { return std::make_unique<EventTimerCuda>(device_, stream_); }
+
+// ---- memory and transfers ------------------------------------------------------------------
+
+void* CudaBackend::raw_allocate(std::size_t bytes) {
+  bind_device(device_);
+  void* p = nullptr;
+  const cudaError_t status = cudaMalloc(&p, bytes);
+  if (status == cudaErrorMemoryAllocation) {
+    (void)cudaGetLastError();  // clear it: an allocation failure does not poison the context
+    const std::size_t available = available_bytes();
+    throw OutOfMemoryError("cuda: allocating " + std::to_string(bytes) + " bytes failed, " +
+                               std::to_string(available) + " free",
+                           bytes, available);
+  }
+  HDLAB_CUDA_CHECK(status);
+  return p;
+}
+
+void CudaBackend::raw_free(void* ptr, std::size_t) noexcept {
+  cudaSetDevice(device_);
+  cudaFree(ptr);
+}
+
+std::size_t CudaBackend::available_bytes() const {
+  bind_device(device_);  // cudaMemGetInfo reports the current device
+  std::size_t free = 0, total = 0;
+  HDLAB_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  return free;
+}
+
+void CudaBackend::copy_from_host(const Tensor& dst, const void* src) {
+  bind_device(device_);
+  HDLAB_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src, dst.bytes(), cudaMemcpyHostToDevice, stream_));
+  synchronize();  // the host buffer may go away when we return
+}
+
+void CudaBackend::copy_to_host(const Tensor& src, void* dst) {
+  bind_device(device_);
+  HDLAB_CUDA_CHECK(cudaMemcpyAsync(dst, src.data(), src.bytes(), cudaMemcpyDeviceToHost, stream_));
+  synchronize();
+}
+
+void CudaBackend::copy_impl(const Tensor& src, const Tensor& dst) {
+  bind_device(device_);
+  HDLAB_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), src.bytes(), cudaMemcpyDeviceToDevice, stream_));
+}
+
+void CudaBackend::fill_zero_impl(const Tensor& t) {
+  bind_device(device_);
+  HDLAB_CUDA_CHECK(cudaMemsetAsync(t.data(), 0, t.bytes(), stream_));
+}
+
+void CudaBackend::convert_impl(const Tensor& src, const Tensor& dst) {
+  bind_device(device_);
+  launch_convert(elem_of(src), src.data(), elem_of(dst), dst.data(), src.numel(), stream_);
+}
+
+// ---- GEMM ------------------------------------------------------------------------------------
 
 void CudaBackend::gemm_impl(const Tensor& a, bool trans_a, const Tensor& b, bool trans_b, const Tensor& c, float alpha,
                             float beta) {
+  bind_device(device_);
   // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: swap the operands.
   const int m = as_int(c.matrix_rows(), "M"), n = as_int(c.matrix_cols(), "N");
   const int k = as_int(trans_a ? a.matrix_rows() : a.matrix_cols(), "K");
@@ -220,20 +206,33 @@ void CudaBackend::gemm_impl(const Tensor& a, bool trans_a, const Tensor& b, bool
   }
 }
 
+void CudaBackend::matrix_product(Elem elem, const void* a, const void* b, void* c, std::int64_t m, std::int64_t n,
+                                 std::int64_t k) {
+  bind_device(device_);
+  // Row-major C [m, n] = A [m, k] B [n, k]^T is column-major C^T = B A^T (B^T is [k, n]).
+  const int mi = as_int(m, "M"), ni = as_int(n, "N"), ki = as_int(k, "K");
+  const cudaDataType_t type = elem == Elem::f32 ? CUDA_R_32F : elem == Elem::bf16 ? CUDA_R_16BF : CUDA_R_16F;
+  const float alpha = 1.0f, beta = 0.0f;
+  HDLAB_CUBLAS_CHECK(cublasGemmEx(blas_, CUBLAS_OP_T, CUBLAS_OP_N, ni, mi, ki, &alpha, b, type, ki, a, type, ki, &beta,
+                                  c, type, ni, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+}
+
+// ---- attention -------------------------------------------------------------------------------
+
 const DeviceTilePlan& CudaBackend::device_plan(const TilePlan& plan) {
   for (auto it = plans_.begin(); it != plans_.end(); ++it)
     if (it->id == plan.id()) {
       plans_.splice(plans_.begin(), plans_, it);
       return plans_.front().view;
     }
-  constexpr std::size_t kKeep = 8;
-  if (plans_.size() >= kKeep) plans_.pop_back();
+  bind_device(device_);
   DevicePlan d;
   d.id = plan.id();
   // Stored as i32 words: the byte arrays are padded up to whole words.
   auto upload_bytes = [&](const void* src, std::size_t bytes) {
     const Tensor t = allocate({static_cast<std::int64_t>((bytes + 3) / 4)}, ScalarType::i32);
     if (bytes) HDLAB_CUDA_CHECK(cudaMemcpyAsync(t.data(), src, bytes, cudaMemcpyHostToDevice, stream_));
+    d.bytes += t.bytes();
     return t;
   };
   d.classes = upload_bytes(plan.classes().data(), plan.classes().size());
@@ -242,15 +241,27 @@ const DeviceTilePlan& CudaBackend::device_plan(const TilePlan& plan) {
   synchronize();  // the host vectors belong to the caller's plan
   d.view = DeviceTilePlan{d.classes.data_as<const std::uint8_t>(), d.partial_index.data_as<const std::int32_t>(),
                           d.bits.data_as<const std::uint64_t>(), plan.q_tiles(), plan.k_tiles()};
+  plan_bytes_ += d.bytes;
   plans_.push_front(std::move(d));
+  while (plans_.size() > 1 && (plans_.size() > kKeepPlans || plan_bytes_ > kKeepPlanBytes)) {
+    plan_bytes_ -= plans_.back().bytes;
+    plans_.pop_back();
+  }
   return plans_.front().view;
 }
 
 void CudaBackend::attention_impl(const Tensor& q, const Tensor& k, const Tensor& v, const TilePlan& plan,
                                  const Tensor& out, float scale) {
-  if (q.dim(2) > kMaxAttentionHeadDim)
-    throw BackendError("cuda attention: head dim " + std::to_string(q.dim(2)) + " above " +
-                       std::to_string(kMaxAttentionHeadDim));
+  const std::int64_t hd = q.dim(2);
+  if (hd > kCudaAttentionMaxHeadDim)
+    throw BackendError("cuda attention: head dim " + std::to_string(hd) + " above " +
+                       std::to_string(kCudaAttentionMaxHeadDim) + " (the kernel holds a row's dims in registers)");
+  if (cuda_attention_shared_bytes(hd) > shared_per_block_optin_)
+    throw BackendError("cuda attention: head dim " + std::to_string(hd) + " needs " +
+                       std::to_string(cuda_attention_shared_bytes(hd)) + " bytes of shared memory per block, " +
+                       props_.name + " allows " + std::to_string(shared_per_block_optin_) + " (head dim at most " +
+                       std::to_string(cuda_attention_max_head_dim(shared_per_block_optin_)) + ")");
+  bind_device(device_);
   AttentionLaunch a;
   a.elem = elem_of(q);
   a.q = q.data();
@@ -261,15 +272,31 @@ void CudaBackend::attention_impl(const Tensor& q, const Tensor& k, const Tensor&
   a.key_rows = k.dim(0);
   a.heads = q.dim(1);
   a.kv_heads = k.dim(1);
-  a.head_dim = q.dim(2);
+  a.head_dim = hd;
   a.scale = scale;
   a.plan = device_plan(plan);
   launch_attention(a, stream_);
 }
 
+// ---- vector ops ------------------------------------------------------------------------------
+
+void CudaBackend::rms_norm_impl(const Tensor& x, const Tensor& weight, float eps, const Tensor& out) {
+  bind_device(device_);
+  launch_rms_norm(elem_of(x), x.data(), weight.data_as<const float>(), out.data(), x.matrix_rows(), x.matrix_cols(),
+                  eps, stream_);
+}
+
+void CudaBackend::group_norm_impl(const Tensor& x, std::int64_t group_size, const Tensor& weight, const Tensor& bias,
+                                  float eps, const Tensor& out) {
+  bind_device(device_);
+  launch_group_norm(elem_of(x), x.data(), group_size, weight.data_as<const float>(), bias.data_as<const float>(),
+                    out.data(), x.matrix_rows(), x.matrix_cols(), eps, stream_);
+}
+
 void CudaBackend::rope_impl(const Tensor& x, const Tensor& positions, double theta) {
   const std::int64_t hd = x.dim(2);
   if (hd / 2 > kMaxRopeHalfDim) throw BackendError("cuda rope: head dim " + std::to_string(hd) + " above 256");
+  bind_device(device_);
   double inv_freq[kMaxRopeHalfDim];
   for (std::int64_t j = 0; j < hd / 2; ++j)
     inv_freq[j] = std::pow(theta, -2.0 * static_cast<double>(j) / static_cast<double>(hd));
@@ -277,38 +304,89 @@ void CudaBackend::rope_impl(const Tensor& x, const Tensor& positions, double the
               stream_);
 }
 
-}  // namespace
-
-}  // namespace cuda
-
-bool cuda_compiled() { return true; }
-
-CudaProbe probe_cuda() {
-  int count = 0;
-  const cudaError_t status = cudaGetDeviceCount(&count);
-  if (status != cudaSuccess) {
-    (void)cudaGetLastError();
-    return CudaProbe{0, std::string("cudaGetDeviceCount: ") + cudaGetErrorName(status) + " (" +
-                            cudaGetErrorString(status) + ")"};
-  }
-  int usable = 0;
-  std::string reason = count == 0 ? "no CUDA device" : "";
-  for (int d = 0; d < count; ++d) {
-    cudaDeviceProp p{};
-    if (cudaGetDeviceProperties(&p, d) == cudaSuccess && cuda::usable(p))
-      ++usable;
-    else
-      reason = "device " + std::to_string(d) + " is below compute capability 8.0";
-  }
-  return CudaProbe{usable, usable ? "" : reason};
+void CudaBackend::swiglu_impl(const Tensor& gate_up, const Tensor& out) {
+  bind_device(device_);
+  launch_swiglu(elem_of(out), gate_up.data(), out.data(), out.matrix_rows(), out.matrix_cols(), stream_);
 }
 
-std::unique_ptr<Backend> make_cuda_backend(int device) {
-  const CudaProbe probe = probe_cuda();
-  if (device < 0 || device >= probe.devices)
-    throw BackendError("cuda backend: no usable device " + std::to_string(device) +
-                       (probe.reason.empty() ? "" : " (" + probe.reason + ")"));
-  return std::make_unique<cuda::CudaBackend>(device);
+void CudaBackend::add_impl(const Tensor& a, const Tensor& b, const Tensor& out) {
+  bind_device(device_);
+  launch_add(elem_of(out), a.data(), b.data(), out.data(), out.numel(), stream_);
 }
 
-}  // namespace hdlab::executor
+// ---- routing, gathers, scatters: data the kernels check ----------------------------------------
+
+void CudaBackend::arm_fault() { HDLAB_CUDA_CHECK(cudaMemsetAsync(fault_, 0xff, sizeof(unsigned), stream_)); }
+
+unsigned CudaBackend::read_fault() {
+  HDLAB_CUDA_CHECK(cudaMemcpyAsync(fault_host_, fault_, sizeof(unsigned), cudaMemcpyDeviceToHost, stream_));
+  synchronize();
+  return *fault_host_;
+}
+
+std::int32_t CudaBackend::id_at(const Tensor& ids, unsigned at) {
+  std::int32_t id = 0;
+  HDLAB_CUDA_CHECK(
+      cudaMemcpyAsync(&id, ids.data_as<const std::int32_t>() + at, sizeof id, cudaMemcpyDeviceToHost, stream_));
+  synchronize();
+  return id;
+}
+
+void CudaBackend::topk_routing_impl(const Tensor& logits, std::int64_t k, model::RouterKind score, bool normalize,
+                                    const Tensor& expert_ids, const Tensor& weights) {
+  if (logits.matrix_cols() > kMaxRoutedExperts)
+    throw BackendError("cuda topk_routing: " + std::to_string(logits.matrix_cols()) + " experts, the kernel takes " +
+                       std::to_string(kMaxRoutedExperts));
+  bind_device(device_);
+  arm_fault();
+  launch_topk_routing(elem_of(logits), logits.data(), logits.matrix_rows(), logits.matrix_cols(), k,
+                      score == model::RouterKind::sigmoid, normalize, expert_ids.data_as<std::int32_t>(),
+                      weights.data_as<float>(), fault_, stream_);
+  if (const unsigned token = read_fault(); token != kNoFault) throw_nan_router_scores(token);
+}
+
+void CudaBackend::gather_rows_impl(const Tensor& table, const Tensor& ids, const Tensor& out, RowMap map) {
+  bind_device(device_);
+  arm_fault();
+  launch_gather_rows(elem_of(table), table.data(), table.matrix_rows(), table.matrix_cols(),
+                     ids.data_as<const std::int32_t>(), ids.numel(), out.data(), map.first, map.stride, fault_,
+                     stream_);
+  if (const unsigned at = read_fault(); at != kNoFault)
+    throw_row_id_out_of_range("gather_rows", id_at(ids, at), table.matrix_rows());
+}
+
+void CudaBackend::scatter_add_rows_impl(const Tensor& src, const Tensor& ids, const Tensor& weights,
+                                        const Tensor& out) {
+  bind_device(device_);
+  arm_fault();
+  launch_scatter_add_rows(elem_of(src), src.data(), ids.data_as<const std::int32_t>(), weights.data_as<const float>(),
+                          src.matrix_rows(), src.matrix_cols(), out.data(), out.matrix_rows(), fault_, stream_);
+  if (const unsigned at = read_fault(); at != kNoFault)
+    throw_row_id_out_of_range("scatter_add_rows", id_at(ids, at), out.matrix_rows());
+}
+
+// ---- VWN GHC ---------------------------------------------------------------------------------
+
+void CudaBackend::ghc_dynamic_impl(const Tensor& hn, const Tensor& w_dyn, const Tensor& scale, const Tensor& static_a,
+                                   const Tensor& static_b, const Tensor& alpha, const Tensor& beta) {
+  bind_device(device_);
+  launch_ghc_dynamic(elem_of(hn), hn.data(), w_dyn.data(), scale.data_as<const float>(),
+                     static_a.data_as<const float>(), static_b.data_as<const float>(), alpha.data_as<float>(),
+                     beta.data_as<float>(), hn.dim(0), hn.dim(1), hn.dim(2), static_b.dim(0), stream_);
+}
+
+void CudaBackend::ghc_width_impl(const Tensor& h, const Tensor& alpha, const Tensor& x, const Tensor& carry) {
+  bind_device(device_);
+  const bool per_token = alpha.dim(0) == h.dim(0) && h.dim(0) != 1;
+  launch_ghc_width(elem_of(h), h.data(), alpha.data_as<const float>(), per_token, x.data(), carry.data(), h.dim(0),
+                   h.dim(1), h.dim(2), alpha.dim(2) - h.dim(1), stream_);
+}
+
+void CudaBackend::ghc_depth_impl(const Tensor& z, const Tensor& beta, const Tensor& carry, const Tensor& out) {
+  bind_device(device_);
+  const bool per_token = beta.dim(0) == z.dim(0) && z.dim(0) != 1;
+  launch_ghc_depth(elem_of(z), z.data(), beta.data_as<const float>(), per_token, carry.data(), out.data(), z.dim(0),
+                   z.dim(1), z.dim(2), carry.dim(1), stream_);
+}
+
+}  // namespace hdlab::executor::cuda

@@ -6,9 +6,19 @@
 
 #include <cstdint>
 
+#include "hdlab/executor/cuda_limits.hpp"
+
 namespace hdlab::executor::cuda {
 
-enum class Elem { f32, bf16 };  // storage of float tensors; arithmetic is f32
+// Storage of float tensors (f32, bf16) and of matrix-product operands (all three);
+// arithmetic is f32.
+enum class Elem { f32, bf16, f16 };
+
+// Where a kernel reports bad data (an id out of range, a token whose router scores are
+// NaN): the lowest offending item, kNoFault when none. The backend sets it to kNoFault
+// (all bytes 0xff) before such a kernel and reads it right after, as the CPU backend
+// checks before it returns.
+inline constexpr unsigned kNoFault = 0xffffffffu;
 
 // The TilePlan on the device (see attention_mask.hpp): classes [q_tiles, k_tiles] as
 // bytes (0 skip, 1 full, 2 partial), partial_index [q_tiles, k_tiles], bits [partials, 64].
@@ -29,7 +39,8 @@ struct AttentionLaunch {
   float scale = 1.0f;
   DeviceTilePlan plan;
 };
-inline constexpr std::int64_t kMaxAttentionHeadDim = 256;
+// Head dims up to kCudaAttentionMaxHeadDim whose cuda_attention_shared_bytes the device
+// allows (the backend checks both before the launch).
 void launch_attention(const AttentionLaunch& a, cudaStream_t stream);
 
 void launch_convert(Elem from, const void* src, Elem to, void* dst, std::int64_t n, cudaStream_t stream);
@@ -43,13 +54,19 @@ void launch_rope(Elem e, void* x, const std::int32_t* positions, std::int64_t to
                  std::int64_t head_dim, const double* inv_freq_host, cudaStream_t stream);
 void launch_swiglu(Elem e, const void* gate_up, void* out, std::int64_t tokens, std::int64_t ffn, cudaStream_t stream);
 void launch_add(Elem e, const void* a, const void* b, void* out, std::int64_t n, cudaStream_t stream);
+// fault: the lowest token with fewer than k experts whose score is a number.
+inline constexpr std::int64_t kMaxRoutedExperts = 1024;
 void launch_topk_routing(Elem e, const void* logits, std::int64_t tokens, std::int64_t experts, std::int64_t k,
-                         bool sigmoid, bool normalize, std::int32_t* ids, float* weights, cudaStream_t stream);
+                         bool sigmoid, bool normalize, std::int32_t* ids, float* weights, unsigned* fault,
+                         cudaStream_t stream);
+// fault: the lowest i whose ids[i] is outside [0, table_rows) (its row is not written).
 void launch_gather_rows(Elem e, const void* table, std::int64_t table_rows, std::int64_t width,
                         const std::int32_t* ids, std::int64_t n, void* out, std::int64_t first, std::int64_t stride,
-                        cudaStream_t stream);
+                        unsigned* fault, cudaStream_t stream);
+// fault: the lowest i whose ids[i] is outside [0, out_rows) (nothing added for it).
 void launch_scatter_add_rows(Elem e, const void* src, const std::int32_t* ids, const float* weights, std::int64_t n,
-                             std::int64_t width, void* out, std::int64_t out_rows, cudaStream_t stream);
+                             std::int64_t width, void* out, std::int64_t out_rows, unsigned* fault,
+                             cudaStream_t stream);
 void launch_ghc_dynamic(Elem e, const void* hn, const void* w_dyn, const float* scale, const float* static_a,
                         const float* static_b, float* alpha, float* beta, std::int64_t tokens, std::int64_t n,
                         std::int64_t s, std::int64_t m, cudaStream_t stream);
@@ -57,5 +74,11 @@ void launch_ghc_width(Elem e, const void* h, const float* alpha, bool alpha_per_
                       std::int64_t tokens, std::int64_t n, std::int64_t s, std::int64_t m, cudaStream_t stream);
 void launch_ghc_depth(Elem e, const void* z, const float* beta, bool beta_per_token, const void* carry, void* out,
                       std::int64_t tokens, std::int64_t m, std::int64_t s, std::int64_t n, cudaStream_t stream);
+
+// Matrix-product operands and their check (any Elem): dst[i] = value rounded to e;
+// *mismatches (zeroed by the caller) += the elements of x that are not value rounded to e.
+void launch_fill(Elem e, void* dst, std::int64_t n, float value, cudaStream_t stream);
+void launch_count_mismatches(Elem e, const void* x, std::int64_t n, float value, unsigned long long* mismatches,
+                             cudaStream_t stream);
 
 }  // namespace hdlab::executor::cuda

@@ -1,8 +1,10 @@
 // The CUDA backend's small kernels: conversions, norms, RoPE, SwiGLU, adds, routing,
-// gathers/scatters and the VWN GHC ops. Storage f32 or bf16, arithmetic f32. They are
-// written to be obviously right (one thread per output element or row, grid-stride
-// loops); none of them is where a layer's time goes.
+// gathers/scatters, the VWN GHC ops, and the fill and check of matrix-product operands.
+// Storage f32 or bf16 (f16 for those operands), arithmetic f32. They are written to be
+// obviously right (one thread per output element or row, grid-stride loops); none of them
+// is where a layer's time goes.
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 
 #include <cstdint>
 
@@ -26,7 +28,8 @@ unsigned blocks_for(std::int64_t n) {
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < (n); \
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
 
-// Runs the statements with T = float or __nv_bfloat16, then checks the launch.
+// Runs the statements with T = float or __nv_bfloat16 (the tensor types), then checks
+// the launch.
 #define HDLAB_DISPATCH(e, ...)          \
   do {                                  \
     if ((e) == Elem::f32) {             \
@@ -132,18 +135,21 @@ __global__ void add_kernel(const T* a, const T* b, T* out, std::int64_t n) {
 }
 
 // One thread per token: scores, then k passes of arg-max (strict >: lower id on ties).
-constexpr int kMaxExperts = 1024;
+// A NaN score is never picked (NaN > x is false), as on the CPU; a token left with fewer
+// than k experts whose score is a number reports itself in *fault.
 template <class T>
 __global__ void topk_kernel(const T* logits, std::int64_t tokens, std::int64_t experts, std::int64_t k, bool sigmoid,
-                            bool normalize, std::int32_t* ids, float* weights) {
+                            bool normalize, std::int32_t* ids, float* weights, unsigned* fault) {
   HDLAB_GRID_STRIDE(t, tokens) {
     const T* row = logits + t * experts;
     float mx = -INFINITY, denom = 0.0f;
     if (!sigmoid) {
+      // fmaxf skips a NaN logit, but the sum takes it in: every score becomes NaN, as
+      // the CPU's softmax makes them.
       for (std::int64_t e = 0; e < experts; ++e) mx = fmaxf(mx, to_float(row[e]));
       for (std::int64_t e = 0; e < experts; ++e) denom += expf(to_float(row[e]) - mx);
     }
-    std::uint32_t taken[kMaxExperts / 32] = {};
+    std::uint32_t taken[kMaxRoutedExperts / 32] = {};
     float kept = 0.0f;
     for (std::int64_t j = 0; j < k; ++j) {
       std::int64_t best = -1;
@@ -157,7 +163,10 @@ __global__ void topk_kernel(const T* logits, std::int64_t tokens, std::int64_t e
           best = e;
         }
       }
-      if (best < 0) best = 0;  // NaN scores: the CPU backend throws; here expert 0
+      if (best < 0) {  // only NaN scores left: the CPU backend throws for this token
+        atomicMin(fault, static_cast<unsigned>(t));
+        break;
+      }
       taken[best / 32] |= 1u << (best % 32);
       ids[t * k + j] = static_cast<std::int32_t>(best);
       weights[t * k + j] = best_p;
@@ -170,25 +179,44 @@ __global__ void topk_kernel(const T* logits, std::int64_t tokens, std::int64_t e
 
 template <class T>
 __global__ void gather_kernel(const T* table, std::int64_t table_rows, std::int64_t width, const std::int32_t* ids,
-                              std::int64_t n, T* out, std::int64_t first, std::int64_t stride) {
+                              std::int64_t n, T* out, std::int64_t first, std::int64_t stride, unsigned* fault) {
   HDLAB_GRID_STRIDE(i, n * width) {
     const std::int64_t r = i / width, d = i % width;
     const std::int32_t id = ids[r];
-    const bool ok = id >= 0 && id < table_rows;  // out of range: a zero row (documented)
-    out[(first + r * stride) * width + d] = ok ? table[id * width + d] : from_float<T>(0.0f);
+    if (id < 0 || id >= table_rows) {  // reported, as the CPU backend throws
+      if (d == 0) atomicMin(fault, static_cast<unsigned>(r));
+      continue;
+    }
+    out[(first + r * stride) * width + d] = table[id * width + d];
   }
 }
 
 template <class T>
 __global__ void scatter_add_kernel(const T* src, const std::int32_t* ids, const float* w, std::int64_t n,
-                                   std::int64_t width, T* out, std::int64_t out_rows) {
+                                   std::int64_t width, T* out, std::int64_t out_rows, unsigned* fault) {
   HDLAB_GRID_STRIDE(i, n * width) {
     const std::int64_t r = i / width, d = i % width;
     const std::int32_t id = ids[r];  // distinct within a call: no two threads share an output
-    if (id < 0 || id >= out_rows) continue;
+    if (id < 0 || id >= out_rows) {
+      if (d == 0) atomicMin(fault, static_cast<unsigned>(r));
+      continue;
+    }
     T* dst = out + id * width + d;
     *dst = from_float<T>(to_float(*dst) + w[r] * to_float(src[i]));
   }
+}
+
+template <class T>
+__global__ void fill_kernel(T* dst, std::int64_t n, float value) {
+  HDLAB_GRID_STRIDE(i, n) dst[i] = from_float<T>(value);
+}
+
+template <class T>
+__global__ void count_mismatches_kernel(const T* x, std::int64_t n, float value, unsigned long long* mismatches) {
+  const float want = to_float(from_float<T>(value));
+  unsigned long long bad = 0;
+  HDLAB_GRID_STRIDE(i, n) bad += to_float(x[i]) != want;
+  if (bad) atomicAdd(mismatches, bad);
 }
 
 // One thread per (token, slot i, column c) of [alpha | beta^T].
@@ -288,22 +316,25 @@ void launch_add(Elem e, const void* a, const void* b, void* out, std::int64_t n,
 }
 
 void launch_topk_routing(Elem e, const void* logits, std::int64_t tokens, std::int64_t experts, std::int64_t k,
-                         bool sigmoid, bool normalize, std::int32_t* ids, float* weights, cudaStream_t stream) {
-  HDLAB_DISPATCH(e, topk_kernel<T><<<blocks_for(tokens), kBlock, 0, stream>>>(static_cast<const T*>(logits), tokens, experts, k,
-                                                              sigmoid, normalize, ids, weights));
+                         bool sigmoid, bool normalize, std::int32_t* ids, float* weights, unsigned* fault,
+                         cudaStream_t stream) {
+  HDLAB_DISPATCH(e, topk_kernel<T><<<blocks_for(tokens), kBlock, 0, stream>>>(
+                        static_cast<const T*>(logits), tokens, experts, k, sigmoid, normalize, ids, weights, fault));
 }
 
 void launch_gather_rows(Elem e, const void* table, std::int64_t table_rows, std::int64_t width,
                         const std::int32_t* ids, std::int64_t n, void* out, std::int64_t first, std::int64_t stride,
-                        cudaStream_t stream) {
-  HDLAB_DISPATCH(e, gather_kernel<T><<<blocks_for(n * width), kBlock, 0, stream>>>(static_cast<const T*>(table), table_rows, width,
-                                                                    ids, n, static_cast<T*>(out), first, stride));
+                        unsigned* fault, cudaStream_t stream) {
+  HDLAB_DISPATCH(e, gather_kernel<T><<<blocks_for(n * width), kBlock, 0, stream>>>(
+                        static_cast<const T*>(table), table_rows, width, ids, n, static_cast<T*>(out), first, stride,
+                        fault));
 }
 
 void launch_scatter_add_rows(Elem e, const void* src, const std::int32_t* ids, const float* weights, std::int64_t n,
-                             std::int64_t width, void* out, std::int64_t out_rows, cudaStream_t stream) {
-  HDLAB_DISPATCH(e, scatter_add_kernel<T><<<blocks_for(n * width), kBlock, 0, stream>>>(static_cast<const T*>(src), ids, weights, n,
-                                                                         width, static_cast<T*>(out), out_rows));
+                             std::int64_t width, void* out, std::int64_t out_rows, unsigned* fault,
+                             cudaStream_t stream) {
+  HDLAB_DISPATCH(e, scatter_add_kernel<T><<<blocks_for(n * width), kBlock, 0, stream>>>(
+                        static_cast<const T*>(src), ids, weights, n, width, static_cast<T*>(out), out_rows, fault));
 }
 
 void launch_ghc_dynamic(Elem e, const void* hn, const void* w_dyn, const float* scale, const float* static_a,
@@ -325,6 +356,29 @@ void launch_ghc_depth(Elem e, const void* z, const float* beta, bool beta_per_to
   HDLAB_DISPATCH(e, ghc_depth_kernel<T><<<blocks_for(tokens * n * s), kBlock, 0, stream>>>(
         static_cast<const T*>(z), beta, beta_per_token, static_cast<const T*>(carry), static_cast<T*>(out), tokens, m,
         s, n));
+}
+
+// Runs the statements with T = the storage type of any Elem (f16 included), then checks
+// the launch.
+#define HDLAB_DISPATCH_ANY(e, ...)       \
+  do {                                   \
+    if ((e) == Elem::f16) {              \
+      using T = __half;                  \
+      __VA_ARGS__;                       \
+      HDLAB_CUDA_CHECK(cudaGetLastError()); \
+    } else {                             \
+      HDLAB_DISPATCH(e, __VA_ARGS__);    \
+    }                                    \
+  } while (0)
+
+void launch_fill(Elem e, void* dst, std::int64_t n, float value, cudaStream_t stream) {
+  HDLAB_DISPATCH_ANY(e, fill_kernel<T><<<blocks_for(n), kBlock, 0, stream>>>(static_cast<T*>(dst), n, value));
+}
+
+void launch_count_mismatches(Elem e, const void* x, std::int64_t n, float value, unsigned long long* mismatches,
+                             cudaStream_t stream) {
+  HDLAB_DISPATCH_ANY(e, count_mismatches_kernel<T><<<blocks_for(n), kBlock, 0, stream>>>(static_cast<const T*>(x), n,
+                                                                                         value, mismatches));
 }
 
 }  // namespace hdlab::executor::cuda

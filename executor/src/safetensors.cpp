@@ -1,15 +1,21 @@
 // Safetensors reading and writing; see safetensors.hpp for the format and the checks.
 #include "hdlab/executor/safetensors.hpp"
 
+#include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <limits>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
+#include <tuple>
 #include <unistd.h>
+
+#include "hdlab/model/config_io.hpp"
+#include "hdlab/model/files.hpp"
 
 namespace hdlab::executor {
 
@@ -147,9 +153,9 @@ SafetensorsReader::SafetensorsReader(std::string path) : path_(std::move(path)) 
   if (!in) fail(path_, "cannot read the header");
   Json j;
   try {
-    j = Json::parse(header);
-  } catch (const Json::exception& e) {  // syntax errors and numbers out of range
-    fail(path_, std::string("header is not valid JSON: ") + e.what());
+    j = model::parse_json_text(header, path_);
+  } catch (const model::ConfigError& e) {  // syntax, depth, repeated tensor names, numbers out of range
+    fail(path_, "header: " + e.reason());
   }
   if (!j.is_object()) fail(path_, "header is not a JSON object");
   data_start_ = 8 + header_bytes;
@@ -165,9 +171,42 @@ SafetensorsReader::SafetensorsReader(std::string path) : path_(std::move(path)) 
     }
     entries_[name] = parse_entry(path_, name, value, data_bytes);
   }
+  check_data_layout(data_bytes);
 }
 
-std::vector<float> SafetensorsReader::read_f32(const std::string& name, const Shape& expected) const {
+void SafetensorsReader::check_data_layout(std::uint64_t data_bytes) const {
+  // As the reference implementation validates: the tensors tile the data section exactly,
+  // in offset order, with no overlap, no gap and nothing after the last one. Bytes no
+  // tensor owns mean the header and the data do not belong together.
+  std::vector<std::pair<const std::string*, const SafetensorsEntry*>> by_offset;
+  for (const auto& [name, e] : entries_) by_offset.emplace_back(&name, &e);
+  std::sort(by_offset.begin(), by_offset.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.second->begin, a.second->end) < std::tie(b.second->begin, b.second->end);
+  });
+  std::uint64_t covered = 0;
+  const std::string* previous = nullptr;
+  auto range = [](const SafetensorsEntry& e) {
+    return "[" + std::to_string(e.begin) + ", " + std::to_string(e.end) + ")";
+  };
+  for (const auto& [name, e] : by_offset) {
+    const std::string where = "tensor \"" + *name + "\": data_offsets " + range(*e);
+    if (e->begin < covered)
+      fail(path_, where + " overlap tensor \"" + *previous + "\" " + range(entries_.at(*previous)) +
+                      ": two tensors cannot share bytes");
+    if (e->begin > covered)
+      fail(path_, where + " leave bytes [" + std::to_string(covered) + ", " + std::to_string(e->begin) +
+                      ") that no tensor owns" + (previous ? " after tensor \"" + *previous + "\"" : std::string()));
+    covered = e->end;
+    previous = name;
+  }
+  if (covered != data_bytes)
+    fail(path_, std::to_string(data_bytes - covered) + " trailing bytes after the last tensor's data (" +
+                    (previous ? "\"" + *previous + "\" ends at " : std::string("no tensors: ")) +
+                    std::to_string(covered) + " of " + std::to_string(data_bytes) +
+                    " data bytes): the file holds more than its header describes");
+}
+
+void SafetensorsReader::require_float_tensor(const std::string& name, const Shape& expected) const {
   const auto it = entries_.find(name);
   if (it == entries_.end())
     fail(path_, "tensor \"" + name + "\" is missing (the file has " + std::to_string(entries_.size()) + " tensors)");
@@ -176,6 +215,11 @@ std::vector<float> SafetensorsReader::read_f32(const std::string& name, const Sh
     fail(path_, "tensor \"" + name + "\" has shape " + to_string(e.shape) + ", the model needs " + to_string(expected));
   if (e.dtype != "F32" && e.dtype != "BF16" && e.dtype != "F16")
     fail(path_, "tensor \"" + name + "\" has dtype " + e.dtype + "; weights must be F32, BF16 or F16");
+}
+
+std::vector<float> SafetensorsReader::read_f32(const std::string& name, const Shape& expected) const {
+  require_float_tensor(name, expected);
+  const SafetensorsEntry& e = entries_.at(name);
   const std::size_t count = static_cast<std::size_t>(element_count(e.shape));
   std::vector<float> out(count);
   std::ifstream in(path_, std::ios::binary);
@@ -191,13 +235,16 @@ std::vector<float> SafetensorsReader::read_f32(const std::string& name, const Sh
   }
   // The header was checked against the size at open; a file cut short since then.
   if (!in) fail(path_, "tensor \"" + name + "\": the data ends early (file truncated while reading?)");
+  for (std::size_t i = 0; i < count; ++i)
+    if (!std::isfinite(out[i]))
+      fail(path_, "tensor \"" + name + "\": element " + std::to_string(i) + " is " +
+                      (std::isnan(out[i]) ? "NaN" : "infinite") + ": not a usable weight (a corrupt or diverged checkpoint)");
   return out;
 }
 
 void write_safetensors(const std::string& path, const std::vector<SafetensorsTensorSpec>& tensors,
                        const std::function<std::vector<float>(const SafetensorsTensorSpec&)>& values, StDtype dtype,
                        const std::map<std::string, std::string>& metadata) {
-  namespace fs = std::filesystem;
   const std::uint64_t elem = dtype == StDtype::f32 ? 4 : 2;
   Json header = Json::object();
   std::uint64_t offset = 0;
@@ -211,38 +258,26 @@ void write_safetensors(const std::string& path, const std::vector<SafetensorsTen
   std::string text = header.dump();
   while (text.size() % 8 != 0) text += ' ';  // align the data section to 8 bytes
 
-  const fs::path target(path);
-  const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  if (!fs::is_directory(folder)) fail(path, "folder " + folder.string() + " does not exist");
-  const fs::path temp = folder / ("." + target.filename().string() + ".tmp." + std::to_string(::getpid()));
-  try {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    if (!out) fail(path, "cannot write into " + folder.string());
-    unsigned char len_bytes[8];
-    for (int i = 0; i < 8; ++i) len_bytes[i] = static_cast<unsigned char>((text.size() >> (8 * i)) & 0xffu);
-    out.write(reinterpret_cast<const char*>(len_bytes), 8);
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    for (const auto& t : tensors) {
-      const std::vector<float> v = values(t);
-      if (static_cast<std::int64_t>(v.size()) != element_count(t.shape))
-        fail(path, "tensor \"" + t.name + "\": " + std::to_string(v.size()) + " values for shape " + to_string(t.shape));
-      if (dtype == StDtype::f32) {
-        out.write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(v.size() * 4));
-      } else {
-        std::vector<std::uint16_t> raw(v.size());
-        for (std::size_t i = 0; i < v.size(); ++i) raw[i] = dtype == StDtype::bf16 ? f32_to_bf16(v[i]) : f32_to_f16(v[i]);
-        out.write(reinterpret_cast<const char*>(raw.data()), static_cast<std::streamsize>(raw.size() * 2));
-      }
+  // model::AtomicFileWriter: a temporary renamed into place, links written through and
+  // devices never replaced, as every hdlab output (model/files.hpp).
+  model::AtomicFileWriter out(path);
+  unsigned char len_bytes[8];
+  for (int i = 0; i < 8; ++i) len_bytes[i] = static_cast<unsigned char>((text.size() >> (8 * i)) & 0xffu);
+  out.write(std::string_view(reinterpret_cast<const char*>(len_bytes), 8));
+  out.write(text);
+  for (const auto& t : tensors) {
+    const std::vector<float> v = values(t);
+    if (static_cast<std::int64_t>(v.size()) != element_count(t.shape))
+      fail(path, "tensor \"" + t.name + "\": " + std::to_string(v.size()) + " values for shape " + to_string(t.shape));
+    if (dtype == StDtype::f32) {
+      out.write(std::string_view(reinterpret_cast<const char*>(v.data()), v.size() * 4));
+    } else {
+      std::vector<std::uint16_t> raw(v.size());
+      for (std::size_t i = 0; i < v.size(); ++i) raw[i] = dtype == StDtype::bf16 ? f32_to_bf16(v[i]) : f32_to_f16(v[i]);
+      out.write(std::string_view(reinterpret_cast<const char*>(raw.data()), raw.size() * 2));
     }
-    out.flush();
-    if (!out) fail(path, "writing failed (disk full?)");
-    out.close();
-    fs::rename(temp, target);
-  } catch (...) {
-    std::error_code ec;
-    fs::remove(temp, ec);
-    throw;
   }
+  out.commit();
 }
 
 }  // namespace hdlab::executor

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 #include <numbers>
+#include <set>
 
 #include "hdlab/model/error.hpp"
 
@@ -212,6 +213,30 @@ std::vector<float> RandomWeights::values(const WeightSpec& spec) {
     }
   }
   return {};
+}
+
+std::vector<WeightSpec> stored_weight_specs(const model::Config& c) {
+  return weight_specs(c.design.growth ? c.base : c.effective, c.design.method);
+}
+
+SafetensorsWeights::SafetensorsWeights(const std::string& path, const std::vector<WeightSpec>& expected)
+    : reader_(path) {
+  std::set<std::string> wanted;
+  for (const auto& s : expected) wanted.insert(s.name);
+  std::vector<std::string> extra;
+  for (const auto& [name, entry] : reader_.entries())
+    if (!wanted.count(name)) extra.push_back(name);
+  if (!extra.empty()) {
+    std::string written_for;
+    const auto& meta = reader_.metadata();
+    if (meta.count("model") && meta.count("design"))
+      written_for = "; its metadata says " + meta.at("model") + ", " + meta.at("design");
+    throw SafetensorsError(path + ": tensor \"" + extra.front() + "\" is not a weight of this model" +
+                           (extra.size() > 1 ? " (nor are " + std::to_string(extra.size() - 1) + " more)" : "") +
+                           ": the file was written for another model or design (another layer count, method or "
+                           "size)" + written_for);
+  }
+  for (const auto& s : expected) reader_.require_float_tensor(s.name, s.shape);
 }
 
 void save_weights(const std::string& path, const model::Config& config, WeightSource& source, StDtype dtype) {

@@ -20,9 +20,7 @@ ChartPanel::ChartPanel(const QString& file_stem, QWidget* parent) : QWidget(pare
   auto* row = new QHBoxLayout();
   row->addStretch(1);
   auto* save = new QPushButton(tr("Export..."));
-  save->setToolTip(hdlab::charts::svg_export_available() ? tr("Save this chart as PNG or SVG at the size shown")
-                                                          : tr("Save this chart as PNG at the size shown (SVG needs "
-                                                               "Qt Svg, not in this build)"));
+  save->setToolTip(tr("Save this chart as PNG or SVG at the size shown"));
   row->addWidget(save);
   v->addLayout(row);
   connect(save, &QPushButton::clicked, this, &ChartPanel::exportDialog);
@@ -46,8 +44,7 @@ QString ChartPanel::exportTo(const QString& path, QSize size) const {
 }
 
 void ChartPanel::exportDialog() {
-  QString filters = tr("PNG image (*.png)");
-  if (hdlab::charts::svg_export_available()) filters += tr(";;SVG drawing (*.svg)");
+  const QString filters = tr("PNG image (*.png);;SVG drawing (*.svg)");
   QString chosen;
   QString path = QFileDialog::getSaveFileName(this, tr("Export chart"), stem_ + ".png", filters, &chosen);
   if (path.isEmpty()) return;

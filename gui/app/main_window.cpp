@@ -320,10 +320,8 @@ QStringList MainWindow::exportAllCharts(const QString& dir) {
     const QSize size(1200, 800);
     QString e = p->exportTo(dir + "/" + p->fileStem() + ".png", size);
     if (!e.isEmpty()) errors << e;
-    if (charts::svg_export_available()) {
-      e = p->exportTo(dir + "/" + p->fileStem() + ".svg", size);
-      if (!e.isEmpty()) errors << e;
-    }
+    e = p->exportTo(dir + "/" + p->fileStem() + ".svg", size);
+    if (!e.isEmpty()) errors << e;
   }
   return errors;
 }

@@ -2,6 +2,8 @@
 // parsing with unknown-key rejection, range validation, normalised output.
 #include "hdlab/model/config_io.hpp"
 
+#include <map>
+
 #include "hdlab/model/json_reader.hpp"
 
 namespace hdlab::model {
@@ -62,7 +64,22 @@ std::vector<LayerAttention> parse_layer_attention(ObjectReader& r, std::int64_t 
   return out;
 }
 
-MoeConfig parse_moe(ObjectReader r) {
+// Keys our format lets a file leave out, and the value taken for each: parse_backbone
+// records them as assumptions ("hdlab check" prints every one), unless the file's own
+// "assumptions" already explain that field.
+using Defaults = std::map<std::string, std::string>;
+
+void note_default(Defaults& defaults, const ObjectReader& r, const std::string& field, const char* key,
+                  const std::string& value) {
+  if (!r.has(key)) defaults[field] = "not given; " + value + " assumed (hdlab's default)";
+}
+
+MoeConfig parse_moe(ObjectReader r, Defaults& defaults) {
+  note_default(defaults, r, "moe/num_shared_experts", "num_shared_experts", "0 (no shared experts)");
+  note_default(defaults, r, "moe/shared_expert_intermediate_size", "shared_expert_intermediate_size",
+               "expert_intermediate_size");
+  note_default(defaults, r, "moe/first_dense_layers", "first_dense_layers", "0 (every layer MoE)");
+  note_default(defaults, r, "moe/router", "router", "softmax");
   MoeConfig m;
   m.num_experts = r.integer("num_experts", std::nullopt, 1, Limits::max_experts);
   m.top_k = r.integer("top_k", std::nullopt, 1, Limits::max_experts);
@@ -77,7 +94,8 @@ MoeConfig parse_moe(ObjectReader r) {
   return m;
 }
 
-MlaConfig parse_mla(ObjectReader r) {
+MlaConfig parse_mla(ObjectReader r, Defaults& defaults) {
+  note_default(defaults, r, "mla/q_lora_rank", "q_lora_rank", "0 (queries projected directly from the hidden state)");
   MlaConfig m;
   m.q_lora_rank = r.integer("q_lora_rank", 0, 0, Limits::max_hidden);
   m.kv_lora_rank = r.integer("kv_lora_rank", std::nullopt, 1, Limits::max_hidden);
@@ -180,44 +198,62 @@ void validate(const Backbone& b, const std::string& p) {
 Backbone parse_backbone(const Json& j, const std::string& pointer) {
   ObjectReader r(j, pointer);
   Backbone b;
+  Defaults defaults;
+  auto noted = [&](const char* key, const std::string& value) { note_default(defaults, r, key, key, value); };
   b.name = r.string("name", "unnamed");
+  noted("name", "\"unnamed\"");
   b.source = r.string("source", "");
   b.num_layers = r.integer("num_layers", std::nullopt, 1, Limits::max_layers);
   b.hidden = r.integer("hidden_size", std::nullopt, 1, Limits::max_hidden);
   b.num_heads = r.integer("num_heads", std::nullopt, 1, Limits::max_heads);
   b.num_kv_heads = r.integer("num_kv_heads", b.num_heads, 1, Limits::max_heads);
+  noted("num_kv_heads", "num_heads = " + num(b.num_heads) + " (multi-head attention)");
   if (b.hidden % b.num_heads != 0 && !r.has("head_dim"))
     fail(r.at("head_dim"), "is required: hidden_size " + num(b.hidden) + " is not divisible by num_heads " +
                                num(b.num_heads));
   b.head_dim = r.integer("head_dim", b.hidden / b.num_heads, 1, Limits::max_head_dim);
+  noted("head_dim", "hidden_size / num_heads = " + num(b.hidden / b.num_heads));
   b.qk_norm = r.boolean("qk_norm", false);
+  noted("qk_norm", "false");
   b.attention_bias = r.boolean("attention_bias", false);
-  if (auto m = r.optional_object("moe")) b.moe = parse_moe(*m);
-  if (auto m = r.optional_object("mla")) b.mla = parse_mla(*m);
+  noted("attention_bias", "false");
+  if (auto m = r.optional_object("moe")) b.moe = parse_moe(*m, defaults);
+  if (auto m = r.optional_object("mla")) b.mla = parse_mla(*m, defaults);
   const bool any_dense = !b.moe || b.moe->first_dense_layers > 0;
   b.intermediate = r.integer("intermediate_size", any_dense ? std::nullopt : std::optional<std::int64_t>(0),
                              0, Limits::max_intermediate);
+  noted("intermediate_size", "0 (every layer is MoE: no dense FFN)");
   b.vocab_size = r.integer("vocab_size", std::nullopt, 1, Limits::max_vocab);
   b.vocab_pad_multiple = r.integer("vocab_pad_multiple", 1, 1, 1 << 16);
+  noted("vocab_pad_multiple", "1 (the vocabulary is not padded)");
   b.tie_embeddings = r.boolean("tie_embeddings", false);
+  noted("tie_embeddings", "false (a separate output head)");
   if (auto a = r.optional_object("attention")) {
     b.layers = parse_layer_attention(*a, b.num_layers);
     a->finish();
   } else {
     b.layers.assign(static_cast<std::size_t>(b.num_layers), LayerAttention{});
   }
+  noted("attention", "full causal attention in every layer");
   b.norms_per_layer = r.integer("norms_per_layer", 2, 0, 16);
+  noted("norms_per_layer", "2 (pre-attention and pre-FFN RMSNorm)");
   b.kv_mirror_layers = r.integer("kv_mirror_layers", 0, 0, Limits::max_layers);
+  noted("kv_mirror_layers", "0 (no KV-mirror layers)");
   b.rope_theta = r.number("rope_theta", 10000.0);
+  noted("rope_theta", "10000");
   b.norm_eps = r.number("norm_eps", 1e-6);
+  noted("norm_eps", "1e-6");
   b.max_context = r.integer("max_context", 0, 0, Limits::max_window);
+  noted("max_context", "0 (native context not stated)");
   b.dtype = parse_dtype(r, "dtype");
+  noted("dtype", "bf16");
   if (const Json* a = r.find("assumptions")) {
     if (!a->is_object()) fail(r.at("assumptions"), "must be an object of field -> note");
     for (const auto& [key, value] : a->items())
       b.assumptions[key] = read_string(value, pointer_join(r.at("assumptions"), key));
   }
   r.finish();
+  for (const auto& [field, note] : defaults) b.assumptions.emplace(field, note);  // the file's own notes win
   validate(b, pointer);
   return b;
 }

@@ -10,10 +10,47 @@
 
 namespace hdlab::model {
 
+namespace {
+
+// The backbone of a config document: "backbone" (our format) or "hf_config" (an embedded
+// HuggingFace config.json, with an optional "dtype" beside it: the working precision to
+// model instead of bf16). The document's other keys are read by the caller.
+Backbone document_backbone(ObjectReader& r) {
+  if (const Json* b = r.find("backbone")) {
+    if (r.has("hf_config")) fail(r.at("hf_config"), "a config document has one backbone; \"backbone\" is already given");
+    return parse_backbone(*b, r.at("backbone"));
+  }
+  if (const Json* h = r.find("hf_config")) {
+    Backbone b = import_hf_config(*h, r.at("hf_config"));
+    if (r.find("dtype")) {
+      b.dtype = r.choice<DType>(
+          "dtype", {{"bf16", DType::bf16}, {"fp16", DType::fp16}, {"fp32", DType::fp32}, {"fp8", DType::fp8}},
+          std::nullopt);
+      b.assumptions.erase("dtype");  // chosen by the user, not assumed
+    }
+    return b;
+  }
+  fail(r.at("backbone"), "is required (or \"hf_config\")");
+}
+
+// The keys of a config document; anything else is a typo ("desing") and an error, found
+// before the parts are read so that the typo is what gets reported.
+void check_document_keys(ObjectReader& r) {
+  r.allow({"description", "backbone", "hf_config", "design"});
+  if (r.has("hf_config")) r.allow({"dtype"});
+  else if (r.has("dtype")) fail(r.at("dtype"), "belongs inside \"backbone\" (beside it only with \"hf_config\")");
+  r.finish();
+}
+
+}  // namespace
+
 Backbone load_backbone(const Json& doc, const std::string& pointer) {
   if (looks_like_hf_config(doc)) return import_hf_config(doc, pointer);
-  if (doc.is_object() && doc.contains("backbone")) return parse_backbone(doc["backbone"], pointer + "/backbone");
-  if (doc.is_object() && doc.contains("hf_config")) return import_hf_config(doc["hf_config"], pointer + "/hf_config");
+  if (doc.is_object() && (doc.contains("backbone") || doc.contains("hf_config"))) {
+    ObjectReader r(doc, pointer);
+    check_document_keys(r);
+    return document_backbone(r);
+  }
   return parse_backbone(doc, pointer);
 }
 
@@ -22,87 +59,53 @@ Config make_config(const Backbone& base, const Design& design) {
   // The design's JSON form round-trips exactly, so checking it through the parser keeps
   // every design check in one place.
   Design checked = parse_design(to_json(design), base, "/design");
+  checked.defaults = design.defaults;  // to_json wrote every value explicitly; keep what was defaulted
   Backbone effective = checked.growth ? grow(base, *checked.growth) : base;
   return Config{base, std::move(checked), std::move(effective)};
 }
 
 Config parse_config(const Json& doc) {
   ObjectReader r(doc, "");
-  r.allow({"description"});
-  Backbone base;
-  if (const Json* b = r.find("backbone")) base = parse_backbone(*b, "/backbone");
-  else if (const Json* h = r.find("hf_config")) base = import_hf_config(*h, "/hf_config");
-  else fail("/backbone", "is required (or \"hf_config\")");
+  check_document_keys(r);
+  const Backbone base = document_backbone(r);
   Design d;
   if (const Json* dj = r.find("design")) d = parse_design(*dj, base, "/design");
-  r.finish();
   return Config{base, d, d.growth ? grow(base, *d.growth) : base};
 }
 
 Json to_json(const Config& c) { return Json{{"backbone", to_json(c.base)}, {"design", to_json(c.design)}}; }
 
-Json read_json_file(const std::string& path) {
-  const std::string text = read_text_file(path);
-  try {
-    return Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    // e.byte is the offset; turn it into line:column.
-    std::size_t line = 1, col = 1;
-    for (std::size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        col = 1;
-      } else {
-        ++col;
-      }
-    }
-    throw ConfigError(path, "invalid JSON at line " + std::to_string(line) + ", column " + std::to_string(col));
-  } catch (const Json::exception&) {
-    // e.g. a number too large for a double (1e400): nlohmann reports it as out_of_range.
-    throw ConfigError(path, "invalid JSON: a number is out of range");
-  }
-}
+Json read_json_file(const std::string& path) { return parse_json_text(read_text_file(path), path); }
 
 Json design_json_from_shorthand(const std::string& text) {
-  std::string t = text;
-  if (!t.empty() && t.front() == '{') {
-    try {
-      return Json::parse(t);
-    } catch (const Json::exception&) {  // syntax errors and numbers out of range
-      throw ConfigError("/design", "is not valid JSON: " + text);
-    }
-  }
-  // kind[:key=value,key=value]; a value that parses as JSON is taken as such, otherwise
-  // as a string; lists use '/' inside a value: layers=full/intra/intra.
-  const auto colon = t.find(':');
-  std::string kind = t.substr(0, colon);
-  if (kind.empty()) throw ConfigError("/design", "is empty");
+  if (text.empty()) fail("/design", "is empty (give baseline, a shorthand such as hd:n=4, a JSON object or a file)");
+  if (text.front() == '{') return parse_json_text(text, "/design");
+  // kind[:key=value,key=value]; a value that parses as a JSON scalar is taken as such,
+  // otherwise as a string; lists use '/' inside a value: layers=full/intra/intra.
+  const auto colon = text.find(':');
+  const std::string kind = text.substr(0, colon);
+  if (kind.empty()) fail("/design", "\"" + text + "\" names no design kind before ':' (baseline, hd, phd, vwn, looped)");
   Json body = Json::object();
   if (colon != std::string::npos) {
-    std::stringstream items(t.substr(colon + 1));
+    std::stringstream items(text.substr(colon + 1));
     std::string item;
     while (std::getline(items, item, ',')) {
       if (item.empty()) continue;
       const auto eq = item.find('=');
       if (eq == std::string::npos || eq == 0)
-        throw ConfigError("/design/" + kind, "shorthand item \"" + item + "\" is not key=value");
+        fail(pointer_join("/design", kind), "shorthand item \"" + item + "\" is not key=value");
       const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
-      auto scalar = [](const std::string& v) {
-        try {
-          Json p = Json::parse(v);
-          if (!p.is_structured()) return p;
-        } catch (const Json::exception&) {  // not JSON (or out of range): taken as text
-        }
-        return Json(v);
-      };
+      if (body.contains(key))
+        fail(pointer_join(pointer_join("/design", kind), key),
+             "is given twice in \"" + text + "\" (which value is meant?)");
       if (value.find('/') != std::string::npos) {
         Json list = Json::array();
         std::stringstream parts(value);
         std::string part;
-        while (std::getline(parts, part, '/')) list.push_back(scalar(part));
+        while (std::getline(parts, part, '/')) list.push_back(json_scalar_or_text(part));
         body[key] = list;
       } else {
-        body[key] = scalar(value);
+        body[key] = json_scalar_or_text(value);
       }
     }
   }

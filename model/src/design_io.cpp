@@ -3,6 +3,7 @@
 #include "hdlab/model/config_io.hpp"
 
 #include "hdlab/model/json_reader.hpp"
+#include <map>
 #include <optional>
 
 namespace hdlab::model {
@@ -10,6 +11,13 @@ namespace hdlab::model {
 namespace {
 
 std::string num(std::int64_t v) { return std::to_string(v); }
+
+// Keys a design leaves out: pointer -> the value taken (Design::defaults).
+using Defaults = std::map<std::string, std::string>;
+
+void note_default(Defaults& defaults, const ObjectReader& r, const char* key, const std::string& value) {
+  if (!r.has(key)) defaults[r.at(key)] = value + " (hdlab's default)";
+}
 
 // ---- design --------------------------------------------------------------------------
 
@@ -25,7 +33,8 @@ HdLayerKind hd_kind_of(const Json& v, const std::string& ptr) {
 // {"sliding": kind for the backbone's sliding layers, "full_every": k (layers with
 //  (l+1) % k == 0), "full_layers": [indices], "rest": kind}. Explicit full choices win
 // over the sliding mapping, which wins over "rest".
-std::vector<HdLayerKind> parse_hd_layers(const Json* layers, const std::string& ptr, const Backbone& b) {
+std::vector<HdLayerKind> parse_hd_layers(const Json* layers, const std::string& ptr, const Backbone& b,
+                                         Defaults& defaults) {
   const auto L = static_cast<std::size_t>(b.num_layers);
   std::vector<HdLayerKind> kinds;
   if (layers && layers->is_string()) return std::vector<HdLayerKind>(L, hd_kind_of(*layers, ptr));
@@ -38,8 +47,16 @@ std::vector<HdLayerKind> parse_hd_layers(const Json* layers, const std::string& 
   }
   if (layers && !layers->is_object())
     fail(ptr, "must be a kind name, a list per layer or a rule object, got " + json_type_name(*layers));
+  if (!layers)
+    defaults[ptr] = std::string(b.num_sliding_layers() > 0 ? "local in the backbone's sliding layers, full in the others"
+                                                            : "full in every layer") +
+                    " (hdlab's default)";
   const Json empty = Json::object();
   ObjectReader r(layers ? *layers : empty, ptr);
+  if (layers) {
+    if (b.num_sliding_layers() > 0) note_default(defaults, r, "sliding", "local for the backbone's sliding layers");
+    note_default(defaults, r, "rest", "intra");
+  }
   auto kind_at = [&](const char* key, HdLayerKind dflt) {
     const Json* v = r.find(key);
     return v ? hd_kind_of(*v, r.at(key)) : dflt;
@@ -50,9 +67,13 @@ std::vector<HdLayerKind> parse_hd_layers(const Json* layers, const std::string& 
   std::vector<bool> full(L, false);
   if (const Json* fl = r.find("full_layers")) {
     if (!fl->is_array()) fail(r.at("full_layers"), "must be a list of layer indices");
-    for (std::size_t i = 0; i < fl->size(); ++i)
-      full[static_cast<std::size_t>(read_integer((*fl)[i], pointer_join(r.at("full_layers"), i), 0, b.num_layers - 1))] =
-          true;
+    for (std::size_t i = 0; i < fl->size(); ++i) {
+      const std::string at = pointer_join(r.at("full_layers"), i);
+      const auto l = static_cast<std::size_t>(read_integer((*fl)[i], at, 0, b.num_layers - 1));
+      // A repeated index is a slip (another layer was probably meant).
+      if (full[l]) fail(at, "layer " + num(static_cast<std::int64_t>(l)) + " is already listed");
+      full[l] = true;
+    }
   }
   r.finish();
   for (std::size_t l = 0; l < L; ++l) {
@@ -63,10 +84,10 @@ std::vector<HdLayerKind> parse_hd_layers(const Json* layers, const std::string& 
   return kinds;
 }
 
-HdDesign parse_hd(ObjectReader r, const Backbone& b) {
+HdDesign parse_hd(ObjectReader r, const Backbone& b, Defaults& defaults) {
   HdDesign hd;
   hd.n = r.integer("n", std::nullopt, 1, Limits::max_streams);
-  hd.layer_kinds = parse_hd_layers(r.find("layers"), r.at("layers"), b);
+  hd.layer_kinds = parse_hd_layers(r.find("layers"), r.at("layers"), b, defaults);
   bool any_local = false;
   for (auto k : hd.layer_kinds) any_local = any_local || k == HdLayerKind::local;
   std::int64_t backbone_window = 0;
@@ -80,20 +101,27 @@ HdDesign parse_hd(ObjectReader r, const Backbone& b) {
       fail(r.at("window"), "is required when a layer is local (the backbone has no sliding window to derive it from)");
     // The backbone's window in tokens covers n times as many expanded positions.
     hd.window = backbone_window * hd.n;
+    defaults[r.at("window")] = num(hd.window) + " expanded positions = the backbone's sliding window (" +
+                               num(backbone_window) + " tokens) x n (" + num(hd.n) + ")";
   }
   hd.rope = r.choice<RopeConvention>(
       "rope", {{"expanded", RopeConvention::expanded}, {"token_index", RopeConvention::token_index}},
       RopeConvention::expanded);
+  note_default(defaults, r, "rope", "expanded");
   hd.kv_mirror = r.boolean("kv_mirror", b.kv_mirror_layers > 0);
+  note_default(defaults, r, "kv_mirror",
+               b.kv_mirror_layers > 0 ? "true (the backbone has KV-mirror layers)" : "false (the backbone has none)");
   if (hd.kv_mirror && b.kv_mirror_layers == 0)
     fail(r.at("kv_mirror"), "the backbone has no KV-mirror layers (kv_mirror_layers = 0)");
   hd.rope_theta = r.number("rope_theta", 0.0, 0.0, 1e30);
   if (hd.rope_theta == 0.0) hd.rope_theta = b.rope_theta;
+  note_default(defaults, r, "rope_theta", "the backbone's " + Json(b.rope_theta).dump());
   r.finish();
   return hd;
 }
 
-PhdDesign parse_phd(ObjectReader r) {
+PhdDesign parse_phd(ObjectReader r, Defaults& defaults) {
+  note_default(defaults, r, "variant", "plain");
   PhdDesign p;
   p.K = r.integer("K", std::nullopt, 1, Limits::max_copies);
   p.variant = r.choice<PhdVariant>(
@@ -107,7 +135,10 @@ PhdDesign parse_phd(ObjectReader r) {
   return p;
 }
 
-VwnDesign parse_vwn(ObjectReader r, const Backbone& b) {
+VwnDesign parse_vwn(ObjectReader r, const Backbone& b, Defaults& defaults) {
+  note_default(defaults, r, "dynamic", "true");
+  note_default(defaults, r, "embedding", "full");
+  note_default(defaults, r, "mtp", "false");
   VwnDesign v;
   v.m = r.integer("m", std::nullopt, 1, Limits::max_width_slots);
   v.n = r.integer("n", std::nullopt, 1, Limits::max_width_slots);
@@ -122,11 +153,16 @@ VwnDesign parse_vwn(ObjectReader r, const Backbone& b) {
   return v;
 }
 
-LoopedDesign parse_looped(ObjectReader r, const Backbone& b) {
+LoopedDesign parse_looped(ObjectReader r, const Backbone& b, Defaults& defaults) {
+  note_default(defaults, r, "prelude", "0");
+  note_default(defaults, r, "coda", "0");
+  note_default(defaults, r, "kv", "per_iteration");
+  note_default(defaults, r, "input_injection", "false");
   LoopedDesign l;
   l.prelude = r.integer("prelude", 0, 0, b.num_layers);
   l.coda = r.integer("coda", 0, 0, b.num_layers);
   l.recurrent = r.integer("recurrent", b.num_layers - l.prelude - l.coda, 1, b.num_layers);
+  note_default(defaults, r, "recurrent", num(l.recurrent) + ": the layers between prelude and coda");
   if (l.prelude + l.recurrent + l.coda != b.num_layers)
     fail(r.pointer(), "prelude + recurrent + coda = " + num(l.prelude + l.recurrent + l.coda) +
                           " but the backbone has " + num(b.num_layers) + " layers");
@@ -141,7 +177,11 @@ LoopedDesign parse_looped(ObjectReader r, const Backbone& b) {
   return l;
 }
 
-GrowthDesign parse_growth(ObjectReader r, const Backbone& base) {
+GrowthDesign parse_growth(ObjectReader r, const Backbone& base, Defaults& defaults) {
+  note_default(defaults, r, "depth_factor", "1");
+  note_default(defaults, r, "depth_mode", "interpose");
+  note_default(defaults, r, "width_factor", "1");
+  note_default(defaults, r, "noise_alpha", "0");
   GrowthDesign g;
   g.depth_factor = r.integer("depth_factor", 1, 1, Limits::max_growth_factor);
   g.depth_mode = r.choice<DepthMode>("depth_mode", {{"interpose", DepthMode::interpose}, {"stack", DepthMode::stack}},
@@ -172,7 +212,7 @@ Design parse_design(const Json& j, const Backbone& base, const std::string& poin
   ObjectReader r(j, pointer);
   Design d;
   d.name = r.string("name", "");
-  if (auto g = r.optional_object("growth")) d.growth = parse_growth(*g, base);
+  if (auto g = r.optional_object("growth")) d.growth = parse_growth(*g, base, d.defaults);
   const Backbone b = d.growth ? grow(base, *d.growth) : base;
   int methods = 0;
   std::string first;
@@ -183,10 +223,11 @@ Design parse_design(const Json& j, const Backbone& base, const std::string& poin
     return r.optional_object(key);
   };
   if (auto o = take("baseline")) o->finish();
-  if (auto o = take("hd")) d.method = parse_hd(*o, b);
-  if (auto o = take("phd")) d.method = parse_phd(*o);
-  if (auto o = take("vwn")) d.method = parse_vwn(*o, b);
-  if (auto o = take("looped")) d.method = parse_looped(*o, b);
+  if (auto o = take("hd")) d.method = parse_hd(*o, b, d.defaults);
+  if (auto o = take("phd")) d.method = parse_phd(*o, d.defaults);
+  if (auto o = take("vwn")) d.method = parse_vwn(*o, b, d.defaults);
+  if (auto o = take("looped")) d.method = parse_looped(*o, b, d.defaults);
+  if (methods == 0) d.defaults[r.pointer().empty() ? "/" : r.pointer()] = "no method given: baseline (hdlab's default)";
   r.allow({"baseline", "hd", "phd", "vwn", "looped"});
   r.finish();
   return d;

@@ -75,6 +75,7 @@ class HfReader {
       : r_(j, pointer), type_(type), b_(b) {}
 
   std::string at(const std::string& key) const { return r_.at(key); }
+  const std::string& pointer() const { return r_.pointer(); }
   Family family() const { return type_.family; }
   const TypeInfo& type() const { return type_; }
 
@@ -329,6 +330,141 @@ void read_mla(HfReader& r, Backbone& b) {
                               " (the per-head dot-product width; MLA shapes come from the mla fields)";
 }
 
+// HF's RoPE scaling types (transformers' rope_config_validation) with the keys each
+// requires besides the type, and the ones it may carry.
+struct RopeScalingType {
+  const char* name;
+  std::vector<const char*> required;
+  std::vector<const char*> optional;
+};
+
+const RopeScalingType kRopeScalingTypes[] = {
+    {"default", {}, {}},
+    {"linear", {"factor"}, {}},
+    {"dynamic", {"factor"}, {"original_max_position_embeddings"}},
+    {"yarn",
+     {"factor"},
+     {"original_max_position_embeddings", "attention_factor", "beta_fast", "beta_slow", "mscale", "mscale_all_dim",
+      "truncate"}},
+    {"longrope", {"short_factor", "long_factor"}, {"factor", "attention_factor", "original_max_position_embeddings"}},
+    {"llama3", {"factor", "original_max_position_embeddings", "low_freq_factor", "high_freq_factor"}, {}},
+};
+
+// rope_scaling (transformers v4) or rope_parameters (v5, which also holds rope_theta):
+// checked as transformers checks it, with unknown keys refused (a misspelt key would
+// silently drop a setting). Scaling changes the rotary frequencies only: no parameters,
+// no FLOPs, so costs do not depend on it; a valid one is recorded as a note.
+void check_rope_scaling(HfReader& r, const char* key, const Backbone& b) {
+  const Json* v = r.present(key);
+  if (!v) return;
+  const std::string ptr = r.at(key);
+  ObjectReader s(*v, ptr);
+  const bool v5 = std::string(key) == "rope_parameters";
+  if (v5) s.allow({"rope_theta"});
+  // "type" is the older spelling of "rope_type" (DeepSeek-V3 still writes it).
+  const char* type_key = s.has("rope_type") || !s.has("type") ? "rope_type" : "type";
+  // transformers v5 writes rope_parameters with only rope_theta for unscaled RoPE.
+  if (v5 && !s.has(type_key)) {
+    s.finish();
+    return;
+  }
+  if (s.has("rope_type") && s.has("type") && (*v)["rope_type"] != (*v)["type"])
+    fail(s.at("type"), "disagrees with rope_type (" + (*v)["type"].dump() + " vs " + (*v)["rope_type"].dump() + ")");
+  s.allow({"type"});
+  std::string names;
+  for (const auto& t : kRopeScalingTypes) names += std::string(names.empty() ? "" : ", ") + t.name;
+  if (!s.has(type_key)) fail(s.at("rope_type"), "is required (one of " + names + ")");
+  const std::string type = s.string(type_key, std::nullopt);
+  const RopeScalingType* t = nullptr;
+  for (const auto& known : kRopeScalingTypes)
+    if (type == known.name) t = &known;
+  if (!t) fail(s.at(type_key), "unknown RoPE scaling type \"" + type + "\" (known: " + names + ")");
+  auto number = [&](const char* k, double min) { return s.number(k, std::nullopt, min, 1e30); };
+  for (const char* k : t->required)
+    if (!s.has(k)) fail(s.at(k), "is required for rope_type " + type);
+  for (const char* k : t->optional) s.allow({k});
+  std::string note = "rope_type " + type;
+  if (s.has("factor")) {
+    const double f = number("factor", 1.0);
+    note += ", factor " + num(f);
+  }
+  if (s.has("original_max_position_embeddings")) {
+    const std::int64_t n = s.integer("original_max_position_embeddings", std::nullopt, 1, Limits::max_window);
+    note += ", original context " + num(n) + " tokens";
+  }
+  if (type == "llama3") {
+    const double low = number("low_freq_factor", 0.0), high = number("high_freq_factor", 0.0);
+    if (low <= 0) fail(s.at("low_freq_factor"), "must be > 0");
+    if (high <= low) fail(s.at("high_freq_factor"), "must be greater than low_freq_factor (" + num(low) + ")");
+  }
+  if (type == "yarn") {
+    const double fast = s.has("beta_fast") ? number("beta_fast", 0.0) : 32.0;
+    const double slow = s.has("beta_slow") ? number("beta_slow", 0.0) : 1.0;
+    if (fast < slow) fail(s.at("beta_fast"), "must be >= beta_slow (" + num(slow) + ")");
+    for (const char* k : {"attention_factor", "mscale", "mscale_all_dim"})
+      if (s.has(k)) number(k, 0.0);
+    if (s.has("truncate")) s.boolean("truncate", std::nullopt);
+  }
+  if (type == "longrope") {
+    if (s.has("attention_factor")) number("attention_factor", 0.0);
+    for (const char* k : {"short_factor", "long_factor"}) {
+      const Json& list = s.required(k);
+      if (!list.is_array() || static_cast<std::int64_t>(list.size()) != b.head_dim / 2)
+        fail(s.at(k), "must be a list of head_dim / 2 = " + num(b.head_dim / 2) + " numbers");
+      for (std::size_t i = 0; i < list.size(); ++i) read_number(list[i], pointer_join(s.at(k), i), 0.0);
+    }
+  }
+  s.finish();
+  if (type != "default")
+    r.note("rope_scaling", note + ": rescales the rotary frequencies only (no parameters, no FLOPs), so costs do "
+                                  "not depend on it");
+}
+
+// The architecture decides the head: hdlab counts a causal-LM head (vocab x hidden, or the
+// tied embedding). A classification or QA head is num_labels x hidden instead; such an
+// architecture is refused rather than counted with the wrong head.
+void check_architectures(const Json* arch, const std::string& ptr) {
+  if (!arch || arch->is_null()) return;
+  if (!arch->is_array()) fail(ptr, "must be a list of class names, got " + json_type_name(*arch));
+  auto ends_with = [](const std::string& s, const std::string& tail) {
+    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  for (std::size_t i = 0; i < arch->size(); ++i) {
+    const std::string name = read_string((*arch)[i], pointer_join(ptr, i));
+    if (ends_with(name, "ForCausalLM") || ends_with(name, "ForConditionalGeneration")) continue;
+    const bool classifier = ends_with(name, "ForSequenceClassification") || ends_with(name, "ForTokenClassification");
+    fail(pointer_join(ptr, i),
+         "\"" + name + "\" is unsupported: " +
+             (classifier ? std::string("its head is a num_labels x hidden classifier, not the vocab x hidden LM head "
+                                       "hdlab counts and costs; ")
+                         : std::string("hdlab models language models with a causal-LM head; ")) +
+             "use the *ForCausalLM config of the same backbone");
+  }
+}
+
+// The checkpoint's dtype ("torch_dtype" in transformers v4, "dtype" in v5; the multimodal
+// wrapper holds it outside text_config). Every place that states it must agree.
+std::optional<std::string> checkpoint_dtype(HfReader& r, const Json* outer) {
+  std::optional<std::string> found, found_at;
+  auto take = [&](const Json& v, const std::string& at) {
+    const std::string s = read_string(v, at);
+    dtype_of(s, at);  // a name hdlab knows
+    if (found && *found != s)
+      fail(at, "\"" + s + "\" disagrees with " + *found_at + " (\"" + *found + "\"): which one is the checkpoint's?");
+    found = s;
+    found_at = at;
+  };
+  for (const char* key : {"torch_dtype", "dtype"})
+    if (const Json* v = r.present(key)) take(*v, r.at(key));
+  if (outer) {
+    // The wrapper holding text_config: its pointer is text_config's parent.
+    const std::string wrapper = r.pointer().substr(0, r.pointer().rfind('/'));
+    for (const char* key : {"torch_dtype", "dtype"})
+      if (outer->contains(key) && !(*outer)[key].is_null()) take((*outer)[key], pointer_join(wrapper, key));
+  }
+  return found;
+}
+
 Backbone import_text_model(const Json& hf, const std::string& pointer, const TypeInfo& type,
                            const std::string& source, const Json* outer) {
   Backbone b;
@@ -345,6 +481,7 @@ Backbone import_text_model(const Json& hf, const std::string& pointer, const Typ
     b.name = type.name;
   }
 
+  check_architectures(r.present("architectures"), r.at("architectures"));
   b.num_layers = r.required_integer("num_hidden_layers", 1, Limits::max_layers);
   b.hidden = r.required_integer("hidden_size", 1, Limits::max_hidden);
   if (f == Family::gemma3_text) {
@@ -446,37 +583,28 @@ Backbone import_text_model(const Json& hf, const std::string& pointer, const Typ
     const double local_theta = local ? read_number(*local, r.at("rope_local_base_freq"), 0.0, 1e30) : 10000.0;
     r.note("rope_theta", "the global layers' base; the sliding layers use rope_local_base_freq = " + num(local_theta));
   }
+  check_rope_scaling(r, "rope_scaling", b);
+  check_rope_scaling(r, "rope_parameters", b);
   b.norm_eps = r.number_or("rms_norm_eps", type.norm_eps, 0.0, 1.0, "norm_eps");
   b.max_context = r.integer_or("max_position_embeddings", type.max_position, 0, Limits::max_window, "max_context");
 
   // dtype: "torch_dtype" (transformers v4) or "dtype" (v5); the multimodal wrapper holds it
   // outside text_config.
-  std::optional<std::string> dtype_ptr;
-  const Json* dt = nullptr;
-  for (const char* key : {"torch_dtype", "dtype"}) {
-    if ((dt = r.present(key))) {
-      dtype_ptr = r.at(key);
-      break;
-    }
-  }
-  if (!dt && outer) {
-    for (const char* key : {"torch_dtype", "dtype"}) {
-      if (outer->contains(key) && !(*outer)[key].is_null()) {
-        dt = &(*outer)[key];
-        dtype_ptr = key;
-        break;
-      }
-    }
-  }
-  if (dt) {
-    b.dtype = dtype_of(read_string(*dt, *dtype_ptr), *dtype_ptr);
-  } else {
-    b.dtype = DType::bf16;
+  // The working precision is bf16, how these models are trained and served; the
+  // checkpoint's storage dtype (Gemma 2 base configs say float32) is reported, not used:
+  // modelling a run in fp32 because of how the file was saved would be silently wrong.
+  // A config document can set another with "dtype" beside "hf_config".
+  b.dtype = DType::bf16;
+  if (const auto stored = checkpoint_dtype(r, outer); !stored) {
     b.assumptions["dtype"] = "config.json has no torch_dtype; bf16 assumed";
+  } else if (dtype_of(*stored, "") != DType::bf16) {
+    b.assumptions["dtype"] = "the checkpoint is stored as " + *stored +
+                             "; the run is modelled in bf16, hdlab's working precision for HuggingFace configs (set "
+                             "\"dtype\" beside \"hf_config\" in a config document to model another)";
   }
   if (const Json* q = r.present("quantization_config"); q && q->is_object() && q->contains("quant_method")) {
     r.note("dtype", "the released checkpoint is quantized (quant_method " + (*q)["quant_method"].dump() +
-                        "); hdlab counts weights at " + to_string(b.dtype) + " (torch_dtype)");
+                        "); hdlab models weights and compute at " + to_string(b.dtype));
   }
 
   if (f == Family::deepseek_v3) {
@@ -511,6 +639,7 @@ Backbone import_hf_config(const Json& hf, const std::string& pointer) {
       fail(pointer_join(top.at("text_config"), "model_type"), "must be \"gemma3_text\"");
     Backbone b = import_text_model(*text, top.at("text_config"), type_info("gemma3_text", type_ptr),
                                    "HuggingFace config.json (model_type gemma3, text_config gemma3_text)", &hf);
+    check_architectures(top.find("architectures"), top.at("architectures"));
     if (const Json* arch = top.find("architectures"); arch && arch->is_array() && !arch->empty() &&
                                                       (*arch)[0].is_string() && b.name == "gemma3_text")
       b.name = (*arch)[0].get<std::string>();

@@ -19,6 +19,13 @@ std::string num(std::int64_t v) { return std::to_string(v); }
 void check_parallel(const model::Backbone& b, const ParallelScenario& p, const std::string& ptr) {
   if (b.num_heads % p.tp != 0)
     model::fail(ptr + "/tp", "must divide the " + num(b.num_heads) + " query heads, got " + num(p.tp));
+  // K/V heads are split over the tp devices when tp divides them, and replicated when tp
+  // is a multiple of them (each device holds one head, copied on tp / G devices), as
+  // Megatron and vLLM do; any other tp would leave a device with part of a head.
+  const std::int64_t kv_heads = b.num_kv_heads;
+  if (kv_heads % p.tp != 0 && p.tp % kv_heads != 0)
+    model::fail(ptr + "/tp", "must divide the " + num(kv_heads) + " KV heads or be a multiple of them (KV heads are "
+                             "split over the tp devices, or replicated when tp exceeds them), got " + num(p.tp));
   if (p.ep > 1) {
     if (!b.moe) model::fail(ptr + "/ep", "expert parallelism needs an MoE backbone; " + b.name + " is dense");
     if (b.moe->num_experts % p.ep != 0)
@@ -38,6 +45,10 @@ double optimizer_update_s(const CostContext& ctx) {
   const double params = dense / tp / (sharded ? dp : 1) + experts / (tp * ep) / (sharded ? dp / ep : 1);
   const double bytes = params * (3 * e + 2 * states);
   const HardwareProfile& hw = *ctx.hw;
+  if (hw.kernel_models) {  // a fused update streams like any element-wise kernel
+    const VectorKernel& v = hw.kernel_models->vector;
+    return bytes / (v.memory_gb_per_s * 1e9) + v.latency_us * 1e-6;
+  }
   return bytes / (hw.memory_bandwidth_bytes_per_s() * hw.efficiency_at(EfficiencyClass::memory, bytes)) +
          hw.launch_overhead_s();
 }
@@ -155,10 +166,10 @@ void make_context(const model::Config& c, const HardwareProfile& hw, const Scena
   out.options.count_executed = s.attention.count == AttentionCount::executed;
   const ParallelScenario& p = s.parallel;
   out.sharding = Sharding{d(p.tp), d(p.ep), d(std::min(p.tp, c.effective.num_kv_heads))};
-  out.roofline = make_roofline(hw, c.effective.dtype, out.sharding);
-  out.tp_link = p.tp > 1 ? link_for(hw, p.tp, p.gpus_per_node, "/scenario/parallel/tp") : Link{};
-  out.ep_link = p.ep > 1 ? link_for(hw, p.tp * p.ep, p.gpus_per_node, "/scenario/parallel/ep") : Link{};
-  out.dp_link = p.dp > 1 ? link_for(hw, p.tp * p.dp, p.gpus_per_node, "/scenario/parallel/dp") : Link{};
+  out.roofline = make_roofline(hw, c.effective.dtype, out.sharding, &out.shape);
+  out.tp_link = p.tp > 1 ? link_for(hw, p.tp, p.gpus_per_node, "/scenario/parallel/tp", p.tp) : Link{};
+  out.ep_link = p.ep > 1 ? link_for(hw, p.tp * p.ep, p.gpus_per_node, "/scenario/parallel/ep", p.ep) : Link{};
+  out.dp_link = p.dp > 1 ? link_for(hw, p.tp * p.dp, p.gpus_per_node, "/scenario/parallel/dp", p.dp) : Link{};
   out.params = model::count_params(c);
 }
 
@@ -172,10 +183,9 @@ void cost_train(const CostContext& ctx, PassCost& forward, TrainResult& out) {
   out.recompute_s = recompute_s(t, out.forward);
   const double comm_passes = t.recompute == Recompute::full ? 3 : 2;  // forward, backward (, recomputed forward)
   const double micro_comm = out.forward_comm.total() * comm_passes;
-  out.micro_step_s = 3 * out.forward.total_s + out.recompute_s + micro_comm;
+  out.micro_step_s = out.forward.total_s + out.forward.backward_s + out.recompute_s + micro_comm;
   out.dp_comm_s = dp_gradient_s(ctx);
-  const double backward_s = 2 * out.forward.total_s;
-  out.exposed_dp_s = t.overlap_dp_comm ? std::max(0.0, out.dp_comm_s - backward_s) : out.dp_comm_s;
+  out.exposed_dp_s = t.overlap_dp_comm ? std::max(0.0, out.dp_comm_s - out.forward.backward_s) : out.dp_comm_s;
   out.zero3_gather_s = zero3_gather_s(ctx);
   out.optimizer_s = optimizer_update_s(ctx);
   out.step_s = accum * (out.micro_step_s + out.zero3_gather_s) + out.exposed_dp_s + out.optimizer_s;
@@ -196,7 +206,7 @@ void cost_prefill(const CostContext& ctx, PassCost& pass, InferenceResult& out) 
   const PrefillScenario& p = ctx.scenario->prefill;
   prefill_pass(*ctx.config, ctx.shape, ctx.plan, d(p.batch), p.tokens, ctx.options, pass);
   pass_time(pass, ctx.roofline, out.time);
-  out.comm = pass_comm(pass, ctx.shape, ctx.sharding, ctx.tp_link, ctx.ep_link);
+  out.comm = pass_comm(pass, ctx.shape, ctx.sharding, ctx.tp_link, ctx.ep_link, true);
   out.seconds = out.time.total_s + out.comm.total();
 }
 
@@ -207,7 +217,7 @@ void cost_decode(const CostContext& ctx, bool baseline, std::int64_t batch, std:
   const ModelShape& shape = baseline ? ctx.baseline_shape : ctx.shape;
   decode_pass(m, shape, baseline ? ctx.baseline_plan : ctx.plan, d(batch), context, ctx.options, pass);
   pass_time(pass, ctx.roofline, out.time);
-  out.comm = pass_comm(pass, shape, ctx.sharding, ctx.tp_link, ctx.ep_link);
+  out.comm = pass_comm(pass, shape, ctx.sharding, ctx.tp_link, ctx.ep_link, true);
   out.seconds = out.time.total_s + out.comm.total();
 }
 

@@ -1,8 +1,11 @@
 // The headline metrics of every phase: cost_model.hpp's results condensed.
 #include "hdlab/simulator/evaluate.hpp"
 
+#include <cmath>
 #include <memory>
+#include <string>
 
+#include "hdlab/model/error.hpp"
 #include "hdlab/simulator/cost_model.hpp"
 
 namespace hdlab::simulator {
@@ -103,6 +106,26 @@ void serving_metrics(Workspace& w, Metrics& m) {
   }
 }
 
+// A prediction is a finite number or no prediction: an inf or nan printed in a table
+// with exit 0 would be read as a result. Profile numbers are range-checked when parsed;
+// this catches whatever still overflows (or divides by zero) on the way, naming the
+// metric (the sweep column) that went non-finite.
+void require_finite(const Metrics& m) {
+  auto check = [](double v, const std::string& name) {
+    if (!std::isfinite(v))
+      throw model::ConfigError(name, std::string("the prediction is ") + (std::isnan(v) ? "nan" : "infinite") +
+                                         ", not a number hdlab can report: the hardware profile's rates and the "
+                                         "scenario's sizes overflow double precision (or a rate is 0)");
+  };
+  for (int i = 0; i < metric_count; ++i) check(m.values[static_cast<std::size_t>(i)], metric_name(static_cast<Metric>(i)));
+  for (const ServingPoint& p : m.serving) {
+    const std::string cell = "serving_b" + std::to_string(p.batch) + "_in" + std::to_string(p.input_tokens) + "_";
+    check(p.tokens_per_s, cell + "tokens_per_s");
+    check(p.baseline_tokens_per_s, cell + "baseline_tokens_per_s");
+    check(p.ratio, cell + "ratio");
+  }
+}
+
 }  // namespace
 
 void evaluate(const model::Config& c, const HardwareProfile& hw, const Scenario& s, Metrics& out) {
@@ -115,6 +138,7 @@ void evaluate(const model::Config& c, const HardwareProfile& hw, const Scenario&
   decode_metrics(w, out);
   memory_metrics(w, out);
   serving_metrics(w, out);
+  require_finite(out);
 }
 
 Metrics evaluate(const model::Config& c, const HardwareProfile& hw, const Scenario& s) {

@@ -16,11 +16,41 @@ namespace {
 constexpr const char* kClassNames[efficiency_class_count] = {"gemm", "attention", "vector", "memory",
                                                              "communication"};
 
-// A required key whose value may be null (the device has no such link, or it is unknown).
-std::optional<double> nullable_number(ObjectReader& r, const char* key, double min) {
+// What a real device can have, so that no profile number (a subnormal peak, a peak of
+// 1e300) can turn a prediction into inf or nan: rates from 1 MFLOP/s to 1 EFLOP/s per
+// device, memory from 1 MB to 1 PB, bandwidths from 1 MB/s to 1 PB/s, latencies and
+// overheads up to a second, efficiencies from 1e-6 to 1.
+struct Range {
+  double min, max;
+  const char* unit;
+};
+constexpr Range kTflops{1e-6, 1e6, "TFLOP/s"};
+constexpr Range kGigabytes{1e-3, 1e6, "GB"};
+constexpr Range kBandwidth{1e-3, 1e6, "GB/s"};
+constexpr Range kMicroseconds{0.0, 1e6, "us"};
+constexpr Range kCacheMegabytes{0.0, 1e6, "MB"};
+constexpr Range kEfficiency{1e-6, 1.0, "(fraction of peak)"};
+constexpr Range kCurveX{1e-6, 1e18, "(the class's abscissa: a dimension, rows or bytes)"};
+
+std::string shown(double v) { return json(v).dump(); }
+
+double physical(const json& j, const std::string& pointer, Range range) {
+  const double v = model::read_number(j, pointer);
+  if (v < range.min || v > range.max)
+    fail(pointer, "must be between " + shown(range.min) + " and " + shown(range.max) + " " + range.unit +
+                      " (a physically sensible device), got " + shown(v));
+  return v;
+}
+
+double physical(ObjectReader& r, const char* key, Range range) { return physical(r.required(key), r.at(key), range); }
+
+// A required key whose value may be null (the device has no such link, or it is
+// unknown). `zero_is_none`: 0 also means the device has none (links).
+std::optional<double> nullable_number(ObjectReader& r, const char* key, Range range, bool zero_is_none = false) {
   const json& v = r.required(key);
   if (v.is_null()) return std::nullopt;
-  return model::read_number(v, r.at(key), min);
+  if (zero_is_none && v.is_number() && v.get<double>() == 0.0) return 0.0;
+  return physical(v, r.at(key), range);
 }
 
 std::map<std::string, std::string> string_map(ObjectReader& r, const char* key) {
@@ -44,10 +74,8 @@ EfficiencyCurve parse_curve(const json& j, const std::string& ptr) {
   for (std::size_t i = 0; i < j.size(); ++i) {
     const std::string p = model::pointer_join(ptr, i);
     if (!j[i].is_array() || j[i].size() != 2) fail(p, "must be a pair [x, efficiency]");
-    const double x = model::read_number(j[i][0], model::pointer_join(p, std::size_t{0}), 0.0);
-    const double e = model::read_number(j[i][1], model::pointer_join(p, std::size_t{1}), 0.0, 1.0);
-    if (x <= 0) fail(model::pointer_join(p, std::size_t{0}), "must be > 0 (the curve is interpolated in log x)");
-    if (e <= 0) fail(model::pointer_join(p, std::size_t{1}), "must be > 0");
+    const double x = physical(j[i][0], model::pointer_join(p, std::size_t{0}), kCurveX);
+    const double e = physical(j[i][1], model::pointer_join(p, std::size_t{1}), kEfficiency);
     if (!c.x.empty() && x <= c.x.back())
       fail(model::pointer_join(p, std::size_t{0}), "must be larger than the previous point's x");
     c.x.push_back(x);
@@ -58,9 +86,7 @@ EfficiencyCurve parse_curve(const json& j, const std::string& ptr) {
 
 void parse_efficiency(ObjectReader r, HardwareProfile& h) {
   for (int i = 0; i < efficiency_class_count; ++i) {
-    const double e = r.number(kClassNames[i], std::nullopt, 0.0, 1.0);
-    if (e <= 0) fail(r.at(kClassNames[i]), "must be > 0");
-    h.efficiency[static_cast<std::size_t>(i)] = e;
+    h.efficiency[static_cast<std::size_t>(i)] = physical(r, kClassNames[i], kEfficiency);
   }
   r.finish();
 }
@@ -151,26 +177,21 @@ HardwareProfile parse_hardware_profile(const json& j, const std::string& pointer
   HardwareProfile h;
   h.name = r.string("name", std::nullopt);
   h.kind = r.choice<DeviceKind>("kind", {{"gpu", DeviceKind::gpu}, {"cpu", DeviceKind::cpu}}, std::nullopt);
-  auto positive = [&](const char* key) {
-    const double v = r.number(key, std::nullopt, 0.0);
-    if (v <= 0) fail(r.at(key), "must be > 0");
-    return v;
-  };
-  h.peak_bf16_tflop_per_s = positive("peak_bf16_tflop_per_s");
-  h.peak_fp16_tflop_per_s = positive("peak_fp16_tflop_per_s");
-  h.peak_fp8_tflop_per_s = nullable_number(r, "peak_fp8_tflop_per_s", 0.0);
-  if (h.peak_fp8_tflop_per_s && *h.peak_fp8_tflop_per_s <= 0)
-    fail(r.at("peak_fp8_tflop_per_s"), "must be > 0 or null");
-  h.peak_fp32_tflop_per_s = positive("peak_fp32_tflop_per_s");
-  h.memory_gb = positive("memory_gb");
-  h.memory_bandwidth_gb_per_s = positive("memory_bandwidth_gb_per_s");
-  h.l2_cache_mb = nullable_number(r, "l2_cache_mb", 0.0);
-  h.nvlink_bandwidth_gb_per_s = nullable_number(r, "nvlink_bandwidth_gb_per_s", 0.0);
-  h.nvlink_latency_us = nullable_number(r, "nvlink_latency_us", 0.0);
-  h.network_bandwidth_gb_per_s = nullable_number(r, "network_bandwidth_gb_per_s", 0.0);
-  h.network_latency_us = nullable_number(r, "network_latency_us", 0.0);
-  h.pcie_bandwidth_gb_per_s = nullable_number(r, "pcie_bandwidth_gb_per_s", 0.0);
-  h.kernel_launch_overhead_us = r.number("kernel_launch_overhead_us", std::nullopt, 0.0);
+  h.peak_bf16_tflop_per_s = physical(r, "peak_bf16_tflop_per_s", kTflops);
+  h.peak_fp16_tflop_per_s = physical(r, "peak_fp16_tflop_per_s", kTflops);
+  h.peak_fp8_tflop_per_s = nullable_number(r, "peak_fp8_tflop_per_s", kTflops);
+  h.peak_fp32_tflop_per_s = physical(r, "peak_fp32_tflop_per_s", kTflops);
+  h.memory_gb = physical(r, "memory_gb", kGigabytes);
+  h.memory_bandwidth_gb_per_s = physical(r, "memory_bandwidth_gb_per_s", kBandwidth);
+  h.l2_cache_mb = nullable_number(r, "l2_cache_mb", kCacheMegabytes);
+  h.nvlink_bandwidth_gb_per_s = nullable_number(r, "nvlink_bandwidth_gb_per_s", kBandwidth, true);
+  h.nvlink_latency_us = nullable_number(r, "nvlink_latency_us", kMicroseconds);
+  h.network_bandwidth_gb_per_s = nullable_number(r, "network_bandwidth_gb_per_s", kBandwidth, true);
+  h.network_latency_us = nullable_number(r, "network_latency_us", kMicroseconds);
+  h.pcie_bandwidth_gb_per_s = nullable_number(r, "pcie_bandwidth_gb_per_s", kBandwidth, true);
+  h.kernel_launch_overhead_us = physical(r, "kernel_launch_overhead_us", kMicroseconds);
+  if (const json* v = r.find("sms")) h.sms = static_cast<double>(model::read_integer(*v, r.at("sms"), 1, 1 << 16));
+  if (const json* v = r.find("kernel_models")) h.kernel_models = parse_kernel_models(*v, r.at("kernel_models"));
   parse_efficiency(r.object("efficiency"), h);
   if (auto c = r.optional_object("efficiency_curves")) parse_curves(*c, h);
   h.measured = free_form_object(r, "measured");
@@ -214,6 +235,8 @@ json to_json(const HardwareProfile& h) {
             {"efficiency", eff},
             {"sources", h.sources},
             {"assumptions", h.assumptions}};
+  if (h.sms) j["sms"] = *h.sms;
+  if (h.kernel_models) j["kernel_models"] = to_json(*h.kernel_models);
   if (!curves.empty()) j["efficiency_curves"] = curves;
   if (!h.measured.is_null()) j["measured"] = h.measured;
   if (!h.calibration.is_null()) j["calibration"] = h.calibration;

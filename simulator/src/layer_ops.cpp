@@ -23,8 +23,9 @@ void vector_op(OpRow& r, double flops, double params, double elements_in, double
   r.weight_dim_min = 0;
 }
 
-// A matrix product [N, in] x [in, out] -> [N, out] (+ bias).
-void gemm_op(OpRow& r, double N, double in, double out, double bias, double e) {
+// A matrix product [N, in] x [in, out] -> [N, out] (+ bias), split by tensor parallelism
+// as `split` says.
+void gemm_op(OpRow& r, double N, double in, double out, double bias, double e, GemmSplit split = GemmSplit::column) {
   r.cost.flops = 2 * N * in * out + N * bias;
   r.cost.weight_bytes = (in * out + bias) * e;
   r.cost.act_bytes_in = N * in * e;
@@ -33,6 +34,7 @@ void gemm_op(OpRow& r, double N, double in, double out, double bias, double e) {
   r.calls = 1;
   r.rows = N;
   r.weight_dim_min = in < out ? in : out;
+  r.gemms = {OpGemm{N, out, in, 1, split}, OpGemm{}};
 }
 
 // Expected distinct experts hit by `tokens` tokens each picking top_k of E experts,
@@ -64,6 +66,10 @@ void attention_ops(const ModelShape& s, const LayerSignature& sig, const LayerWo
   qkv.calls = 1;
   qkv.rows = Nq;
   qkv.weight_dim_min = s.D < s.G * s.qk_head_dim ? s.D : s.G * s.qk_head_dim;
+  // q and the K/V projections as their products (MLA's low-rank paths as one product of
+  // the same multiply-adds per row)
+  qkv.gemms = {OpGemm{Nq, s.q_weights / s.D, s.D, 1, GemmSplit::column},
+               OpGemm{Nkv, s.kv_weights / s.D, s.D, 1, GemmSplit::column}};
 
   const double q_el = Nq * s.H * s.qk_head_dim, k_el = Nkv * s.G * s.qk_head_dim;
   if (s.qk_norm) vector_op(row(t, OpKind::qk_norm), 4 * (q_el + k_el), 2 * s.qk_head_dim, q_el + k_el, q_el + k_el, e);
@@ -81,15 +87,20 @@ void attention_ops(const ModelShape& s, const LayerSignature& sig, const LayerWo
   att.calls = 1;
   att.rows = w.rows_q;
 
-  gemm_op(row(t, OpKind::o_proj), Nq, s.H * s.v_head_dim, s.D, 0, e);
+  gemm_op(row(t, OpKind::o_proj), Nq, s.H * s.v_head_dim, s.D, 0, e, GemmSplit::row);
 }
 
-void swiglu(OpRow& r, double tokens, double D, double F, double e) {
+// `groups` experts of width F, each given tokens / groups of the T token copies.
+void swiglu(OpRow& r, double tokens, double D, double F, double e, double groups = 1) {
   // gate/up [T, D] -> [T, 2F]; SiLU(gate)*up -> [T, F]; down [T, F] -> [T, D]
   r.cost.flops = tokens * (2 * D * 2 * F + 5 * F + 2 * F * D);
   r.cost.act_bytes_in = tokens * (D + 2 * F + F) * e;
   r.cost.act_bytes_out = tokens * (2 * F + F + D) * e;
   r.calls = 3;
+  const double per_group = groups > 0 ? tokens / groups : 0;
+  r.gemms = {OpGemm{per_group, 2 * F, D, groups, GemmSplit::column}, OpGemm{per_group, D, F, groups, GemmSplit::row}};
+  r.inner_vector_bytes = tokens * 3 * F * e;  // the activation reads gate and up, writes one
+  r.inner_vector_calls = 1;
 }
 
 void ffn_ops(const ModelShape& s, const LayerSignature& sig, const LayerWork& w, OpTable& t) {
@@ -100,22 +111,30 @@ void ffn_ops(const ModelShape& s, const LayerSignature& sig, const LayerWork& w,
   if (!sig.moe) {
     gemm_op(row(t, OpKind::ffn_gate_up), N, s.D, 2 * s.F, 0, e);
     vector_op(row(t, OpKind::ffn_act), 5 * N * s.F, 0, 2 * N * s.F, N * s.F, e);
-    gemm_op(row(t, OpKind::ffn_down), N, s.F, s.D, 0, e);
+    gemm_op(row(t, OpKind::ffn_down), N, s.F, s.D, 0, e, GemmSplit::row);
     return;
   }
   // Router logits [N, D] x [D, E]; top-k selection not counted.
-  vector_op(row(t, OpKind::router), 2 * N * s.D * s.E, s.E * s.D, N * s.D, N * s.E, e);
+  OpRow& router = row(t, OpKind::router);
+  vector_op(router, 2 * N * s.D * s.E, s.E * s.D, N * s.D, N * s.E, e);
+  router.gemms = {OpGemm{N, s.E, s.D, 1, GemmSplit::replicated}, OpGemm{}};
+  router.inner_vector_bytes = N * s.E * e;  // the top-k reads the logits
+  router.inner_vector_calls = 1;
   // Routed experts: N*k token copies, balanced over E experts; weights of the experts hit.
   OpRow& ex = row(t, OpKind::experts);
-  const double expert_params = 3 * s.D * s.Fe;
-  swiglu(ex, N * s.top_k, s.D, s.Fe, e);
+  const double expert_params = 3 * s.D * s.Fe, hit = experts_hit(s.E, s.top_k, N);
+  swiglu(ex, N * s.top_k, s.D, s.Fe, e, hit);
   ex.params = s.E * expert_params;
-  ex.cost.weight_bytes = experts_hit(s.E, s.top_k, N) * expert_params * e;
+  ex.cost.weight_bytes = hit * expert_params * e;
+  // The token copies are permuted to their experts and back (read and written each way).
+  ex.inner_vector_bytes += 4 * N * s.top_k * s.D * e;
+  ex.inner_vector_calls += 2;
   ex.rows = N * s.top_k / s.E;
   ex.weight_dim_min = s.D < s.Fe ? s.D : s.Fe;
   if (s.S > 0) {
     OpRow& sh = row(t, OpKind::shared_experts);
     swiglu(sh, N * s.S, s.D, s.Fs, e);
+    sh.gemms = {OpGemm{N, 2 * s.S * s.Fs, s.D, 1, GemmSplit::column}, OpGemm{N, s.D, s.S * s.Fs, 1, GemmSplit::row}};
     sh.params = s.S * 3 * s.D * s.Fs;
     sh.cost.weight_bytes = sh.params * e;
     sh.rows = N;
@@ -160,6 +179,8 @@ void vwn_reduce_op(OpRow& red, double rows, double wide, double D, double e) {
   red.cost.weight_bytes += 2 * wide * e;
   red.params += 2 * wide;
   red.calls = 2;
+  red.inner_vector_bytes = 2 * rows * wide * e;  // the GroupNorm
+  red.inner_vector_calls = 1;
 }
 
 // VWN multi-token prediction on the `rows` loss rows of a training pass. The auxiliary
@@ -186,6 +207,11 @@ void mtp_op(const ModelShape& s, double rows, OpRow& mtp) {
   }
   mtp.rows = rows;  // the head's GEMM dominates: M = the loss rows, and the logits it keeps
   mtp.weight_dim_min = std::fmin(D, s.V);
+  // Kernel models: the head and the mixing linear as products, the rest streamed.
+  mtp.gemms = {parts[5].gemms[0], parts[2].gemms[0]};
+  mtp.gemms[1].split = GemmSplit::replicated;
+  mtp.inner_vector_bytes = parts[0].cost.bytes() + parts[1].cost.bytes() + parts[3].cost.bytes() + parts[4].cost.bytes();
+  mtp.inner_vector_calls = 4;
 }
 
 }  // namespace
@@ -222,6 +248,7 @@ void outside_ops(const ModelShape& s, const OutsideWork& w, OpTable& out) {
     inj.cost = model::OpCost{inj.cost.flops * k, inj.cost.weight_bytes * k, inj.cost.act_bytes_in * k,
                              inj.cost.act_bytes_out * k, 0, 0};
     inj.calls = k;
+    inj.gemms[0].groups = k;  // k launches of one shape, timed as k groups of one
   }
   if (s.vwn && s.vwn_mtp) mtp_op(s, w.seqs * w.mtp_rows, row(out, OpKind::mtp));
   vector_op(row(out, OpKind::final_norm), 4 * logits * D, D, logits * D, logits * D, e);

@@ -56,12 +56,26 @@ std::int64_t executed_pairs(const MaskSpec& m, Layout layout, std::int64_t bq, s
   return slot.executed;
 }
 
+// Keys the row that sees the most sees: the last row of a causal mask sees every
+// position, of a sliding one its window, of an intra-stream one its stream's tokens; for
+// PHD's rule, twice the mean (exact for a causal triangle), at most every position.
+double longest_keys(const MaskSpec& m, const LayerWork& w) {
+  switch (m.kind) {
+    case MaskSpec::Kind::causal: return d(m.positions());
+    case MaskSpec::Kind::sliding: return std::min(d(m.window), d(m.positions()));
+    case MaskSpec::Kind::intra: return d(m.tokens);
+    case MaskSpec::Kind::phd: break;
+  }
+  return w.rows_q > 0 ? std::min(2 * w.pairs_exact / w.rows_q, w.rows_kv) : 0;
+}
+
 // Attention work of a whole-sequence mask from model/: rows and both pair counts.
 void mask_work(const MaskSpec& m, const PassOptions& o, LayerWork& w) {
   w.rows_q = d(m.query_rows());
   w.rows_kv = d(m.positions());
   w.pairs_exact = d(visible_pairs(m));
   w.pairs_executed = d(executed_pairs(m, o.layout, o.tile_q, o.tile_k));
+  w.longest_keys = longest_keys(m, w);
 }
 
 // PHD prefill that computes the L origins and the hidden copies of only the last `tail`
@@ -78,6 +92,7 @@ void phd_partial_prefill(const MaskSpec& whole, std::int64_t tail, const PassOpt
   w.rows_q = w.rows_kv = d(L + tail * (K - 1));
   w.pairs_exact = d(before) * d(before + 1) / 2 + d(tail * K) * d(before) + d(visible_pairs(t));
   w.pairs_executed = d(executed_pairs(whole, o.layout, o.tile_q, o.tile_k, tail));
+  w.longest_keys = std::min(2 * w.pairs_exact / w.rows_q, w.rows_kv);
 }
 
 // Decode-step attention of a layer with one copy per token (baseline, VWN, looped).

@@ -41,7 +41,7 @@ PipelineLayer layer_costs(const CostContext& ctx, const LayerGroupCost& g) {
   const double comm_passes = t.recompute == Recompute::full ? 3 : 2;  // forward, backward (, recomputed forward)
   PipelineLayer l;
   l.forward_s = time.total_s + comm;
-  l.backward_s = 2 * time.total_s + recompute_s(t, time) + (comm_passes - 1) * comm;
+  l.backward_s = time.backward_s + recompute_s(t, time) + (comm_passes - 1) * comm;
   const double per_device = 1 / (ctx.sharding.tp * ctx.sharding.ep);
   double bytes = saved_activation_bytes(*one, ctx.shape, t.recompute, t.vwn_eta);
   // memory.hpp adds one layer's selective set, live while full recomputation reruns a
@@ -57,7 +57,7 @@ PipelineEndCost end_costs(const CostContext& ctx, const OpTable& outside, std::i
   pass_time(*p, ctx.roofline, time);
   PipelineEndCost e;
   e.forward_s = time.total_s;
-  e.backward_s = 2 * time.total_s;
+  e.backward_s = time.backward_s;
   e.activation_bytes = saved_activation_bytes(*p, ctx.shape, ctx.scenario->train.recompute, ctx.scenario->train.vwn_eta) /
                        (ctx.sharding.tp * ctx.sharding.ep);
   return e;

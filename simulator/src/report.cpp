@@ -20,13 +20,13 @@ json cost_json(const model::OpCost& c) {
           {"kv_bytes_written", c.kv_bytes_written}};
 }
 
-json ops_json(const OpTable& table, const Roofline& rl) {
+json ops_json(const OpTable& table, const Roofline& rl, const LayerWork* work) {
   json out = json::array();
   for (int i = 0; i < model::op_kind_count; ++i) {
     const auto k = static_cast<OpKind>(i);
     const OpRow& r = table[static_cast<std::size_t>(i)];
     if (r.calls <= 0 && r.params <= 0) continue;
-    const OpTime t = op_time(k, r, rl);
+    const OpTime t = op_time(k, r, rl, work);
     json o = {{"op", model::to_string(k)}, {"class", model::to_string(model::op_class(k))}};
     o.update(cost_json(r.cost));
     o["params"] = r.params;
@@ -74,7 +74,7 @@ json pass_json(const CostContext& ctx, const PassCost& p, const PassTime& t, con
                         {"pairs_executed", w.pairs_executed},
                         {"kv_read_entries", w.kv_read},
                         {"kv_written_entries", w.kv_written}}},
-                      {"ops", ops_json(lg.ops, ctx.roofline)}});
+                      {"ops", ops_json(lg.ops, ctx.roofline, &lg.work)}});
   }
   json by_op = json::array();
   for (int i = 0; i < model::op_kind_count; ++i)
@@ -90,7 +90,7 @@ json pass_json(const CostContext& ctx, const PassCost& p, const PassTime& t, con
           {"attention_pairs_exact", p.attention_pairs_exact()},
           {"attention_pairs_executed", p.attention_pairs_executed()},
           {"groups", groups},
-          {"outside", ops_json(p.outside, ctx.roofline)},
+          {"outside", ops_json(p.outside, ctx.roofline, nullptr)},
           {"by_op", by_op}};
 }
 
@@ -141,6 +141,12 @@ json cost_report(const model::Config& c, const HardwareProfile& hw, const Scenar
                  {"hardware", hw.name},
                  {"dtype", model::to_string(c.effective.dtype)},
                  {"scenario", to_json(s)}};
+  if (s.parallel.tp > c.effective.num_kv_heads)  // check_parallel: tp is then a multiple of the KV heads
+    report["kv_head_replication"] =
+        "tp " + std::to_string(s.parallel.tp) + " exceeds the " + std::to_string(c.effective.num_kv_heads) +
+        " KV heads: each device holds one KV head, replicated on " +
+        std::to_string(s.parallel.tp / c.effective.num_kv_heads) +
+        " devices (its KV cache and K/V projections are not split further)";
   json values = json::object(), units = json::object();
   for (int i = 0; i < metric_count; ++i) {
     values[metric_name(static_cast<Metric>(i))] = metrics.values[static_cast<std::size_t>(i)];

@@ -19,7 +19,20 @@ model::OpCost device_cost(OpKind k, const OpRow& r, const Sharding& s) {
           c.act_bytes_out / group, c.kv_bytes_read / kv_split,    c.kv_bytes_written / kv_split};
 }
 
-Roofline make_roofline(const HardwareProfile& hw, model::DType dtype, const Sharding& s) {
+namespace {
+
+// The kernel model of `dtype` in `by_dtype`, else bf16's (fp16 runs as bf16; a device
+// fitted without an fp8 attention table times fp8 attention as bf16), else null.
+template <class T>
+const T* kernel_of(const std::map<model::DType, T>& by_dtype, model::DType dtype) {
+  if (auto it = by_dtype.find(dtype); it != by_dtype.end()) return &it->second;
+  if (auto it = by_dtype.find(model::DType::bf16); it != by_dtype.end()) return &it->second;
+  return nullptr;
+}
+
+}  // namespace
+
+Roofline make_roofline(const HardwareProfile& hw, model::DType dtype, const Sharding& s, const ModelShape* shape) {
   Roofline rl;
   rl.hw = &hw;
   rl.sharding = s;
@@ -35,6 +48,18 @@ Roofline make_roofline(const HardwareProfile& hw, model::DType dtype, const Shar
   rl.inv_group = 1 / (s.tp * s.ep);
   rl.inv_tp = 1 / s.tp;
   rl.inv_kv = 1 / (s.kv_tp * s.ep);
+  if (hw.kernel_models && shape) {
+    const KernelModels& k = *hw.kernel_models;
+    rl.kernels = &k;
+    rl.gemm = kernel_of(k.gemm, dtype);
+    rl.prefill = kernel_of(k.prefill_attention, dtype);
+    rl.decode = kernel_of(k.decode_attention, dtype);
+    rl.shape = *shape;
+    rl.kv_group = shape->G / s.kv_tp;
+    if (!rl.gemm)  // the parser requires a GEMM model; kept as a guard for hand-built profiles
+      throw model::ConfigError("/kernel_models/gemm", hw.name + " has no GEMM kernel model for " +
+                                                          std::string(model::to_string(dtype)) + " or bf16");
+  }
   return rl;
 }
 
@@ -78,9 +103,10 @@ void curve_rates(OpKind k, OpClass cls, const OpRow& r, double bytes, const Roof
 
 }  // namespace
 
-OpTime op_time(OpKind k, const OpRow& r, const Roofline& rl) {
+OpTime op_time(OpKind k, const OpRow& r, const Roofline& rl, const LayerWork* work) {
   OpTime t;
   if (r.calls <= 0) return t;
+  if (rl.kernels) return kernel_op_time(k, r, rl, work);
   const model::OpCost& c = r.cost;
   const OpClass cls = op_classes()[static_cast<std::size_t>(k)];
   // device_cost(), inlined with reciprocals: this runs hundreds of times per evaluation
@@ -95,21 +121,24 @@ OpTime op_time(OpKind k, const OpRow& r, const Roofline& rl) {
   t.launch_s = r.calls * rl.launch_s;
   t.compute_bound = t.compute_s > t.memory_s;
   t.seconds = std::max(t.compute_s, t.memory_s) + t.launch_s;
+  t.backward_s = 2 * t.seconds;
   return t;
 }
 
 namespace {
 
-void add_table(const OpTable& table, double passes, const Roofline& rl, PassTime& out, bool layer) {
+void add_table(const OpTable& table, double passes, const Roofline& rl, const LayerWork* work, PassTime& out) {
   for (int i = 0; i < model::op_kind_count; ++i) {
     const OpRow& r = table[static_cast<std::size_t>(i)];
     if (r.calls <= 0) continue;
-    const OpTime t = op_time(static_cast<OpKind>(i), r, rl);
+    const OpTime t = op_time(static_cast<OpKind>(i), r, rl, work);
     const double sec = t.seconds * passes;
     out.op_s[static_cast<std::size_t>(i)] += sec;
     if (t.compute_bound) out.compute_bound_s[static_cast<std::size_t>(i)] += sec;
     out.total_s += sec;
-    if (layer) out.layers_s += sec;
+    if (work) out.layers_s += sec;
+    out.backward_op_s[static_cast<std::size_t>(i)] += t.backward_s * passes;
+    out.backward_s += t.backward_s * passes;
   }
 }
 
@@ -119,49 +148,81 @@ void pass_time(const PassCost& p, const Roofline& rl, PassTime& out) {
   out = PassTime{};
   for (int g = 0; g < p.count; ++g) {
     const LayerGroupCost& lg = p.groups[static_cast<std::size_t>(g)];
-    add_table(lg.ops, lg.plan.passes, rl, out, true);
+    add_table(lg.ops, lg.plan.passes, rl, &lg.work, out);
   }
-  add_table(p.outside, 1, rl, out, false);
+  add_table(p.outside, 1, rl, nullptr, out);
 }
 
-Link link_for(const HardwareProfile& hw, std::int64_t span, std::int64_t gpus_per_node, const std::string& pointer) {
+Link link_for(const HardwareProfile& hw, std::int64_t span, std::int64_t gpus_per_node, const std::string& pointer,
+              std::int64_t ranks) {
   const double eff = hw.scalar_efficiency(EfficiencyClass::communication);
   if (span <= gpus_per_node) {
     if (!hw.nvlink_bandwidth_gb_per_s || *hw.nvlink_bandwidth_gb_per_s <= 0)
       throw model::ConfigError(pointer, "needs a device-to-device link but " + hw.name +
                                             " has no nvlink_bandwidth_gb_per_s");
-    return {*hw.nvlink_bandwidth_gb_per_s * 1e9 * eff, hw.nvlink_latency_us.value_or(0) * 1e-6};
+    Link l;
+    l.bytes_per_s = *hw.nvlink_bandwidth_gb_per_s * 1e9 * eff;
+    l.latency_s = hw.nvlink_latency_us.value_or(0) * 1e-6;
+    if (hw.kernel_models && ranks > 1) {  // the fitted one-node collectives of this many GPUs
+      const KernelModels& k = *hw.kernel_models;
+      for (std::size_t c = 0; c < l.regimes.size(); ++c) l.regimes[c] = regimes_for(k.collectives[c], static_cast<double>(ranks));
+      l.custom_all_reduce = regimes_for(k.custom_all_reduce, static_cast<double>(ranks));
+    }
+    return l;
   }
   if (!hw.network_bandwidth_gb_per_s || *hw.network_bandwidth_gb_per_s <= 0)
     throw model::ConfigError(pointer, "spans " + std::to_string(span) + " devices (more than one node of " +
                                           std::to_string(gpus_per_node) + ") but " + hw.name +
                                           " has no network_bandwidth_gb_per_s");
-  return {*hw.network_bandwidth_gb_per_s * 1e9 * eff, hw.network_latency_us.value_or(0) * 1e-6};
+  Link l;
+  l.bytes_per_s = *hw.network_bandwidth_gb_per_s * 1e9 * eff;
+  l.latency_s = hw.network_latency_us.value_or(0) * 1e-6;
+  return l;
 }
+
+namespace {
+
+const std::vector<CollectiveRegime>& fitted(const Link& l, Collective c) { return l.regimes[static_cast<std::size_t>(c)]; }
+
+}  // namespace
 
 double ring_all_reduce_s(double bytes, double ranks, const Link& l) {
   if (ranks <= 1 || bytes <= 0) return 0;
+  if (!fitted(l, Collective::all_reduce).empty())
+    return collective_seconds(fitted(l, Collective::all_reduce), Collective::all_reduce, bytes, ranks);
   return 2 * (ranks - 1) / ranks * bytes / l.bytes_per_s + 2 * (ranks - 1) * l.latency_s;
 }
 
 double all_gather_s(double bytes, double ranks, const Link& l) {
   if (ranks <= 1 || bytes <= 0) return 0;
+  if (!fitted(l, Collective::all_gather).empty())
+    return collective_seconds(fitted(l, Collective::all_gather), Collective::all_gather, bytes, ranks);
   return (ranks - 1) / ranks * bytes / l.bytes_per_s + (ranks - 1) * l.latency_s;
 }
 
 double all_to_all_s(double bytes_sent, double ranks, const Link& l) {
   if (ranks <= 1 || bytes_sent <= 0) return 0;
+  if (!fitted(l, Collective::all_to_all).empty())
+    return collective_seconds(fitted(l, Collective::all_to_all), Collective::all_to_all, bytes_sent, ranks);
   return (ranks - 1) / ranks * bytes_sent / l.bytes_per_s + (ranks - 1) * l.latency_s;
 }
 
+double inference_all_reduce_s(double bytes, double ranks, const Link& l) {
+  const double library = ring_all_reduce_s(bytes, ranks, l);
+  if (l.custom_all_reduce.empty() || ranks <= 1 || bytes <= 0) return library;
+  return std::min(library, collective_seconds(l.custom_all_reduce, Collective::all_reduce, bytes, ranks));
+}
+
 PassComm pass_comm(const PassCost& p, const ModelShape& s, const Sharding& sh, const Link& tp_link,
-                   const Link& ep_link) {
+                   const Link& ep_link, bool inference) {
   PassComm c;
   for (int g = 0; g < p.count; ++g) {
     const LayerGroupCost& lg = p.groups[static_cast<std::size_t>(g)];
     // rows one device of the ep group holds: [seqs / ep * rows_q, D]
     const double rows = lg.work.seqs / sh.ep * lg.work.rows_q;
-    c.tp_s += lg.plan.passes * 2 * ring_all_reduce_s(rows * s.D * s.bytes, sh.tp, tp_link);
+    const double bytes = rows * s.D * s.bytes;
+    c.tp_s += lg.plan.passes * 2 *
+              (inference ? inference_all_reduce_s(bytes, sh.tp, tp_link) : ring_all_reduce_s(bytes, sh.tp, tp_link));
     if (lg.plan.sig.moe)
       c.ep_s += lg.plan.passes * 2 * all_to_all_s(rows * s.top_k * s.D * s.bytes, sh.ep, ep_link);
   }

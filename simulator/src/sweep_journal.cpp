@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "hdlab/model/config_io.hpp"
 #include "hdlab/model/error.hpp"
 #include "hdlab/model/files.hpp"
 #include "sweep_internal.hpp"
@@ -122,11 +123,12 @@ SweepJournal::SweepJournal(const SweepSpec& spec, const std::string& dir, bool f
     }
   path_ = (folder / "journal.tsv").string();
   const fs::path manifest = folder / "manifest.json";
-  if (fs::exists(manifest)) {
+  std::error_code ec;
+  if (fs::exists(manifest, ec)) {
     nlohmann::json m;
     try {
-      m = nlohmann::json::parse(model::read_text_file(manifest.string()));
-    } catch (const nlohmann::json::exception&) {
+      m = model::read_json_file(manifest.string());
+    } catch (const model::ConfigError&) {
       throw model::ConfigError(dir, "manifest.json is not valid JSON; start fresh (--fresh) to discard the folder's sweep");
     }
     if (!m.is_object() || m.value("identity", "") != hex64(spec.identity))
@@ -141,7 +143,7 @@ SweepJournal::SweepJournal(const SweepSpec& spec, const std::string& dir, bool f
                                         "), which may differ from this one's; start fresh (--fresh) to recompute "
                                         "them, or choose another output folder");
   } else {
-    if (fs::exists(path_))
+    if (fs::exists(path_, ec))
       throw model::ConfigError(dir, "has a journal.tsv but no manifest.json, so it cannot tell whose rows they are; "
                                     "start fresh (--fresh) to discard them, or choose another output folder");
     const nlohmann::json m = {{"format", journal_format},       {"sweep", spec.name},
@@ -159,8 +161,12 @@ SweepJournal::~SweepJournal() {
 }
 
 void SweepJournal::read_back(const SweepSpec& spec, SweepResults& results) {
-  if (!fs::exists(path_)) return;
-  const std::string text = model::read_text_file(path_);
+  std::error_code ec;
+  if (!fs::exists(path_, ec)) return;
+  // Our own file, as large as the sweep: a row is at most ~25 bytes per value, a failed
+  // point's line its message; 64 MiB on top covers long messages.
+  const double bound = static_cast<double>(spec.point_count) * (64.0 + 32.0 * static_cast<double>(spec.stored_columns.size()));
+  const std::string text = model::read_text_file(path_, model::max_input_file_bytes + static_cast<std::uint64_t>(bound));
   std::string kept;  // the good lines, when some must go
   std::size_t pos = 0;
   while (pos < text.size()) {

@@ -1,5 +1,6 @@
 // Sweep outputs: results.csv and results.json streamed to a temporary file in the output
-// folder and renamed into place (a kill never leaves half a file under the real name),
+// folder and renamed into place (model::AtomicFileWriter: a kill never leaves half a
+// file under the real name),
 // the printed table, the summary; and the small text helpers the sweep sources share.
 #include <algorithm>
 #include <charconv>
@@ -7,7 +8,6 @@
 #include <cstdio>
 #include <filesystem>
 
-#include <unistd.h>
 
 #include "hdlab/model/error.hpp"
 #include "hdlab/model/files.hpp"
@@ -79,49 +79,25 @@ std::optional<std::string> closest(const std::string& name, const std::vector<st
 
 namespace {
 
-// A file written through a temporary name in the same folder, renamed on commit.
+// A file streamed through model::AtomicFileWriter in pieces of about 1 MiB.
 class AtomicOutput {
  public:
-  explicit AtomicOutput(fs::path path)
-      : path_(std::move(path)),
-        tmp_(path_.parent_path() / ("." + path_.filename().string() + ".tmp." + std::to_string(::getpid()))) {
-    file_ = std::fopen(tmp_.c_str(), "wb");
-    if (!file_) throw model::ConfigError(path_.string(), "cannot write (folder missing or not writable)");
-    buffer_.reserve(1 << 20);
-  }
-  ~AtomicOutput() {
-    if (file_) {
-      std::fclose(file_);
-      std::error_code ec;
-      fs::remove(tmp_, ec);
-    }
-  }
+  explicit AtomicOutput(const fs::path& path) : file_(path.string()) { buffer_.reserve(1 << 20); }
   std::string& buffer() { return buffer_; }
   void maybe_flush() {
     if (buffer_.size() >= (1 << 20)) flush();
   }
   void commit() {
     flush();
-    const bool ok = std::fflush(file_) == 0 && !std::ferror(file_);
-    const bool closed = std::fclose(file_) == 0;
-    file_ = nullptr;
-    std::error_code ec;
-    if (!ok || !closed) {
-      fs::remove(tmp_, ec);
-      throw model::ConfigError(path_.string(), "write failed (disk full?)");
-    }
-    fs::rename(tmp_, path_, ec);
-    if (ec) throw model::ConfigError(path_.string(), "cannot replace file: " + ec.message());
+    file_.commit();
   }
 
  private:
   void flush() {
-    if (!buffer_.empty() && std::fwrite(buffer_.data(), 1, buffer_.size(), file_) != buffer_.size())
-      throw model::ConfigError(path_.string(), "write failed (disk full?)");
+    file_.write(buffer_);
     buffer_.clear();
   }
-  fs::path path_, tmp_;
-  std::FILE* file_ = nullptr;
+  model::AtomicFileWriter file_;
   std::string buffer_;
 };
 

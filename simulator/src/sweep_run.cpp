@@ -9,10 +9,14 @@
 #include <filesystem>
 #include <limits>
 #include <mutex>
+#include <stdexcept>
+#include <system_error>
 #include <thread>
 
 #include "hdlab/model/error.hpp"
+#include "hdlab/simulator/resources.hpp"
 #include "hdlab/simulator/sweep.hpp"
+#include "sweep_folder.hpp"
 #include "sweep_internal.hpp"
 #include "sweep_journal.hpp"
 
@@ -102,6 +106,41 @@ unsigned thread_count(const SweepOptions& o, std::uint64_t todo) {
   return static_cast<unsigned>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(t, todo)));
 }
 
+// The worker threads of one run. Whatever leaves evaluate_points early (a thread that
+// cannot start, a progress callback that throws), the workers are told to stop and
+// joined first: a std::thread destroyed while joinable would terminate the process.
+class WorkerPool {
+ public:
+  explicit WorkerPool(SharedRun& run) : run_(run) {}
+  ~WorkerPool() {
+    run_.stop = true;
+    for (std::thread& t : threads_)
+      if (t.joinable()) t.join();
+  }
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  template <class Body>
+  void start(unsigned count, Body body) {
+    threads_.reserve(count);
+    for (unsigned t = 0; t < count; ++t) {
+      try {
+        threads_.emplace_back(body, t);
+      } catch (const std::system_error& e) {
+        throw std::runtime_error("cannot start sweep worker thread " + std::to_string(t + 1) + " of " +
+                                 std::to_string(count) + ": " + e.what());
+      }
+    }
+  }
+  void join() {
+    for (std::thread& t : threads_) t.join();
+  }
+
+ private:
+  SharedRun& run_;
+  std::vector<std::thread> threads_;
+};
+
 // Runs the workers; the calling thread reports progress until they are done.
 void evaluate_points(SharedRun& run, unsigned threads, SweepSummary& summary, const SweepOptions& o,
                      Clock::time_point start) {
@@ -110,19 +149,6 @@ void evaluate_points(SharedRun& run, unsigned threads, SweepSummary& summary, co
   std::mutex m;
   std::condition_variable cv;
   unsigned exited = 0;
-  std::vector<std::thread> pool;
-  for (unsigned t = 0; t < threads; ++t)
-    pool.emplace_back([&, t] {
-      try {
-        work(run, failures[t]);
-      } catch (...) {
-        crashed[t] = std::current_exception();
-        run.stop = true;
-      }
-      std::lock_guard<std::mutex> lock(m);
-      ++exited;
-      cv.notify_all();
-    });
   const std::uint64_t total = run.spec.point_count - summary.excluded;
   auto report = [&] {
     if (o.on_progress)
@@ -130,14 +156,28 @@ void evaluate_points(SharedRun& run, unsigned threads, SweepSummary& summary, co
                      std::chrono::duration<double>(Clock::now() - start).count()});
   };
   {
-    std::unique_lock<std::mutex> lock(m);
-    while (!cv.wait_for(lock, progress_period, [&] { return exited == threads; })) {
-      lock.unlock();
-      report();
-      lock.lock();
+    WorkerPool pool(run);
+    pool.start(threads, [&](unsigned t) {
+      try {
+        work(run, failures[t]);
+      } catch (...) {  // a journal write that failed, or memory: the run stops, the caller rethrows
+        crashed[t] = std::current_exception();
+        run.stop = true;
+      }
+      std::lock_guard<std::mutex> lock(m);
+      ++exited;
+      cv.notify_all();
+    });
+    {
+      std::unique_lock<std::mutex> lock(m);
+      while (!cv.wait_for(lock, progress_period, [&] { return exited == threads; })) {
+        lock.unlock();
+        report();
+        lock.lock();
+      }
     }
+    pool.join();
   }
-  for (std::thread& t : pool) t.join();
   for (const std::exception_ptr& e : crashed)
     if (e) std::rethrow_exception(e);
   report();
@@ -151,17 +191,20 @@ void evaluate_points(SharedRun& run, unsigned threads, SweepSummary& summary, co
 
 SweepOutcome run_sweep(const SweepSpec& spec, const std::string& dir, const SweepOptions& o) {
   const auto start = Clock::now();
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec || !std::filesystem::is_directory(dir))
-    throw model::ConfigError(dir, "cannot create the output folder" + (ec ? ": " + ec.message() : std::string()));
+  const std::size_t k = spec.stored_columns.size();
+  // The results are held until the outputs are written: refused up front when they
+  // cannot fit, rather than killed half-way.
+  require_memory(static_cast<double>(spec.point_count) * (8.0 * static_cast<double>(k) + 1), "/axes",
+                 std::to_string(spec.point_count) + " points x " + std::to_string(k) +
+                     (k == 1 ? " stored column" : " stored columns"),
+                 "split the sweep or keep fewer columns");
+  const SweepFolder folder(dir, o.force);
 
   SweepOutcome out;
   SweepSummary& s = out.summary;
   SweepResults& r = out.results;
   s.name = spec.name;
   s.points = spec.point_count;
-  const std::size_t k = spec.stored_columns.size();
   r.state.assign(spec.point_count, PointState::pending);
   r.values.assign(spec.point_count * k, std::numeric_limits<double>::quiet_NaN());
   mark_excluded(spec, r, s);

@@ -260,6 +260,24 @@ void parse_part_doc(SweepPart part, const json& doc) {
   else parse_pipeline_part(doc);
 }
 
+// The axis a value error at `place` belongs to: of the axes of `part`, the one whose
+// pointer is the most specific at or above `place` (an axis setting /design/hd/nn owns
+// an error there, not the axis setting the whole /design around it); with `created`,
+// also an axis whose created key the error sits above. -1: none.
+int owning_axis(const SweepSpec& spec, SweepPart part, const std::string& place, const std::vector<bool>& creates,
+                bool created) {
+  int owner = -1;
+  for (std::size_t j = 0; j < spec.axes.size(); ++j) {
+    const SweepAxis& a = spec.axes[j];
+    if (a.part != part) continue;
+    const Within w = pointer_within(place, a.tokens);
+    const bool owns = w == Within::at_or_below || (created && creates[j] && w == Within::above);
+    if (owns && (owner < 0 || a.tokens.size() > spec.axes[static_cast<std::size_t>(owner)].tokens.size()))
+      owner = static_cast<int>(j);
+  }
+  return owner;
+}
+
 // Parses each axis value once, every other axis at its first value: a value of the wrong
 // type or with an unknown key, and a key an axis creates that the part's parser does not
 // know ("/design/hd/nn"), are errors of the sweep file, not of every row. Any other
@@ -276,12 +294,15 @@ void dry_run_values(const SweepSpec& spec, const std::vector<bool>& creates) {
         parse_part_doc(a.part, doc);
       } catch (const model::ConfigError& e) {
         if (!value_error(e.reason())) continue;
-        const Within w = pointer_within(e.pointer(), a.tokens);
-        const std::string at = "/axes/" + std::to_string(i);
-        if (creates[i] && e.reason().rfind("unknown key", 0) == 0 && w != Within::no)
-          fail(at + "/pointer", a.pointer + " does not exist in the base document and is not a field there (" +
+        const bool unknown_key = e.reason().rfind("unknown key", 0) == 0;
+        const int owner = owning_axis(spec, a.part, e.pointer(), creates, unknown_key);
+        if (owner < 0) continue;
+        const auto j = static_cast<std::size_t>(owner);
+        const std::string at = "/axes/" + std::to_string(j);
+        if (creates[j] && unknown_key)
+          fail(at + "/pointer", spec.axes[j].pointer + " does not exist in the base document and is not a field there (" +
                                     std::string(e.what()) + ")");
-        if (w == Within::at_or_below) fail(pointer_join(at + "/values", k), e.what());
+        fail(pointer_join(at + "/values", values[j]), e.what());
       } catch (const std::exception&) {
         // Left to the rows.
       }

@@ -50,7 +50,7 @@ Sample timed(Sample s, const simulator::HardwareProfile& h) {
   } else if (s.bench == BenchKind::memory) {
     kind = OpKind::embedding;
   }
-  s.seconds = simulator::op_time(kind, row, rl).seconds;
+  s.seconds = simulator::op_time(kind, row, rl, nullptr).seconds;
   return s;
 }
 

@@ -137,12 +137,13 @@ TEST_CASE("the bundled validation files cover every design family and are held o
       if (const auto* phd = std::get_if<model::PhdDesign>(&m); phd && c.phase != executor::Phase::train_forward)
         phd_variants.insert(std::string(model::to_string(phd->variant)) + " " + executor::to_string(c.phase));
     }
-    CHECK(phases.size() == 3);
+    CHECK(phases == std::set<std::string>{"prefill", "decode", "train-forward"});
     if (std::string(file) == "cpu.json") {
       CHECK(families == std::set<std::string>{"baseline", "hd", "phd", "vwn", "looped", "moe"});
-      CHECK(hd_layouts.size() == 2);  // interleaved and stream-major
-      CHECK(hd_kinds.size() == 3);    // full, local, intra
-      CHECK(phd_variants.size() == 6);  // plain, swa, cswa x prefill, decode
+      CHECK(hd_layouts == std::set<std::string>{"interleaved", "stream_major"});
+      CHECK(hd_kinds == std::set<std::string>{"full", "local", "intra"});
+      CHECK(phd_variants == std::set<std::string>{"plain prefill", "plain decode", "swa prefill", "swa decode",
+                                                  "cswa prefill", "cswa decode"});
     }
   }
 }

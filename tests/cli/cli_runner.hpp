@@ -36,16 +36,24 @@ inline std::string slurp(const std::filesystem::path& p) {
 
 inline std::string source_path(const std::string& rel) { return std::string(HDLAB_SOURCE_DIR) + "/" + rel; }
 
+// How the shell runs hdlab, beyond the defaults (stdout and stderr captured).
+struct CliShell {
+  std::string before;     // shell commands run first, in the same shell ("ulimit -v 2000000")
+  std::string stdout_to;  // a redirection of stdout instead of capturing it (">/dev/full", ">&-")
+};
+
 // Runs `hdlab args...` from the source tree's root (so profiles/ paths work).
-inline CliResult run_cli(const std::vector<std::string>& args) {
+inline CliResult run_cli(const std::vector<std::string>& args, const CliShell& shell = {}) {
   namespace fs = std::filesystem;
   static int counter = 0;
   const fs::path tmp = fs::temp_directory_path() /
                        ("hdlab_cli_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
   fs::create_directories(tmp);
-  std::string cmd = "cd " + shell_quote(HDLAB_SOURCE_DIR) + " && " + shell_quote(std::string(HDLAB_BINARY_DIR) + "/cli/hdlab");
+  std::string cmd = "cd " + shell_quote(HDLAB_SOURCE_DIR) + " && " + (shell.before.empty() ? "" : shell.before + " && ") +
+                    shell_quote(std::string(HDLAB_BINARY_DIR) + "/cli/hdlab");
   for (const auto& a : args) cmd += " " + shell_quote(a);
-  cmd += " >" + shell_quote((tmp / "out").string()) + " 2>" + shell_quote((tmp / "err").string());
+  cmd += (shell.stdout_to.empty() ? " >" + shell_quote((tmp / "out").string()) : " " + shell.stdout_to) + " 2>" +
+         shell_quote((tmp / "err").string());
   const int status = std::system(cmd.c_str());
   CliResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);

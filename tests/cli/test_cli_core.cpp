@@ -30,7 +30,7 @@ TEST_CASE("bad input exits with 2 and names the place", "[cli][errors]") {
 
   r = run_cli({"check", "no/such/model.json"});
   CHECK(r.exit_code == 2);
-  CHECK(r.err == "hdlab: error: no/such/model.json: cannot open file\n");
+  CHECK(r.err == "hdlab: error: no/such/model.json: cannot open file: No such file or directory\n");
 
   r = run_cli({"check"});
   CHECK(r.exit_code == 2);

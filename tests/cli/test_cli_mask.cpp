@@ -95,5 +95,5 @@ TEST_CASE("hdlab mask refuses bad input with exit code 2", "[cli][mask][errors]"
   expect_error({"--layer", "0", "--tokens", "5000", "--png", "/tmp/never.png"},
                "--tokens: 5000 tokens x 1 copies = 5000 positions is too many for a PNG (at most 4096); use --json");
   expect_error({"--layer", "0", "--tokens", "4", "--png", "/no/such/folder/m.png"},
-               "/no/such/folder/m.png: cannot write (folder missing or not writable)");
+               "--png: /no/such/folder/m.png: the folder /no/such/folder does not exist");
 }

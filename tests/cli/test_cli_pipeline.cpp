@@ -66,7 +66,7 @@ TEST_CASE("hdlab pipeline --json: the timeline covers every task", "[cli][pipeli
   CHECK(run_json({"--pp", "4", "--microbatches", "6", "--no-timeline"})["pipeline"].count("timeline") == 0);
 }
 
-TEST_CASE("hdlab pipeline: HD keeps the one-pass bubble; a loop makes K passes", "[cli][pipeline]") {
+TEST_CASE("hdlab pipeline: HD keeps the one-pass bubble - a loop makes K passes", "[cli][pipeline]") {
   auto metrics = [](const std::string& design) {
     return run_json({"--pp", "4", "--microbatches", "8", "--design", design})["pipeline"]["metrics"];
   };

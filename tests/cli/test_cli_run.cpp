@@ -1,13 +1,16 @@
 // hdlab run: real forward passes measured op by op. Exit codes, the JSON's structure
-// and its numbers' consistency (op FLOPs sum to the total, op names are the cost model's,
-// rows per design and phase), weights saved and loaded, and every refusal with its
-// message. Small models (tiny-*.json scaled down further) keep this fast.
+// and its numbers (FLOPs against a count by hand, op times inside the call's time, op
+// names the cost model's, rows per design and phase), the same run on CUDA where a device
+// is, weights saved and loaded, and every refusal with its message. Small models
+// (tiny-*.json scaled down further) keep this fast.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 
 #include "cli_runner.hpp"
+#include "hdlab/executor/backends.hpp"
 
 using hdlab::testing::run_cli;
 using nlohmann::json;
@@ -34,33 +37,86 @@ const std::set<std::string> kOpNames = {
     "ffn_gate_up", "ffn_act", "ffn_down", "router", "experts", "shared_experts", "residual", "ghc_norm", "ghc_dynamic",
     "ghc_width", "ghc_depth", "vwn_reduce", "injection", "mtp", "final_norm", "lm_head"};
 
-}  // namespace
+// The run every backend must reproduce: tiny-dense scaled to 2 layers (sliding, full) of
+// D 64, 4 query / 2 KV heads of 16, SwiGLU 96, vocabulary 300 (padded to 320); HD n=2,
+// prefill of 40 tokens: 80 rows per layer.
+const std::vector<std::string> kHdPrefill = {"run", "profiles/models/tiny-dense.json", "--design", "hd:n=2",
+                                             "--phase", "prefill", "--tokens", "40", "--json"};
 
-TEST_CASE("hdlab run --json: medians, per-op rows with the cost model's names, consistent totals", "[cli][run]") {
-  const json j = run_json({"run", "profiles/models/tiny-dense.json", "--design", "hd:n=2", "--phase", "prefill",
-                           "--tokens", "40", "--json"});
+// FLOPs of that run, by hand (methods.md section 6; N = 80 rows, D 64, H 2 x 2 heads of 16):
+//   attn_norm, ffn_norm 4 N D = 20480 each; qkv_proj 2 N D (H + 2 G) hd = 1310720;
+//   qk_norm 4 N (H + G) hd = 30720; rope 3 N (H + G) hd = 23040;
+//   attention 4 hd H x 5376 executed pairs = 1376256 (80 causal rows on 64 x 64 tiles:
+//     64 x 64 + 16 x 64 + 16 x 16; the local window of 512 covers all 80 positions);
+//   o_proj 2 N (H hd) D = 655360; ffn_gate_up 2 N D 2F = 1966080; ffn_act 5 N F = 38400;
+//   ffn_down 2 N F D = 983040; residual 2 N D = 10240.
+//   Per layer 6434816, two layers; then one loss row: final norm 4 D = 256, head 2 D 320 = 40960.
+constexpr double kHdPrefillFlops = 2 * 6434816.0 + 256 + 40960;
+constexpr double kHdPrefillAttentionPairs = 64 * 64 + 16 * 64 + 16 * 16;
+
+// What every backend's --json of kHdPrefill must say.
+void check_hd_prefill(const json& j, const std::string& backend) {
   CHECK(j["phase"] == "prefill");
-  CHECK(j["backend"] == "cpu");
+  CHECK(j["backend"] == backend);
   CHECK(j["rows"] == 80);  // HD n=2: 2 x 40 positions
   CHECK(j["loss_rows"] == 1);
   CHECK(j["repeats"] == 2);
-  CHECK(j["time_ms"]["each"].size() == 2);
-  CHECK(j["time_ms"]["median"].get<double>() > 0);
+  REQUIRE(j["time_ms"]["each"].size() == 2);
+  const double first = j["time_ms"]["each"][0], second = j["time_ms"]["each"][1];
+  CHECK(j["time_ms"]["median"].get<double>() == Approx((first + second) / 2).epsilon(1e-12));
+  CHECK(j["time_ms"]["max"].get<double>() == std::max(first, second));
   CHECK(j["tile"] == json::array({64, 64}));
-  double flops = 0;
+  CHECK(j["flops"].get<double>() == kHdPrefillFlops);
+  double flops = 0, op_ms = 0;
   std::set<std::string> seen;
   for (const auto& op : j["ops"]) {
+    INFO(op.dump());
     CHECK(kOpNames.count(op["op"].get<std::string>()) == 1);
-    CHECK(op["ms"].get<double>() >= 0);
+    // Each op's timer runs inside the call's own: more than nothing, less than the slowest call.
+    CHECK(op["ms"].get<double>() > 0);
+    CHECK(op["ms"].get<double>() <= j["time_ms"]["max"].get<double>());
+    if (op["op"] == "attention") CHECK(op["pairs_executed"] == kHdPrefillAttentionPairs);
     flops += op["flops"].get<double>();
+    op_ms += op["ms"].get<double>();
     seen.insert(op["op"].get<std::string>());
   }
-  CHECK(flops == Approx(j["flops"].get<double>()).epsilon(1e-12));
+  CHECK(flops == kHdPrefillFlops);
+  // Medians of two repeats are their means, so the ops' times sum to the mean of what
+  // their timers measured inside each call: at most the calls' median (up to 1 us of
+  // timer resolution per op).
+  CHECK(op_ms <= j["time_ms"]["median"].get<double>() + 1e-3 * static_cast<double>(j["ops"].size()));
   for (const char* must : {"embedding", "qkv_proj", "attention", "ffn_gate_up", "lm_head"}) CHECK(seen.count(must) == 1);
   // Two layers of the sliding/full pattern: a local and a full group.
   CHECK(j["groups"].size() == 2);
   CHECK(j["memory"]["peak_bytes"].get<double>() <= j["memory"]["estimate_bytes"].get<double>());
-  CHECK(j["memory"]["kv_cache_bytes"].get<double>() > 0);
+  // f32 (4 bytes); KV: K and V of 2 heads of 16 at all 80 positions in both layers (the
+  // local window of 512 keeps them all); weights: per layer q, k, v, o (64 x 64, 32 x 64,
+  // 32 x 64, 64 x 64), QK-norm 2 x 16, 2 norms of 64 and SwiGLU 3 x 64 x 96; the final norm;
+  // 3 tables of 320 x 64 (HD's two input tables and the head).
+  CHECK(j["memory"]["kv_cache_bytes"] == 2 * 80 * (2 * 2 * 16) * 4);
+  CHECK(j["memory"]["weights_bytes"] == 4 * (2 * (4096 + 2048 + 2048 + 4096 + 32 + 128 + 3 * 64 * 96) + 64 + 3 * 320 * 64));
+}
+
+}  // namespace
+
+TEST_CASE("hdlab run --json: medians, per-op rows with the cost model's names, FLOPs by hand", "[cli][run]") {
+  check_hd_prefill(run_json(kHdPrefill), "cpu");
+}
+
+TEST_CASE("hdlab run --backend cuda: the same run on a GPU, else exit 2 naming --backend and why", "[cli][run][cuda]") {
+  // The test asks the driver itself, as `hdlab run` does, and asserts on both paths.
+  const hdlab::executor::CudaProbe probe = hdlab::executor::probe_cuda();
+  const auto r = run_cli(args(kHdPrefill, args({"--backend", "cuda"})));
+  INFO(r.err);
+  if (probe.devices > 0) {
+    REQUIRE(r.exit_code == 0);
+    check_hd_prefill(json::parse(r.out), "cuda");
+  } else {
+    CHECK(r.exit_code == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.find("--backend") != std::string::npos);
+    CHECK(r.err.find(probe.reason) != std::string::npos);
+  }
 }
 
 TEST_CASE("hdlab run: every phase of every design", "[cli][run]") {
@@ -145,9 +201,4 @@ TEST_CASE("hdlab run: refusals and bad options exit 2 with a message", "[cli][ru
   auto mla = run_cli({"run", "profiles/models/hf/deepseek-v3.config.json", "--layers", "2"});
   CHECK(mla.exit_code == 2);
   CHECK(mla.err.find("multi-head latent attention") != std::string::npos);
-  auto cuda = run_cli(args({"run", "profiles/models/tiny-dense.json", "--backend", "cuda"}));
-  if (cuda.exit_code != 0) {  // no GPU here (or a build without CUDA): said so, exit 2
-    CHECK(cuda.exit_code == 2);
-    CHECK(cuda.err.find("--backend") != std::string::npos);
-  }
 }

@@ -160,7 +160,7 @@ TEST_CASE("bad sweep files exit with 2 and name the place", "[cli][sweep][errors
   }
   auto r = run_cli({"sweep", "no/such/sweep.json", "-o", dir.at("out")});
   CHECK(r.exit_code == 2);
-  CHECK(r.err == "hdlab: error: no/such/sweep.json: cannot open file\n");
+  CHECK(r.err == "hdlab: error: no/such/sweep.json: cannot open file: No such file or directory\n");
   std::ofstream(dir.at("broken.json")) << "{\"axes\": [";
   r = run_cli({"sweep", dir.at("broken.json"), "-o", dir.at("out")});
   CHECK(r.exit_code == 2);
@@ -197,4 +197,123 @@ TEST_CASE("a small sweep matches its golden results", "[cli][sweep][golden]") {
   CHECK(rows[3]["kv_ratio"] == 2.0);
   // Exact attention FLOPs of a 4096-token causal prefill: 4 x hd x H x L(L+1)/2 x layers.
   CHECK(rows[0]["prefill_attention_flops_exact"] == 4.0 * 128 * 32 * (4096.0 * 4097 / 2) * 36);
+}
+
+TEST_CASE("hdlab sweep refuses a folder of the user's own files unless --force", "[cli][sweep][bad-input]") {
+  TempDir dir;
+  const std::string sweep = write_sweep(dir, {{"axes", {{{"pointer", "/design"}, {"values", {"baseline", "hd:n=2"}}}}}});
+  const std::string mine = dir.at("mine");
+  fs::create_directories(mine);
+  std::ofstream(mine + "/results.csv") << "my own results\n";
+  std::ofstream(mine + "/notes.txt") << "notes\n";
+  auto r = run_cli({"sweep", sweep, "-o", mine});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "hdlab: error: " + mine +
+                     ": is not empty and holds no sweep (no manifest.json): the sweep's files would be written among its "
+                     "own (notes.txt, results.csv); choose a new or empty folder, or --force to write there anyway\n");
+  CHECK(slurp(mine + "/results.csv") == "my own results\n");
+  // --fresh removes only a sweep's files, and only in a sweep's folder.
+  r = run_cli({"sweep", sweep, "-o", mine, "--fresh"});
+  CHECK(r.exit_code == 2);
+  CHECK(slurp(mine + "/results.csv") == "my own results\n");
+  // "/" is no sweep's folder.
+  r = run_cli({"sweep", sweep, "-o", "/"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.rfind("hdlab: error: /: is not empty and holds no sweep (no manifest.json)", 0) == 0);
+  CHECK_FALSE(fs::exists("/manifest.json"));
+  // Forced, the sweep writes its files there and leaves the others alone.
+  r = run_cli({"sweep", sweep, "-o", mine, "--force"});
+  CHECK(r.exit_code == 0);
+  CHECK(slurp(mine + "/results.csv").rfind("point,design,", 0) == 0);
+  CHECK(slurp(mine + "/notes.txt") == "notes\n");
+  // Now it is a sweep's folder: resumed without --force.
+  r = run_cli({"sweep", sweep, "-o", mine, "--json"});
+  CHECK(r.exit_code == 0);
+  CHECK(json::parse(r.out)["resumed"] == 2);
+}
+
+TEST_CASE("two sweeps cannot write one folder at once: the second names the first sweep pid", "[cli][sweep][bad-input]") {
+  TempDir dir;
+  json batches = json::array();
+  for (int b = 1; b <= 100; ++b) batches.push_back(b);
+  const std::string sweep = write_sweep(dir, {{"axes", {{{"pointer", "/scenario/decode/batch"}, {"values", batches}}}},
+                                              {"columns", {"decode_step_s"}}});
+  const std::string out = dir.at("out");
+  // The first runs for about 2 s (20 ms a point on one thread).
+  const pid_t first = spawn_cli({"sweep", sweep, "-o", out, "--threads", "1", "--test-point-delay-us", "20000"});
+  REQUIRE(first > 0);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (complete_lines(out + "/journal.tsv") < 5 && std::chrono::steady_clock::now() < deadline) {
+    int status = 0;
+    REQUIRE(::waitpid(first, &status, WNOHANG) == 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  REQUIRE(complete_lines(out + "/journal.tsv") >= 5);
+  const auto second = run_cli({"sweep", sweep, "-o", out});
+  int status = 0;
+  const bool first_still_running = ::waitpid(first, &status, WNOHANG) == 0;
+  ::waitpid(first, &status, 0);
+  REQUIRE(first_still_running);  // the second really ran while the first held the folder
+  CHECK(second.exit_code == 2);
+  CHECK(second.err == "hdlab: error: " + out + ": is in use by another hdlab sweep (pid " + std::to_string(first) +
+                          "), which holds its lock (.hdlab-sweep.lock); two sweeps in one folder would write every row "
+                          "twice: wait for it to finish, or choose another folder\n");
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(complete_lines(out + "/journal.tsv") == 100);  // every row once
+  CHECK(complete_lines(out + "/results.csv") == 101);
+  // The lock went with the process: the next sweep resumes.
+  const auto again = run_cli({"sweep", sweep, "-o", out, "--json"});
+  CHECK(again.exit_code == 0);
+  CHECK(json::parse(again.out)["resumed"] == 100);
+}
+
+TEST_CASE("temporaries of a killed sweep writer are removed by the next run", "[cli][sweep][bad-input]") {
+  TempDir dir;
+  const std::string sweep = write_sweep(dir, {{"axes", {{{"pointer", "/design"}, {"values", {"baseline", "hd:n=2"}}}}}});
+  const std::string out = dir.at("out");
+  REQUIRE(run_cli({"sweep", sweep, "-o", out}).exit_code == 0);
+  // A writer killed between writing its temporaries and renaming them: a process that
+  // creates them under its own pid and dies by SIGKILL.
+  const pid_t writer = ::fork();
+  if (writer == 0) {
+    for (const char* f : {"results.csv", "results.json", "table.txt", "summary.json"})
+      std::ofstream(out + "/." + f + ".tmp." + std::to_string(::getpid())) << "half a file";
+    ::pause();
+  }
+  REQUIRE(writer > 0);
+  const std::string csv_temp = out + "/.results.csv.tmp." + std::to_string(writer);
+  const std::string summary_temp = out + "/.summary.json.tmp." + std::to_string(writer);
+  for (int i = 0; i < 2000 && !fs::exists(summary_temp); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ::kill(writer, SIGKILL);
+  int status = 0;
+  ::waitpid(writer, &status, 0);
+  REQUIRE(WIFSIGNALED(status));
+  REQUIRE(fs::exists(csv_temp));
+  // The next run writes only results.json, yet every stale temporary goes.
+  const auto r = run_cli({"sweep", sweep, "-o", out, "--format", "json"});
+  CHECK(r.exit_code == 0);
+  for (const auto& e : fs::directory_iterator(out)) CHECK(e.path().filename().string().find(".tmp.") == std::string::npos);
+}
+
+TEST_CASE("an axis error is reported at the axis that causes it", "[cli][sweep][bad-input]") {
+  TempDir dir;
+  // /axes/2 creates /design/hd/nn inside the designs of /axes/0: the error is /axes/2's
+  // pointer, not /axes/0's value in which it shows.
+  const std::string sweep =
+      write_sweep(dir, {{"axes",
+                         {{{"pointer", "/design"}, {"values", {"baseline", "hd:n=2"}}},
+                          {{"pointer", "/scenario/decode/batch"}, {"values", {1}}},
+                          {{"pointer", "/design/hd/nn"}, {"values", {1}}}}}});
+  const auto r = run_cli({"sweep", sweep, "-o", dir.at("out")});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "hdlab: error: /axes/2/pointer: /design/hd/nn does not exist in the base document and is not a field "
+                 "there (/design/hd/nn: unknown key (did you mean \"n\"?))\n");
+  // An unknown key inside a whole design value is that value's error.
+  const std::string value_error =
+      write_sweep(dir, {{"axes", {{{"pointer", "/design"}, {"values", {"baseline", json{{"hd", {{"n", 2}, {"nn", 1}}}}}}},
+                                  {{"pointer", "/design/hd/n"}, {"values", {2, 4}}}}}}, "value.json");
+  const auto v = run_cli({"sweep", value_error, "-o", dir.at("out")});
+  CHECK(v.exit_code == 2);
+  CHECK(v.err == "hdlab: error: /axes/0/values/1: /design/hd/nn: unknown key (did you mean \"n\"?)\n");
 }

@@ -1,9 +1,11 @@
-// The Backend interface on the CPU backend: memory accounting, transfers, views, shape
-// checks; and the references themselves on cases worked by hand.
+// The Backend interface on the CPU backend: memory accounting, its timer, transfers, views,
+// shape checks; and the references themselves on cases worked by hand.
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <cmath>
 #include <numbers>
+#include <thread>
 
 #include "hdlab/executor/backends.hpp"
 #include "hdlab/executor/reference.hpp"
@@ -37,6 +39,21 @@ TEST_CASE("the backend accounts for its memory", "[executor][memory]") {
     CHECK(e.available_bytes() > 0);
     CHECK(std::string(e.what()).find("needs") != std::string::npos);
   }
+}
+
+TEST_CASE("the CPU timer measures the time between start and stop", "[executor][timer]") {
+  // A 20 ms sleep between start and stop: at least 20 ms (sleep_for never returns early),
+  // and far less than 5 s even on a loaded machine; a stopped timer keeps its reading.
+  auto be = make_cpu_backend(CpuOptions{1, "generic"});
+  const auto timer = be->make_timer();
+  timer->start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  timer->stop();
+  const double ms = timer->elapsed_ms();
+  CHECK(ms >= 20.0);
+  CHECK(ms < 5000.0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  CHECK(timer->elapsed_ms() == ms);
 }
 
 TEST_CASE("uploads, downloads, views and conversions", "[executor]") {

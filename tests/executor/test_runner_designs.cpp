@@ -134,7 +134,7 @@ TEST_CASE("HD stream-major equals interleaved after the permutation", "[runner][
   }
 }
 
-TEST_CASE("HD KV cache keeps every stream; local layers only their window", "[runner][hd]") {
+TEST_CASE("HD KV cache keeps every stream - local layers only their window", "[runner][hd]") {
   model::Backbone b = tiny_dense(2);
   const model::Config c = make(b, R"({"hd": {"n": 3, "layers": ["intra", "local"], "window": 4}})");
   Model m = build(c);
@@ -196,7 +196,7 @@ TEST_CASE("PHD KV cache keeps origins plus the last W hidden tokens", "[runner][
   }
 }
 
-TEST_CASE("VWN with m = n and static init equals the baseline; dynamic at init equals static", "[runner][vwn]") {
+TEST_CASE("VWN with m = n and static init equals the baseline - dynamic at init equals static", "[runner][vwn]") {
   const model::Backbone b = tiny_dense();
   const auto t = tokens(9);
   Model base = build(make(b, "{}"));
@@ -221,7 +221,7 @@ TEST_CASE("VWN with m = n and static init equals the baseline; dynamic at init e
   }
 }
 
-TEST_CASE("VWN over width: dynamic GHC, projected embedding, MTP; decode equals the full forward", "[runner][vwn]") {
+TEST_CASE("VWN over width: dynamic GHC, projected embedding, MTP - decode equals the full forward", "[runner][vwn]") {
   const model::Backbone b = tiny_dense();
   RandomInit init;
   init.ghc_dynamic_std = 0.5;  // exercise the input-dependent coefficients
@@ -248,7 +248,7 @@ TEST_CASE("VWN over width: dynamic GHC, projected embedding, MTP; decode equals 
   CHECK(m.runner->last_profile().op_total(model::OpKind::mtp).flops > 0);
 }
 
-TEST_CASE("looped K=1 equals the baseline; K>1 decode with per-iteration KV equals the full forward", "[runner][looped]") {
+TEST_CASE("looped K=1 equals the baseline - K>1 decode with per-iteration KV equals the full forward", "[runner][looped]") {
   const model::Backbone b = tiny_dense(4);
   const auto t = tokens(10);
   Model base = build(make(b, "{}"));

@@ -200,15 +200,20 @@ TEST_CASE("validation points: parse, reject with pointers, summarize", "[gui][va
   CHECK(gui_core::summarize({}).points == 0);
 }
 
-TEST_CASE("catalog: the bundled profiles are listed by name; the profiles folder is found", "[gui][catalog]") {
+TEST_CASE("catalog: the bundled profiles are listed by name - the profiles folder is found", "[gui][catalog]") {
   const auto root = gui_core::find_profiles_dir({"/nonexistent/profiles", test::profiles()});
   REQUIRE(root);
   const gui_core::Catalog c = gui_core::read_catalog(*root);
-  CHECK(gui_core::find_entry(c.models, "Qwen3-8B") >= 0);
-  CHECK(gui_core::find_entry(c.models, "qwen3-8b.config") >= 0);  // the HF file, by file name
+  // The file each needle finds (by label or by file name), not merely some entry.
+  auto found = [](const std::vector<gui_core::CatalogEntry>& entries, const std::string& needle) {
+    const int i = gui_core::find_entry(entries, needle);
+    return i < 0 ? std::string("(none)") : entries[static_cast<std::size_t>(i)].path;
+  };
+  CHECK(found(c.models, "Qwen3-8B") == (*root / "models" / "qwen3-8b.json").string());
+  CHECK(found(c.models, "qwen3-8b.config") == (*root / "models" / "hf" / "qwen3-8b.config.json").string());
   CHECK(c.models[static_cast<std::size_t>(gui_core::find_entry(c.models, "qwen3-8b.config"))].label.rfind("HF: ", 0) == 0);
-  CHECK(gui_core::find_entry(c.hardware, "h100") >= 0);
-  CHECK(gui_core::find_entry(c.designs, "hd-n4-full") >= 0);
+  CHECK(found(c.hardware, "h100") == (*root / "hardware" / "h100-sxm.json").string());
+  CHECK(found(c.designs, "hd-n4-full") == (*root / "designs" / "hd-n4-full.json").string());
   CHECK(gui_core::find_entry(c.models, "no such model") == -1);
   CHECK_FALSE(gui_core::find_profiles_dir({"/nonexistent"}));
 }

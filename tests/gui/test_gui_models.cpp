@@ -44,7 +44,7 @@ TEST_CASE("metrics model: one row per metric, design and baseline values with un
   CHECK(serving.data(serving.index(0, 0), Qt::DisplayRole).toString().contains("tokens/s"));
 }
 
-TEST_CASE("layer table: rows per layer; HD kinds editable and sent to the editor", "[gui][models]") {
+TEST_CASE("layer table: rows per layer - HD kinds editable and sent to the editor", "[gui][models]") {
   test::ensure_app();
   gui::Session session(gui_core::Catalog{});
   gui::LayerTableModel m(&session);

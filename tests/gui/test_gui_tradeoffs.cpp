@@ -22,7 +22,7 @@ TEST_CASE("size axes per method include the design's own size", "[gui][tradeoffs
   CHECK_FALSE(axis(R"({"growth": {"depth_factor": 1}})"));
 }
 
-TEST_CASE("with_size: HD keeps the local window's span in tokens; bad VWN sizes are refused", "[gui][tradeoffs]") {
+TEST_CASE("with_size: HD keeps the local window's span in tokens - bad VWN sizes are refused", "[gui][tradeoffs]") {
   model::Design d;
   model::HdDesign hd;
   hd.n = 4;

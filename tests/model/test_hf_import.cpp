@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -332,10 +333,17 @@ TEST_CASE("every bundled HF config imports, names its source and round-trips thr
   for (const auto& entry : std::filesystem::directory_iterator(hf_dir()))
     if (entry.path().extension() == ".json") files.push_back(entry.path().filename().string());
   std::sort(files.begin(), files.end());
-  REQUIRE(files.size() >= 10);
   std::ifstream sources_md(hf_dir() + "/SOURCES.md");
   std::stringstream sources;
   sources << sources_md.rdbuf();
+  // The folder holds exactly the files SOURCES.md's table accounts for ("| NAME.json | ...").
+  std::set<std::string> listed;
+  const std::regex row(R"(\n\| ([^ |]+\.json) \|)");
+  const std::string text = sources.str();
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), row); it != std::sregex_iterator(); ++it)
+    listed.insert((*it)[1].str());
+  CHECK(std::set<std::string>(files.begin(), files.end()) == listed);
+  REQUIRE_FALSE(files.empty());
   std::set<std::string> model_types;
   for (const auto& f : files) {
     INFO(f);
@@ -388,7 +396,8 @@ TEST_CASE("HF defaults are applied per model_type and recorded as assumptions", 
       "intermediate_size": 128, "vocab_size": 100, "torch_dtype": "float16"})");
     const Backbone b = import_hf_config(j);
     CHECK(b.num_kv_heads == 8);
-    CHECK(b.dtype == DType::fp16);
+    CHECK(b.dtype == DType::bf16);  // the working precision; the checkpoint's fp16 is reported
+    CHECK(contains(b.assumptions.at("dtype"), "stored as float16"));
     CHECK(b.num_sliding_layers() == 2);
     CHECK(b.layers[0].window == 4096);
     CHECK(b.assumptions.count("attention") == 1);
@@ -435,7 +444,7 @@ TEST_CASE("HF defaults are applied per model_type and recorded as assumptions", 
   }
 }
 
-TEST_CASE("layer_types is honoured for any model_type; Qwen's max_window_layers rule", "[hf]") {
+TEST_CASE("layer_types is honoured for any model_type - Qwen's max_window_layers rule", "[hf]") {
   SECTION("generic layer_types") {
     Json j = hf_json("llama-3.1-8b");
     j["num_hidden_layers"] = 4;
@@ -566,4 +575,96 @@ TEST_CASE("bad HF configs give ConfigErrors at the right place", "[hf][errors]")
     moe["num_experts_per_tok"] = 200;
     CHECK(config_error([&] { import_hf_config(moe); }).pointer == "/moe/top_k");
   }
+}
+
+TEST_CASE("HF rope_scaling is checked as transformers checks it - a valid one is noted", "[bad-input][hf]") {
+  struct Row {
+    const char* rope_scaling;
+    const char* pointer;
+    const char* reason;
+  };
+  const Row rows[] = {
+      {R"({"rope_type": "yarnn", "factor": 4})", "/rope_scaling/rope_type",
+       "unknown RoPE scaling type \"yarnn\" (known: default, linear, dynamic, yarn, longrope, llama3)"},
+      {R"({"factor": 8})", "/rope_scaling/rope_type",
+       "is required (one of default, linear, dynamic, yarn, longrope, llama3)"},
+      {R"({"rope_type": "linear"})", "/rope_scaling/factor", "is required for rope_type linear"},
+      {R"({"rope_type": "linear", "factor": 0.5})", "/rope_scaling/factor", "must be >= 1.0, got 0.5"},
+      {R"({"rope_type": "dynamic", "factor": "8"})", "/rope_scaling/factor", "must be a number, got string \"8\""},
+      {R"({"rope_type": "llama3", "factor": 8, "low_freq_factor": 4, "high_freq_factor": 1,
+           "original_max_position_embeddings": 8192})",
+       "/rope_scaling/high_freq_factor", "must be greater than low_freq_factor (4)"},
+      {R"({"rope_type": "llama3", "factor": 8, "low_freq_factor": 1, "high_freq_factor": 4})",
+       "/rope_scaling/original_max_position_embeddings", "is required for rope_type llama3"},
+      {R"({"rope_type": "yarn", "factor": 4, "beta_fats": 32})", "/rope_scaling/beta_fats",
+       "unknown key (did you mean \"beta_fast\"?)"},
+      {R"({"rope_type": "yarn", "factor": 4, "beta_fast": 1, "beta_slow": 32})", "/rope_scaling/beta_fast",
+       "must be >= beta_slow (32)"},
+      {R"({"type": "yarn", "rope_type": "linear", "factor": 2})", "/rope_scaling/type",
+       "disagrees with rope_type (\"yarn\" vs \"linear\")"},
+      {R"({"rope_type": "longrope", "short_factor": [1, 1], "long_factor": [1, 1]})", "/rope_scaling/short_factor",
+       "must be a list of head_dim / 2 = 64 numbers"},
+      {"8", "/rope_scaling", "must be an object, got integer"},
+  };
+  for (const Row& row : rows) {
+    INFO(row.rope_scaling);
+    Json j = hf_json("qwen3-8b");
+    j["rope_scaling"] = Json::parse(row.rope_scaling);
+    const Caught e = config_error([&] { import_hf_config(j); });
+    CHECK(e.pointer == row.pointer);
+    CHECK(e.reason == row.reason);
+  }
+  // Valid scalings load, with a note saying what they change (and that costs do not).
+  CHECK(contains(hf("llama-3.1-8b").assumptions.at("rope_scaling"),
+                 "rope_type llama3, factor 8, original context 8192 tokens: rescales the rotary frequencies only"));
+  CHECK(contains(hf("deepseek-v3").assumptions.at("rope_scaling"), "rope_type yarn, factor 40"));
+  CHECK(hf("qwen3-8b").assumptions.count("rope_scaling") == 0);  // null: none
+}
+
+TEST_CASE("HF dtype: the checkpoint's is reported, bf16 is modelled unless the user sets another",
+          "[bad-input][hf]") {
+  Json j = hf_json("qwen3-8b");
+  j["dtype"] = "float32";  // transformers v5's key, disagreeing with v4's torch_dtype
+  Caught e = config_error([&] { import_hf_config(j); });
+  CHECK(e.pointer == "/dtype");
+  CHECK(e.reason == "\"float32\" disagrees with /torch_dtype (\"bfloat16\"): which one is the checkpoint's?");
+  Json gemma = hf_json("gemma-3-4b-it");
+  gemma["text_config"]["torch_dtype"] = "float16";
+  e = config_error([&] { import_hf_config(gemma); });
+  CHECK(e.pointer == "/torch_dtype");
+  CHECK(e.reason == "\"bfloat16\" disagrees with /text_config/torch_dtype (\"float16\"): which one is the checkpoint's?");
+
+  // A float32 checkpoint (Gemma 2 base configs) is modelled in bf16, and says so.
+  j.erase("dtype");
+  j["torch_dtype"] = "float32";
+  const Backbone b = import_hf_config(j);
+  CHECK(b.dtype == DType::bf16);
+  CHECK(b.assumptions.at("dtype") ==
+        "the checkpoint is stored as float32; the run is modelled in bf16, hdlab's working precision for HuggingFace "
+        "configs (set \"dtype\" beside \"hf_config\" in a config document to model another)");
+  // The user's choice: "dtype" beside "hf_config".
+  const Backbone fp32 = load_backbone(Json{{"hf_config", j}, {"dtype", "fp32"}});
+  CHECK(fp32.dtype == DType::fp32);
+  CHECK(fp32.assumptions.count("dtype") == 0);
+  e = config_error([&] { load_backbone(Json{{"hf_config", j}, {"dtype", "float32"}}); });
+  CHECK(e.pointer == "/dtype");
+  CHECK(e.reason == "must be one of bf16, fp16, fp32, fp8, got \"float32\"");
+}
+
+TEST_CASE("HF architectures with a classification head are refused, not counted with an LM head",
+          "[bad-input][hf]") {
+  for (const char* arch : {"Qwen3ForSequenceClassification", "LlamaForTokenClassification", "Qwen3Model"}) {
+    INFO(arch);
+    Json j = hf_json("qwen3-8b");
+    j["architectures"] = {arch};
+    j["num_labels"] = 3;
+    const Caught e = config_error([&] { import_hf_config(j); });
+    CHECK(e.pointer == "/architectures/0");
+    CHECK(contains(e.reason, std::string("\"") + arch + "\" is unsupported: "));
+    CHECK(contains(e.reason, "use the *ForCausalLM config of the same backbone"));
+    if (contains(arch, "Classification")) CHECK(contains(e.reason, "num_labels x hidden classifier"));
+  }
+  Json mm = hf_json("gemma-3-4b-it");
+  mm["architectures"] = {"Gemma3ForSequenceClassification"};
+  CHECK(config_error([&] { import_hf_config(mm); }).pointer == "/architectures/0");
 }

@@ -11,6 +11,7 @@
 #include <limits>
 #include <optional>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -323,7 +324,8 @@ TEST_CASE("tile counts: the closed forms equal brute force over the ranges they 
   // Causal, sliding and intra masks in logical order (any layout with one copy), plain and
   // final-copy rows, odd lengths, windows around n and past the sequence, tiles of 1,
   // below and above n, odd, and bigger than the sequence.
-  int closed = 0, intra_closed = 0, final_closed = 0;
+  // Which closed forms were compared: kind, one stream or several, plain or final-copy rows.
+  std::set<std::string> compared;
   for (std::int64_t n : {1, 2, 3, 4, 7})
     for (std::int64_t L : {1, 2, 3, 5, 8, 13, 24}) {
       const std::int64_t N = L * n;
@@ -350,16 +352,16 @@ TEST_CASE("tile counts: the closed forms equal brute force over the ranges they 
                 const TileCount want = grid.tiles(Bq, Bk);
                 INFO("closed form: " << show(*got) << "; brute force: " << show(want));
                 REQUIRE(same(*got, want));
-                ++closed;
-                intra_closed += m.kind == Kind::intra && n > 1;
-                final_closed += final_rows && n > 1;
+                compared.insert(std::string(to_string(m.kind)) + (n > 1 ? " n>1" : " n=1") + (final_rows ? " final-copy" : ""));
               }
           }
         }
     }
-  CHECK(closed > 50000);
-  CHECK(intra_closed > 1000);
-  CHECK(final_closed > 10000);
+  std::set<std::string> every;
+  for (const char* kind : {"causal", "sliding", "intra"})
+    for (const char* n : {" n=1", " n>1"})
+      for (const char* rows : {"", " final-copy"}) every.insert(std::string(kind) + n + rows);
+  CHECK(compared == every);
 }
 
 TEST_CASE("tile counts: HD intra in stream-major order on stream-aligned tiles equals brute force", "[mask]") {
@@ -380,7 +382,9 @@ TEST_CASE("tile counts: HD intra in stream-major order on stream-aligned tiles e
           ++closed;
         }
     }
-  CHECK(closed > 300);
+  // n = 1: all (L + 2)^2 tile pairs of each L; n > 1 (4 values): the d(L)^2 pairs of
+  // divisors of L (d = 1, 3, 4, 6, 4, 8 for L = 1, 4, 6, 12, 15, 24).
+  CHECK(closed == (9 + 36 + 64 + 196 + 289 + 676) + 4 * (1 + 9 + 16 + 36 + 16 + 64));
 }
 
 TEST_CASE("tile counts: PHD in phd_split order, block by block in O(1), equals brute force", "[mask]") {
@@ -412,7 +416,9 @@ TEST_CASE("tile counts: PHD in phd_split order, block by block in O(1), equals b
             }
         }
     }
-  CHECK(checked > 50000);
+  // 6 lengths x 2 row sets x 7 x 7 tiles x masks: 1 + 5 W x 5 (SWA, 4 CSWA) at K = 2
+  // (W = c - 1 = 0 is dropped), 1 + 6 x 5 at K = 3, 4, 6.
+  CHECK(checked == 6 * 2 * 49 * ((1 + 5 * 5) + 3 * (1 + 6 * 5)));
 }
 
 TEST_CASE("tile counts: the shortcuts equal the general per-block method on long sequences", "[mask]") {
@@ -459,7 +465,11 @@ TEST_CASE("tile counts: the shortcuts equal the general per-block method on long
   // Intra with more copies than a key tile: a closed form once a query block covers them.
   for (std::int64_t Bq : {100, 128, 1000})
     for (std::int64_t Bk : {16, 64, 99}) compare(spec(Kind::intra, 1001, 100), Layout::interleaved, Bq, Bk);
-  CHECK(compared > 600);
+  // Per n and L: 7 masks x 2 row sets (13 at n > 1: window 1 < n with final-copy rows has
+  // no closed form) x 5 tiles (4 at L = 20011), + 3 stream-major at L = 4096; then PHD
+  // 3 K x 2 L x 5 masks x 2 x 5 tiles, and the 3 x 3 intra tiles.
+  const int per_n1 = 14 * 5 + 14 * 5 + 14 * 4 + 3, per_n = 13 * 5 + 13 * 5 + 13 * 4 + 3;
+  CHECK(compared == per_n1 + 3 * per_n + 3 * 2 * 5 * 2 * 5 + 9);
 }
 
 namespace {
@@ -514,7 +524,9 @@ TEST_CASE("tile counts: PHD partial prefill over the computed rows equals brute 
             }
         }
     }
-  CHECK(checked > 10000);
+  // Cases per L: L plain tails + 3 W x (ceil(L/1) + ceil(L/3) + ceil(L/5)) CSWA tails + 1
+  // SWA = 11, 15, 44, 70, 132 for L = 1, 2, 7, 12, 23; x 4 K x 3 layouts x 5 x 4 tiles.
+  CHECK(checked == (11 + 15 + 44 + 70 + 132) * 4 * 3 * 5 * 4);
   // The whole prompt as the tail is the whole mask.
   const MaskSpec m = phd(300, 3, PhdVariant::cswa, 16, 32);
   CHECK(same(phd_partial_prefill_tiles(m, 300, Layout::phd_split, 64, 64), visible_tiles(m, Layout::phd_split, 64, 64)));

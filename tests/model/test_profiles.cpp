@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <set>
 #include <tuple>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,13 @@ HdCounts hd_counts(const HdDesign& hd) {
   return c;
 }
 
+// The file names of json_files(sub), for comparing with the list a test expects.
+std::set<std::string> names_of(const std::vector<std::string>& files) {
+  std::set<std::string> out;
+  for (const auto& f : files) out.insert(std::filesystem::path(f).filename().string());
+  return out;
+}
+
 bool within(double value, double published, double rel) { return std::abs(value - published) <= rel * published; }
 
 bool rounds_to(i64 value, double published, double unit) {
@@ -61,7 +69,11 @@ bool rounds_to(i64 value, double published, double unit) {
 
 TEST_CASE("every model profile parses with the strict loader and round-trips", "[profiles]") {
   const auto files = json_files("models");
-  REQUIRE(files.size() >= 10);
+  // Exactly the bundled models: a profile lost in a merge fails here, a new one is added here.
+  CHECK(names_of(files) == std::set<std::string>{"growth-17b.json", "growth-3b.json", "huginn-3.5b.json",
+                                                 "ouro-1.4b.json", "ouro-2.6b.json", "phd-1.2b.json", "phd-550m.json",
+                                                 "qwen3-8b.json", "tiny-dense.json", "tiny-moe.json", "welm-617b.json",
+                                                 "welm-80b.json"});
   for (const auto& f : files) {
     INFO(f);
     const Json doc = read_json_file(f);
@@ -82,7 +94,9 @@ TEST_CASE("every design profile parses against a fitting backbone and round-trip
   const Backbone dense = model("qwen3-8b").base;
   const Backbone moe = model("growth-3b").base;
   const auto files = json_files("designs");
-  REQUIRE(files.size() >= 5);
+  CHECK(names_of(files) == std::set<std::string>{"growth-depth2.json", "growth-width2.json", "hd-n4-full.json",
+                                                 "hd-n4-intra.json", "looped-x4.json", "phd-cswa-k3.json",
+                                                 "phd-swa-k3.json", "vwn-r1.5.json"});
   std::set<std::string> methods;
   for (const auto& f : files) {
     INFO(f);
@@ -304,13 +318,24 @@ TEST_CASE("every hardware profile: fixed schema, and a source or assumption for 
                                       "memory_bandwidth_gb_per_s", "l2_cache_mb", "nvlink_bandwidth_gb_per_s",
                                       "nvlink_latency_us", "network_bandwidth_gb_per_s", "network_latency_us",
                                       "pcie_bandwidth_gb_per_s", "kernel_launch_overhead_us", "efficiency",
-                                      "measured", "sources", "assumptions", "efficiency_curves", "calibration"};
+                                      "measured", "sources", "assumptions", "efficiency_curves", "calibration",
+                                      "sms", "kernel_models"};
   // A calibrated profile (hdlab calibrate) adds fitted curves and a record of the run they
   // came from; the curves are documented by that record rather than per number.
-  const std::set<std::string> optional = {"measured", "efficiency_curves", "calibration"};
+  // A GPU profile fitted to measured kernels (hdlab calibrate --from-kerneldb) or derived
+  // from one adds its SM count and the kernel models, documented by their own fit record.
+  const std::set<std::string> optional = {"measured", "efficiency_curves", "calibration", "sms", "kernel_models"};
   const std::set<std::string> efficiency = {"gemm", "attention", "vector", "memory", "communication"};
-  const auto files = json_files("hardware");
-  REQUIRE(files.size() >= 5);
+  auto files = json_files("hardware");
+  // The GPU profiles (fitted to kerneldb, or derived from a fitted sibling) and the
+  // calibrated profile of the development machine; then the datasheet profiles the GPU
+  // ones were made from.
+  CHECK(names_of(files) == std::set<std::string>{"a100-80gb-sxm.json", "b200.json", "cpu-xeon-2c.json",
+                                                 "h100-sxm.json", "h20.json", "h200.json"});
+  const auto datasheets = json_files("hardware/datasheet");
+  CHECK(names_of(datasheets) ==
+        std::set<std::string>{"a100-80gb-sxm.json", "b200.json", "h100-sxm.json", "h20.json", "h200.json"});
+  files.insert(files.end(), datasheets.begin(), datasheets.end());
   for (const auto& f : files) {
     INFO(f);
     const Json hw = read_json_file(f);
@@ -332,7 +357,9 @@ TEST_CASE("every hardware profile: fixed schema, and a source or assumption for 
     std::vector<std::string> numbers;
     if (hw.contains("efficiency_curves")) CHECK(hw.contains("calibration"));
     for (const auto& [key, value] : hw.items()) {
-      if (key == "sources" || key == "assumptions" || key == "efficiency_curves" || key == "calibration") continue;
+      if (key == "sources" || key == "assumptions" || key == "efficiency_curves" || key == "calibration" ||
+          key == "kernel_models")
+        continue;
       if (value.is_object()) {
         for (const auto& [sub, v] : value.items()) {
           CHECK((v.is_number() || v.is_null()));
@@ -352,7 +379,8 @@ TEST_CASE("every hardware profile: fixed schema, and a source or assumption for 
       for (const auto& [key, note] : hw[section].items()) {
         INFO(section << ": " << key);
         const bool curves_note = calibrated && key == "efficiency_curves";
-        CHECK((curves_note || std::find(numbers.begin(), numbers.end(), key) != numbers.end()));
+        const bool kernels_note = hw.contains("kernel_models") && key.rfind("kernel_models", 0) == 0;
+        CHECK((curves_note || kernels_note || std::find(numbers.begin(), numbers.end(), key) != numbers.end()));
         CHECK((note.is_string() && note.get<std::string>().size() > 10));
       }
 
@@ -378,6 +406,40 @@ TEST_CASE("every hardware profile: fixed schema, and a source or assumption for 
       for (const auto& [key, value] : hw["measured"].items())
         CHECK(hw["sources"]["measured." + key].get<std::string>().find(calibrated ? "hdlab calibrate" : "models.md") !=
               std::string::npos);
+  }
+}
+
+TEST_CASE("the bundled GPU profiles are fitted to kerneldb or derived from a fitted sibling", "[profiles][hardware]") {
+  auto hw = [](const char* name) { return read_json_file(profiles_dir() + "/hardware/" + name + ".json"); };
+  // H100, A100 and B200: fitted on their own kerneldb folder, with held-out errors per class.
+  for (const auto& [file, device] : std::vector<std::pair<const char*, const char*>>{
+           {"h100-sxm", "h100_sxm"}, {"a100-80gb-sxm", "a100_sxm"}, {"b200", "b200_sxm"}}) {
+    INFO(file);
+    const Json h = hw(file);
+    REQUIRE(h.contains("kernel_models"));
+    const Json& fit = h["kernel_models"]["fit"];
+    CHECK(fit["data"]["device"] == device);
+    CHECK(fit["data"]["folder"] == std::string("profiles/kerneldb/") + device);
+    REQUIRE(fit["held_out_errors"].is_array());
+    std::set<std::string> classes;
+    for (const auto& e : fit["held_out_errors"]) {
+      classes.insert(e["class"].get<std::string>());
+      CHECK(e["held_out_rows"].get<int>() > 0);
+      CHECK(e["median_abs_error"].get<double>() <= e["p90_abs_error"].get<double>());
+      CHECK(e["p90_abs_error"].get<double>() <= e["max_abs_error"].get<double>());
+    }
+    for (const char* c : {"gemm", "prefill_attention", "decode_attention", "all_reduce", "all_gather",
+                          "reduce_scatter", "all_to_all"})
+      CHECK(classes.count(c) == 1);
+    CHECK(h["sources"]["kernel_models"].get<std::string>().find("--from-kerneldb") != std::string::npos);
+  }
+  // H200 and H20: no measured kernels; derived from the H100's and say so.
+  for (const char* file : {"h200", "h20"}) {
+    INFO(file);
+    const Json h = hw(file);
+    REQUIRE(h.contains("kernel_models"));
+    CHECK(h["kernel_models"]["fit"]["derived_from"] == "h100_sxm");
+    CHECK(h["sources"]["kernel_models"].get<std::string>().find("derived") != std::string::npos);
   }
 }
 

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "fixtures.hpp"
+#include "hdlab/simulator/report.hpp"
 
 using namespace hdlab;
 using namespace hdlab::simulator;
@@ -64,6 +65,49 @@ TEST_CASE("scenario JSON: defaults, round trip, errors at their pointers", "[eva
         "/scenario/attention/layout: must be one of auto, interleaved, stream_major, phd_split, got \"diagonal\"");
   CHECK(error_of([] { parse_scenario(model::Json::parse(R"({"train": {"recompute": "some"}})")); }) ==
         "/scenario/train/recompute: must be one of none, selective, full, got \"some\"");
+}
+
+TEST_CASE("a tp that does not divide the KV heads is refused - a multiple of them replicates", "[evaluate][bad-input]") {
+  // 12 query heads in 4 KV groups.
+  const model::Config c = fixtures::config(
+      model::Json::parse(R"({"name": "gqa", "num_layers": 2, "hidden_size": 48, "num_heads": 12, "num_kv_heads": 4,
+                      "head_dim": 4, "intermediate_size": 16, "vocab_size": 10})"),
+      "{}");
+  for (std::int64_t tp : {3, 6}) {
+    INFO("tp " << tp);
+    Scenario s;
+    s.parallel.tp = tp;
+    CHECK(error_of([&] { eval(c, s); }) ==
+          "/scenario/parallel/tp: must divide the 4 KV heads or be a multiple of them (KV heads are split over the tp "
+          "devices, or replicated when tp exceeds them), got " + std::to_string(tp));
+  }
+  // tp 2 splits the 4 KV heads; tp 12 replicates each on 3 devices, and the report says so.
+  Scenario s;
+  s.parallel.tp = 2;
+  CHECK_NOTHROW(eval(c, s));
+  CHECK(cost_report(c, fixtures::device(), s, {}).count("kv_head_replication") == 0);
+  s.parallel.tp = 12;
+  CHECK_NOTHROW(eval(c, s));
+  const model::Json report = cost_report(c, fixtures::device(), s, {});
+  CHECK(report.at("kv_head_replication") ==
+        "tp 12 exceeds the 4 KV heads: each device holds one KV head, replicated on 3 devices (its KV cache and K/V "
+        "projections are not split further)");
+}
+
+TEST_CASE("an evaluation refuses to report a non-finite number, naming the metric", "[evaluate][bad-input]") {
+  const model::Config c = fixtures::config(fixtures::tiny_dense(), "{}");
+  // A profile built in code skips the parser's ranges: a subnormal matrix rate makes the
+  // compute time overflow, and the step time comes out nan.
+  HardwareProfile hw = fixtures::device();
+  hw.peak_bf16_tflop_per_s = 1e-320;
+  CHECK(error_of([&] { evaluate(c, hw, Scenario{}); }) ==
+        "train_step_s: the prediction is nan, not a number hdlab can report: the hardware profile's rates and "
+        "the scenario's sizes overflow double precision (or a rate is 0)");
+  hw = fixtures::device();
+  hw.memory_bandwidth_gb_per_s = 0;
+  hw.efficiency.fill(0);
+  CHECK_FALSE(error_of([&] { evaluate(c, hw, Scenario{}); }).empty());
+  CHECK(error_of([&] { evaluate(c, fixtures::device(), Scenario{}); }).empty());
 }
 
 TEST_CASE("scenarios the config or device cannot run are refused", "[evaluate][scenario][errors]") {

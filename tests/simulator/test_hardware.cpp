@@ -53,13 +53,13 @@ TEST_CASE("bad hardware profiles name the JSON pointer", "[hardware][errors]") {
   CHECK(error_of([&] { parse_hardware_profile(without("memory_gb")); }) == "/memory_gb: is required");
   CHECK(error_of([&] { parse_hardware_profile(without("sources")); }) == "/sources: is required");
   CHECK(error_of([&] { parse_hardware_profile(with("/memory_bandwidth_gb_per_s", -5)); }) ==
-        "/memory_bandwidth_gb_per_s: must be >= 0.0, got -5.0");
+        "/memory_bandwidth_gb_per_s: must be between 0.001 and 1000000.0 GB/s (a physically sensible device), got -5.0");
   CHECK(error_of([&] { parse_hardware_profile(with("/memory_bandwidth_gb_per_s", 0)); }) ==
-        "/memory_bandwidth_gb_per_s: must be > 0");
+        "/memory_bandwidth_gb_per_s: must be between 0.001 and 1000000.0 GB/s (a physically sensible device), got 0.0");
   CHECK(error_of([&] { parse_hardware_profile(with("/nvlink_bandwidth_gb_per_s", -1)); }) ==
-        "/nvlink_bandwidth_gb_per_s: must be >= 0.0, got -1.0");
+        "/nvlink_bandwidth_gb_per_s: must be between 0.001 and 1000000.0 GB/s (a physically sensible device), got -1.0");
   CHECK(error_of([&] { parse_hardware_profile(with("/efficiency/memory", 1.5)); }) ==
-        "/efficiency/memory: must be <= 1.0, got 1.5");
+        "/efficiency/memory: must be between 1e-06 and 1.0 (fraction of peak) (a physically sensible device), got 1.5");
   CHECK(error_of([&] { parse_hardware_profile(with("/kind", "tpu")); }) ==
         "/kind: must be one of gpu, cpu, got \"tpu\"");
   CHECK(error_of([&] { parse_hardware_profile(with("/sources/x", 3)); }) == "/sources/x: must be a string, got integer 3");
@@ -70,7 +70,47 @@ TEST_CASE("bad hardware profiles name the JSON pointer", "[hardware][errors]") {
           parse_hardware_profile(with("/efficiency_curves", model::Json{{"communication", {{1, 0.1}}}}));
         }) == "/efficiency_curves/communication: unknown key");
   CHECK(error_of([&] { parse_hardware_profile(with("/efficiency_curves", model::Json{{"gemm", {{1, 0}}}})); }) ==
-        "/efficiency_curves/gemm/0/1: must be > 0");
+        "/efficiency_curves/gemm/0/1: must be between 1e-06 and 1.0 (fraction of peak) (a physically sensible device), "
+        "got 0.0");
+}
+
+TEST_CASE("hardware numbers outside what a real device can have are refused", "[hardware][bad-input]") {
+  // Subnormal or huge rates once turned every prediction into inf or nan with exit 0.
+  struct Row {
+    const char* pointer;
+    double value;
+    const char* range;
+  };
+  const Row rows[] = {
+      {"/peak_bf16_tflop_per_s", 1e-310, "between 1e-06 and 1000000.0 TFLOP/s"},
+      {"/peak_bf16_tflop_per_s", 1e300, "between 1e-06 and 1000000.0 TFLOP/s"},
+      {"/peak_fp16_tflop_per_s", 0, "between 1e-06 and 1000000.0 TFLOP/s"},
+      {"/peak_fp8_tflop_per_s", 5e-324, "between 1e-06 and 1000000.0 TFLOP/s"},
+      {"/peak_fp32_tflop_per_s", 1e7, "between 1e-06 and 1000000.0 TFLOP/s"},
+      {"/memory_gb", 1e-310, "between 0.001 and 1000000.0 GB"},
+      {"/memory_gb", 1e300, "between 0.001 and 1000000.0 GB"},
+      {"/memory_bandwidth_gb_per_s", 1e-310, "between 0.001 and 1000000.0 GB/s"},
+      {"/network_bandwidth_gb_per_s", 1e300, "between 0.001 and 1000000.0 GB/s"},
+      {"/nvlink_latency_us", 1e300, "between 0.0 and 1000000.0 us"},
+      {"/kernel_launch_overhead_us", -1e-310, "between 0.0 and 1000000.0 us"},
+      {"/l2_cache_mb", 1e300, "between 0.0 and 1000000.0 MB"},
+      {"/efficiency/gemm", 1e-310, "between 1e-06 and 1.0 (fraction of peak)"},
+      {"/efficiency_curves/gemm/0/0", 1e300, "between 1e-06 and 1e+18 (the class's abscissa: a dimension, rows or bytes)"},
+      {"/efficiency_curves/gemm/0/1", 1e-310, "between 1e-06 and 1.0 (fraction of peak)"},
+  };
+  for (const Row& row : rows) {
+    INFO(row.pointer << " = " << row.value);
+    model::Json j = fixtures::device_json();
+    if (std::string(row.pointer).rfind("/efficiency_curves", 0) == 0) j["efficiency_curves"] = {{"gemm", {{64, 0.5}}}};
+    j[model::Json::json_pointer(row.pointer)] = row.value;
+    CHECK(error_of([&] { parse_hardware_profile(j); }) == std::string(row.pointer) + ": must be " + row.range +
+                                                                " (a physically sensible device), got " +
+                                                                model::Json(row.value).dump());
+  }
+  // 0 still means "no such link".
+  model::Json no_link = fixtures::device_json();
+  no_link["nvlink_bandwidth_gb_per_s"] = 0;
+  CHECK(*parse_hardware_profile(no_link).nvlink_bandwidth_gb_per_s == 0.0);
 }
 
 TEST_CASE("efficiency curves interpolate in log x and clamp", "[hardware]") {
@@ -107,15 +147,15 @@ TEST_CASE("op curves replace their class's, class memory curves the memory curve
   act.cost.flops = 1e6;
   act.cost.act_bytes_in = 1;
   const double eff = h.op_curves[static_cast<std::size_t>(model::OpKind::ffn_act)].at(1.0);
-  CHECK(op_time(model::OpKind::ffn_act, act, rl).compute_s == Approx(1e6 / (10e12 * eff)).epsilon(1e-12));
-  CHECK(op_time(model::OpKind::rope, act, rl).compute_s == Approx(1e6 / (10e12 * 0.5)).epsilon(1e-12));
+  CHECK(op_time(model::OpKind::ffn_act, act, rl, nullptr).compute_s == Approx(1e6 / (10e12 * eff)).epsilon(1e-12));
+  CHECK(op_time(model::OpKind::rope, act, rl, nullptr).compute_s == Approx(1e6 / (10e12 * 0.5)).epsilon(1e-12));
   OpRow gemv;  // M = 1: memory bound at the GEMM memory curve, 1e8 B / (1000e9 * 0.1)
   gemv.calls = 1;
   gemv.rows = 1;
   gemv.weight_dim_min = 4096;
   gemv.cost.flops = 2e6;
   gemv.cost.weight_bytes = 1e8;
-  CHECK(op_time(model::OpKind::o_proj, gemv, rl).memory_s == Approx(1e8 / 100e9).epsilon(1e-12));
+  CHECK(op_time(model::OpKind::o_proj, gemv, rl, nullptr).memory_s == Approx(1e8 / 100e9).epsilon(1e-12));
   CHECK(error_of([&] {
           model::Json bad = fixtures::device_json();
           bad["efficiency_curves"] = {{"ffn_actt", {{1, 0.5}}}};
@@ -132,7 +172,7 @@ TEST_CASE("roofline time of single ops, by hand", "[roofline]") {
   gemm.weight_dim_min = 4096;
   gemm.cost.flops = 1e12;          // 1e12 / (100e12 * 0.5) = 20 ms
   gemm.cost.weight_bytes = 1e9;    // 1e9 / (1000e9 * 0.8) = 1.25 ms
-  OpTime t = op_time(model::OpKind::ffn_down, gemm, rl);
+  OpTime t = op_time(model::OpKind::ffn_down, gemm, rl, nullptr);
   CHECK(t.compute_bound);
   CHECK(t.seconds == Approx(0.020 + 2e-6).epsilon(1e-12));
 
@@ -141,7 +181,7 @@ TEST_CASE("roofline time of single ops, by hand", "[roofline]") {
   norm.cost.flops = 1e9;
   norm.cost.act_bytes_in = 4e8;
   norm.cost.act_bytes_out = 4e8;
-  t = op_time(model::OpKind::attn_norm, norm, rl);
+  t = op_time(model::OpKind::attn_norm, norm, rl, nullptr);
   CHECK_FALSE(t.compute_bound);
   CHECK(t.seconds == Approx(1e-3 + 2e-6).epsilon(1e-12));
 
@@ -151,14 +191,14 @@ TEST_CASE("roofline time of single ops, by hand", "[roofline]") {
   experts.cost.flops = 0;
   experts.cost.act_bytes_in = 8e8;
   experts.cost.kv_bytes_read = 0;
-  t = op_time(model::OpKind::experts, experts, sharded);
+  t = op_time(model::OpKind::experts, experts, sharded, nullptr);
   CHECK(t.memory_s == Approx((1e9 / 4 + 8e8 / 4) / 800e9).epsilon(1e-12));
-  t = op_time(model::OpKind::shared_experts, experts, sharded);
+  t = op_time(model::OpKind::shared_experts, experts, sharded, nullptr);
   CHECK(t.memory_s == Approx((1e9 / 2 + 8e8 / 4) / 800e9).epsilon(1e-12));
   OpRow attention;  // KV split over kv_tp * ep = 1 * 2 when tp exceeds the KV heads
   attention.calls = 1;
   attention.cost.kv_bytes_read = 8e8;
-  t = op_time(model::OpKind::attention, attention, sharded);
+  t = op_time(model::OpKind::attention, attention, sharded, nullptr);
   CHECK(t.memory_s == Approx(4e8 / 800e9).epsilon(1e-12));
 }
 

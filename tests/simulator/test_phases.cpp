@@ -185,7 +185,7 @@ TEST_CASE("PHD partial prefill: executed pairs over the computed rows only", "[p
   CHECK(g.work.pairs_executed == 64 * 64 + 64 * 128 + 24 * 152);
 }
 
-TEST_CASE("sliding-window caches keep w - 1 entries; decode reads w", "[phases][kv]") {
+TEST_CASE("sliding-window caches keep w - 1 entries - decode reads w", "[phases][kv]") {
   // tiny_sliding: layers 0, 2 sliding (window 3), 1, 3 full.
   Model m(fixtures::tiny_sliding());
   CHECK(kv_cache_bytes_per_seq(m.config.design.method, m.shape, m.plan, 10) == (2 + 10 + 2 + 10) * kEntryBytes);

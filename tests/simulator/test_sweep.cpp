@@ -97,7 +97,8 @@ TEST_CASE("sweep points are the Cartesian product, last axis fastest", "[sweep]"
     CHECK(spec.point_index(v) == p);
   }
   CHECK(spec.describe_point(5) == "decode_batch=4, design=hd:n=2");
-  CHECK(spec.columns.size() == static_cast<std::size_t>(metric_count) + 3);  // default: every column
+  // Default: every column the evaluator has for the base scenario (its one serving cell's three).
+  CHECK(spec.columns == metric_columns(parse_scenario(base_sweep()["scenario"])));
 }
 
 TEST_CASE("every sweep row equals a direct evaluation of its point", "[sweep]") {
@@ -177,7 +178,7 @@ TEST_CASE("derived ratios, exclusions and the pivoted table", "[sweep]") {
   CHECK(csv.find("\n4,hd:n=4,1,") != std::string::npos);
 }
 
-TEST_CASE("a point the model rejects is a failed row; the sweep goes on", "[sweep]") {
+TEST_CASE("a point the model rejects is a failed row - the sweep goes on", "[sweep]") {
   // VWN needs m to divide the hidden size (8): m = 3 fails, m = 2 works.
   const Json doc = with(base_sweep(), {{"axes", {{{"pointer", "/design"}, {"values", {"vwn:m=2,n=4", "vwn:m=3,n=6"}}}}},
                                        {"columns", {"decode_step_s"}}});
@@ -196,7 +197,7 @@ TEST_CASE("a point the model rejects is a failed row; the sweep goes on", "[swee
   CHECK(summary.find("point 1 (design=vwn:m=3,n=6): /design/vwn/m: ") != std::string::npos);
 }
 
-TEST_CASE("an axis inside a whole-document axis; points whose value lacks it fail", "[sweep]") {
+TEST_CASE("an axis inside a whole-document axis - points whose value lacks it fail", "[sweep]") {
   const Json doc = with(
       base_sweep(),
       Json::parse(R"({"axes": [{"pointer": "/design", "values": ["baseline", {"name": "hd", "hd": {"n": 2}}]},
@@ -402,6 +403,6 @@ TEST_CASE("bad sweep documents name the place in the sweep file", "[sweep][error
   CHECK(error_of(no_hw) == "/hardware: is required");
   Json missing_file = base_sweep();
   missing_file["hardware"] = "no/such/profile.json";
-  CHECK(error_of(missing_file) == "/hardware: no/such/profile.json: cannot open file");
+  CHECK(error_of(missing_file) == "/hardware: no/such/profile.json: cannot open file: No such file or directory");
   CHECK(error_of(with(base_sweep(), {{"axis", Json::array()}})) == "/axis: unknown key (did you mean \"axes\"?)");
 }

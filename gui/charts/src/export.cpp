@@ -11,9 +11,7 @@
 #include <QGraphicsScene>
 #include <QImage>
 #include <QPainter>
-#ifdef HDLAB_CHARTS_SVG
 #include <QSvgGenerator>
-#endif
 
 #include "hdlab/charts/charts.hpp"
 #include "hdlab/model/error.hpp"
@@ -94,14 +92,6 @@ OffscreenApplication::OffscreenApplication() {
 
 OffscreenApplication::~OffscreenApplication() = default;
 
-bool svg_export_available() {
-#ifdef HDLAB_CHARTS_SVG
-  return true;
-#else
-  return false;
-#endif
-}
-
 QImage render_chart_image(QChart& chart, QSize size) {
   QImage image(size, QImage::Format_ARGB32_Premultiplied);
   image.fill(Qt::white);
@@ -123,7 +113,6 @@ void save_chart_png(QChart& chart, const std::string& path, QSize size) {
 
 void save_chart_svg(QChart& chart, const std::string& path, QSize size, const std::string& title) {
   require_application(path);
-#ifdef HDLAB_CHARTS_SVG
   QByteArray bytes;
   QBuffer buffer(&bytes);
   buffer.open(QIODevice::WriteOnly);
@@ -137,12 +126,6 @@ void save_chart_svg(QChart& chart, const std::string& path, QSize size, const st
   paint_chart(chart, painter, size);
   painter.end();
   model::write_file_atomic(path, std::string(bytes.constData(), static_cast<std::size_t>(bytes.size())));
-#else
-  (void)chart;
-  (void)size;
-  (void)title;
-  throw model::ConfigError(path, "SVG export needs Qt6 Svg (qt6-svg-dev), not found when hdlab was built; use .png");
-#endif
 }
 
 void save_chart(QChart& chart, const std::string& path, QSize size) {

@@ -45,8 +45,10 @@ struct Progress {
 // Grid points only need the scalar metrics: the serving matrix shrinks to its first cell
 // (check_scenario wants at least one).
 simulator::Scenario without_serving(simulator::Scenario s) {
-  s.serving.batches.resize(std::min<std::size_t>(s.serving.batches.size(), 1));
-  s.serving.input_lengths.resize(std::min<std::size_t>(s.serving.input_lengths.size(), 1));
+  // Keep the first entry of each (erase, not resize: GCC 12 warns that a resize might grow).
+  if (s.serving.batches.size() > 1) s.serving.batches.erase(s.serving.batches.begin() + 1, s.serving.batches.end());
+  if (s.serving.input_lengths.size() > 1)
+    s.serving.input_lengths.erase(s.serving.input_lengths.begin() + 1, s.serving.input_lengths.end());
   return s;
 }
 

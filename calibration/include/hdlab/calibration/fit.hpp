@@ -10,7 +10,9 @@
 // iterative optimiser: every number can be traced to the samples it came from):
 //   launch     the median time of the cheapest smallest op (what any call costs);
 //   peak       the best GEMM rate measured (FLOPs over time less launch): the fp32
-//              matrix and vector peak of the profile;
+//              matrix and vector peak of the profile; the bf16 and fp16 peaks likewise
+//              from the gemm_bf16 and gemm_fp16 samples, where there are any (else the
+//              fp32 peak stands for them: the CPU backend computes every dtype in fp32);
 //   bandwidth  the stream bandwidth: the residual add (c = a + b, every thread) over
 //              the largest sizes;
 //   memory     the memory curve: the row gathers' bandwidth over their bytes;
@@ -25,6 +27,8 @@
 //              their memory term at the stream bandwidth (curves of one point, 1.0);
 //   runner     the composite ops timed in forward passes (experts, shared experts,
 //              router): an op curve each, from the efficiency each sample implies.
+// The gemm_bf16 and gemm_fp16 samples give those peaks only: the curves and the residuals
+// are of the fp32 samples, the precision the executor's ops run in.
 // The launch samples give the launch overhead only (they run without the forward-pass
 // context the other samples have); their residuals show how far a lone call is from it.
 // Knots sit at the distinct abscissae (clustered in log x beyond `max_knots`). The
@@ -64,6 +68,9 @@ struct ResidualSummary {
 struct FitResult {
   double launch_s = 0;
   double peak_flop_per_s = 0;
+  // The best bf16 and fp16 matrix rates; 0 when not measured (the fp32 peak stands in).
+  double peak_bf16_flop_per_s = 0;
+  double peak_fp16_flop_per_s = 0;
   double bandwidth_bytes_per_s = 0;
   // Keys as in a profile's "efficiency_curves": "gemm", "attention", "vector", "memory",
   // "gemm_memory", and op names ("attn_norm", "ffn_act", ...).

@@ -19,6 +19,11 @@
 //              stream bandwidth is the residual add's over the largest sizes (STREAM's
 //              Add kernel c = a + b on all threads);
 //   launch     the smallest op of each kind (what one backend call costs at all);
+//   gemm_bf16, gemm_fp16
+//              large products in bf16 and in fp16 (f32 accumulation; CUDA: cublasGemmEx
+//              on the tensor cores) where the backend runs them (executor's
+//              MatrixProduct): the profile's bf16 and fp16 peaks, which the fp32 grid
+//              above does not give (a GPU's tensor cores outrun its fp32 units many times);
 //   runner     every op as the runner composes it from backend calls (the simulator's
 //              op is one record; the runner may issue several calls for it: the two
 //              residual adds of a layer, RoPE and QK-norm on q and on k, five calls
@@ -48,7 +53,7 @@
 
 namespace hdlab::calibration {
 
-enum class BenchKind { gemm, attention, vector, memory, launch, runner };
+enum class BenchKind { gemm, attention, vector, memory, launch, runner, gemm_bf16, gemm_fp16 };
 const char* to_string(BenchKind k);
 
 // One measured shape. `x` is the abscissa the simulator evaluates the op's compute
@@ -58,7 +63,7 @@ struct Sample {
   BenchKind bench = BenchKind::gemm;
   std::string name;                             // the op case's name (op and shape)
   model::OpKind op = model::OpKind::qkv_proj;   // the layer op it stands for
-  // gemm {M, N, K}; attention {query rows, key rows, H, G, hd}; runner {rows, smaller
+  // gemm, gemm_bf16, gemm_fp16 {M, N, K}; attention {query rows, key rows, H, G, hd}; runner {rows, smaller
   // weight dimension} (the simulator's OpRow); else {rows, width}
   std::vector<std::int64_t> shape;
   std::string mask;                             // attention: mask kind and layout ("causal interleaved", "decode intra", ...)
@@ -82,6 +87,9 @@ struct VectorShape {
 struct BenchPlan {
   std::string name;  // "full" | "quick"
   std::vector<GemmShape> gemm;
+  // Products timed in bf16 and fp16 where the backend runs those precisions (CUDA): x W^T
+  // with x [M, K], W [N, K]; K at most 2^16.
+  std::vector<GemmShape> matrix_rates;
   std::vector<executor::AttentionCaseShape> attention;
   std::vector<VectorShape> vector;
   std::vector<std::int64_t> gather_rows;   // memory: gathers of this many rows of width 512 from a 32768-row table
@@ -101,9 +109,10 @@ struct BenchPlan {
 BenchPlan full_plan();
 BenchPlan quick_plan();
 
-// Runs every benchmark of the plan on the backend (f32), plan.rounds times, reporting each
-// sample as it is measured; (done, total) counts shapes over all rounds. Each shape's
-// sample is the round with the least time.
+// Runs every benchmark of the plan on the backend (f32; the matrix rates in bf16 and fp16
+// where the backend has them), plan.rounds times, reporting each sample as it is
+// measured; (done, total) counts shapes over all rounds. Each shape's sample is the round
+// with the least time.
 using BenchProgress = std::function<void(const Sample&, int done, int total)>;
 std::vector<Sample> run_benchmarks(executor::Backend& backend, const BenchPlan& plan, const BenchProgress& progress = {});
 
@@ -111,6 +120,12 @@ std::vector<Sample> run_benchmarks(executor::Backend& backend, const BenchPlan& 
 // an op run untimed before each timed run (nullptr: none).
 Sample time_case(executor::Backend& backend, const executor::OpCase& c, BenchKind bench, const BenchPlan& plan,
                  executor::PreparedOp* context = nullptr);
+
+// The bf16 and fp16 matrix-rate samples alone (run_benchmarks includes them): one per
+// shape of plan.matrix_rates and precision the backend runs (none on the CPU). Each
+// product is checked once before it is timed (executor::MatrixProduct::check); a wrong
+// result throws executor::BackendError.
+std::vector<Sample> run_matrix_rate_benchmarks(executor::Backend& backend, const BenchPlan& plan);
 
 // The runner benchmarks alone (run_benchmarks includes them).
 std::vector<Sample> run_runner_benchmarks(executor::Backend& backend, const BenchPlan& plan);

@@ -119,6 +119,11 @@ class Backend {
   // order; a row with no visible key gets zeros.
   void attention(const Tensor& q, const Tensor& k, const Tensor& v, const TilePlan& plan, const Tensor& out,
                  float scale);
+  // Makes the backend's own copy of a plan ahead of the attention calls that use it, so
+  // that timed ops do not pay for it (the runner stages every plan of a call in its
+  // untimed setup). CUDA keeps device copies of the last 64 plans (attention stages a
+  // plan it lacks, then and there); the CPU reads the plan where it is.
+  virtual void stage_plan(const TilePlan& plan) { (void)plan; }
 
   // out[r] = x[r] / sqrt(mean(x[r]^2) + eps) * weight; x, out [R, dim], weight [dim] f32.
   // QK-norm: R = T*heads, dim = hd. VWN per-slot norm: R = T*n, dim = s. out may be x.
@@ -144,16 +149,17 @@ class Backend {
   // Router: logits [T, E] -> the k best experts per token, best first (ties: lower id),
   // expert_ids [T, k] i32, weights [T, k] f32. softmax: weights = softmax over all E;
   // sigmoid: weights = sigmoid(logit). normalize: weights of the k divided by their sum.
+  // NaN scores are never picked; a token with fewer than k others throws BackendError.
   void topk_routing(const Tensor& logits, std::int64_t k, model::RouterKind score, bool normalize,
                     const Tensor& expert_ids, const Tensor& weights);
 
   // out[map.first + i*map.stride] = table[ids[i]]; table [V, W], ids [n] i32, out [*, W].
   // Embedding lookups (HD stream k interleaved: first = k, stride = n) and MoE dispatch.
-  // ids outside [0, V): CPU throws; CUDA writes a zero row.
+  // ids outside [0, V) throw BackendError (CPU and CUDA alike, executor/src/op_errors.hpp).
   void gather_rows(const Tensor& table, const Tensor& ids, const Tensor& out, RowMap map = {});
 
   // out[ids[i]] += weights[i] * src[i]; src [n, W], ids [n] i32 distinct, weights [n] f32,
-  // out [T, W]. MoE combine, one expert at a time.
+  // out [T, W]. MoE combine, one expert at a time. ids outside [0, T) throw BackendError.
   void scatter_add_rows(const Tensor& src, const Tensor& ids, const Tensor& weights, const Tensor& out);
 
   // VWN dynamic GHC coefficients from the normed wide state hn [T, n, s]:

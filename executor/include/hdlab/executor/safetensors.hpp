@@ -43,8 +43,10 @@ struct SafetensorsEntry {
 class SafetensorsReader {
  public:
   // Reads and checks the header; SafetensorsError naming the file (and the tensor) for
-  // a missing file, a header that runs past the end, bad JSON, an entry with a bad
-  // shape / dtype / offsets, or offsets past the end of the data (a truncated body).
+  // a missing file, a header that runs past the end, bad JSON (model::parse_json_text's
+  // rules: a tensor named twice, nesting too deep), an entry with a bad shape / dtype /
+  // offsets, offsets past the end of the data (a truncated body), and data the tensors
+  // do not tile exactly (overlapping offsets, a gap between tensors, trailing bytes).
   explicit SafetensorsReader(std::string path);
 
   const std::string& path() const { return path_; }
@@ -53,10 +55,15 @@ class SafetensorsReader {
   bool contains(const std::string& name) const { return entries_.count(name) > 0; }
 
   // The tensor's values as floats. SafetensorsError naming the tensor when it is absent,
-  // its shape differs from `expected`, or its dtype is not F32/BF16/F16.
+  // its shape differs from `expected`, its dtype is not F32/BF16/F16, or a value is NaN
+  // or infinite (naming the element).
   std::vector<float> read_f32(const std::string& name, const Shape& expected) const;
+  // read_f32's checks without reading: present, of shape `expected`, a float dtype.
+  void require_float_tensor(const std::string& name, const Shape& expected) const;
 
  private:
+  void check_data_layout(std::uint64_t data_bytes) const;
+
   std::string path_;
   std::uint64_t data_start_ = 0;  // 8 + header length
   std::map<std::string, SafetensorsEntry> entries_;

@@ -108,11 +108,19 @@ std::vector<float> normal_floats(std::size_t count, std::uint64_t seed, double s
 // A seed for one tensor: mixes the run's seed with the tensor's name.
 std::uint64_t tensor_seed(std::uint64_t seed, const std::string& name);
 
-// Values read from a safetensors file (errors name the tensor: missing, wrong shape,
-// wrong dtype; the header checks of SafetensorsReader at construction).
+// The tensors a weights file for `c` holds: weight_specs(c), or with growth those of the
+// base backbone under the same method (the file is the base model; GrownWeights grows it).
+std::vector<WeightSpec> stored_weight_specs(const model::Config& c);
+
+// Values read from a safetensors file that must hold exactly the tensors `expected`
+// (stored_weight_specs of the config it is loaded for). Checked at construction, besides
+// SafetensorsReader's header checks: a tensor the model does not have (a file written
+// for another layer count, design or model), a missing tensor, a wrong shape or dtype,
+// each a SafetensorsError naming the file and the tensor. values() refuses NaN and
+// infinite weights (read_f32).
 class SafetensorsWeights : public WeightSource {
  public:
-  explicit SafetensorsWeights(const std::string& path) : reader_(path) {}
+  SafetensorsWeights(const std::string& path, const std::vector<WeightSpec>& expected);
   std::vector<float> values(const WeightSpec& spec) override { return reader_.read_f32(spec.name, spec.shape); }
   const SafetensorsReader& reader() const { return reader_; }
 

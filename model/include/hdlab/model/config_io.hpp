@@ -50,17 +50,37 @@ Json to_json(const Config& c);  // normalised: every field explicit
 // Builds a Config from parts, applying growth and validating everything.
 Config make_config(const Backbone& base, const Design& design);
 
-// Reads a JSON file; unreadable files and syntax errors become ConfigErrors naming the
-// file (and line/column for syntax errors).
+// Deepest nesting of objects and arrays hdlab accepts in JSON input (the top-level
+// value is level 1). Real inputs nest a handful of levels; the limit keeps every
+// recursive walk of a parsed document (copies, comparisons, dumps) bounded.
+inline constexpr int max_json_depth = 128;
+
+// Parses JSON text a user gave: a file's contents, an inline --design, a safetensors
+// header. Every user-written JSON goes through here. `source` names the text in errors
+// (a path, "/design"). ConfigError(source, why) for: a syntax error (line, column and
+// the parser's reason, e.g. "unexpected '}'; expected string literal"), a number out of
+// double's range, nesting deeper than max_json_depth, and an object that repeats a key
+// (the JSON pointer of the object and the key: parsers keep one value and silently drop
+// the other).
+Json parse_json_text(const std::string& text, const std::string& source);
+
+// Reads and parses a JSON file (parse_json_text with the path as the source); an
+// unreadable file is a ConfigError naming the path.
 Json read_json_file(const std::string& path);
+
+// A value written on a command line or in a shorthand: a JSON scalar when the text is one
+// ("4", "true", "0.5", "\"x\""), else the text itself as a string (also for objects and
+// arrays, which a scalar slot never takes).
+Json json_scalar_or_text(const std::string& text);
 
 // A model file is either our config document, a bare backbone object, or a HuggingFace
 // config.json (recognised by "model_type" or "architectures").
 Backbone load_backbone(const Json& doc, const std::string& pointer = "");
 
 // A design given on the command line: a JSON object ("{\"hd\":{\"n\":4}}"), or the
-// shorthand "hd:n=4,window=512" (values parsed as JSON scalars, else strings), or
-// "baseline".
+// shorthand "hd:n=4,window=512" (values parsed as JSON scalars, else strings; a list as
+// "layers=full/intra"), or "baseline". Errors name "/design" (or "/design/<kind>/<key>"):
+// an empty text, a key given twice, an item that is not key=value, invalid JSON.
 Json design_json_from_shorthand(const std::string& text);
 
 }  // namespace hdlab::model

@@ -3,6 +3,7 @@
 // A Design holds one method (baseline, HD, PHD, VWN, looped) and an optional growth step
 // that first turns the backbone into a bigger one.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <variant>
@@ -90,7 +91,12 @@ struct Design {
   std::string name;  // free label; derived from the method when empty
   Method method = BaselineDesign{};
   std::optional<GrowthDesign> growth;
-  bool operator==(const Design&) const = default;
+  // Keys the design's JSON left out and the value taken for each, by JSON pointer
+  // ("/design/hd/rope" -> "expanded (hdlab's default)"): `hdlab check` prints them.
+  std::map<std::string, std::string> defaults;
+  // Designs are equal when they compute the same thing; how they were written (which
+  // values came from defaults) does not count.
+  bool operator==(const Design& o) const { return name == o.name && method == o.method && growth == o.growth; }
 };
 
 // A validated backbone + design. `effective` is the backbone after growth, the one

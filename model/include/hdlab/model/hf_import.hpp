@@ -12,6 +12,18 @@ namespace hdlab::model {
 // `pointer` prefixes error places. Unknown model_type -> ConfigError. Fields a config
 // does not state but hdlab needs (e.g. dtype when torch_dtype is missing) are set to a
 // documented default and recorded in Backbone::assumptions.
+//  - Keys hdlab does not read are ignored, as transformers ignores them (HF configs carry
+//    dozens: token ids, dropout, init ranges); keys that would change the counted
+//    architecture in ways hdlab does not model are refused (attention_bias with an o_proj
+//    bias, mlp_bias, dense layers after MoE layers, ...).
+//  - dtype: the run is modelled in bf16; the checkpoint's torch_dtype / dtype (which must
+//    agree) is recorded when it differs. A config document sets another with "dtype"
+//    beside "hf_config" (load_backbone / parse_config).
+//  - rope_scaling / rope_parameters are checked as transformers checks them (unknown keys
+//    refused) and recorded; they change no count or cost.
+//  - architectures must be causal-LM classes (*ForCausalLM, *ForConditionalGeneration):
+//    a classification head (num_labels x hidden) is refused rather than counted as an LM
+//    head.
 Backbone import_hf_config(const nlohmann::json& hf, const std::string& pointer = "");
 
 bool looks_like_hf_config(const nlohmann::json& j);

@@ -201,12 +201,15 @@ double metric_value(const Metrics& m, std::string_view name);
 // their full and local layers lose; PHD's [origins | hidden]; otherwise interleaved).
 model::Layout resolve_layout(const model::Config& c, const Scenario& s);
 
-// Checks a scenario against a config and device (tp divides the heads, ep divides the
+// Checks a scenario against a config and device (tp divides the query heads and divides
+// the KV heads or is a multiple of them, which are then replicated; ep divides the
 // experts and dp, ...). ConfigError naming "<pointer>/parallel/tp" etc.
 void check_scenario(const model::Config& c, const HardwareProfile& hw, const Scenario& s,
                     const std::string& pointer = "/scenario");
 
-// Evaluates every phase. Calls check_scenario first.
+// Evaluates every phase. Calls check_scenario first. Every metric is finite: one that is
+// not (an overflow of the profile's rates and the scenario's sizes) is a ConfigError
+// naming the metric, never a reported inf or nan.
 void evaluate(const model::Config& c, const HardwareProfile& hw, const Scenario& s, Metrics& out);
 Metrics evaluate(const model::Config& c, const HardwareProfile& hw, const Scenario& s);
 

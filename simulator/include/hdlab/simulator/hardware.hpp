@@ -12,6 +12,8 @@
 //    "nvlink_bandwidth_gb_per_s": 450,           // per direction; null or 0: none
 //    "nvlink_latency_us": 3, "network_bandwidth_gb_per_s": 50, "network_latency_us": 10,
 //    "pcie_bandwidth_gb_per_s": 64, "kernel_launch_overhead_us": 4,
+//    "sms": 132,                                 // optional: streaming multiprocessors
+//    "kernel_models": {...optional, simulator/kernel_models.hpp: fitted kernel times...},
 //    "efficiency": {"gemm": 0.8, "attention": 0.6, "vector": 0.5, "memory": 0.85,
 //                   "communication": 0.8},
 //    "efficiency_curves": {...optional, see below...},
@@ -60,6 +62,7 @@
 
 #include "hdlab/model/backbone.hpp"
 #include "hdlab/model/ops.hpp"
+#include "hdlab/simulator/kernel_models.hpp"
 
 namespace hdlab::simulator {
 
@@ -96,6 +99,10 @@ struct HardwareProfile {
   std::optional<double> network_latency_us;
   std::optional<double> pcie_bandwidth_gb_per_s;
   double kernel_launch_overhead_us = 0;
+  std::optional<double> sms;  // streaming multiprocessors (GPUs; the kernel models' waves)
+  // Fitted kernel times (kernel_models.hpp); where present they time every op and
+  // collective in place of the roofline's flat efficiencies.
+  std::optional<KernelModels> kernel_models;
   // Scalar efficiency per EfficiencyClass, each in (0, 1].
   std::array<double, efficiency_class_count> efficiency{};
   // Optional fitted curve per EfficiencyClass (communication curves are not used).

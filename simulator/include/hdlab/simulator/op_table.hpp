@@ -28,6 +28,20 @@
 
 namespace hdlab::simulator {
 
+// How tensor parallelism cuts a matrix product [m, k] x [k, n]: a column-parallel weight
+// splits n, a row-parallel one k (its partial sums are all-reduced); a replicated one
+// (the router) neither.
+enum class GemmSplit : std::uint8_t { column, row, replicated };
+
+// One matrix product an op runs, as the kernels see it: `groups` products of
+// [m, k] x [k, n] in one launch (the routed experts: one group per expert hit, m its
+// tokens). Logical (unsharded) sizes; the roofline shards them.
+struct OpGemm {
+  double m = 0, n = 0, k = 0;
+  double groups = 0;  // 0: no product
+  GemmSplit split = GemmSplit::column;
+};
+
 // One op in one pass of one layer (or outside the layers).
 struct OpRow {
   model::OpCost cost;         // logical cost of one run of the op
@@ -35,6 +49,12 @@ struct OpRow {
   double calls = 0;           // kernel launches per run
   double rows = 0;            // GEMM M: tokens through the op (experts: expected tokens per expert)
   double weight_dim_min = 0;  // GEMM: the smaller weight dimension (min(N, K))
+  // For profiles with fitted kernel models (kernel_models.hpp): the op's products, and the
+  // bytes and launches of the element-wise steps between them (SwiGLU's activation, the
+  // experts' token permutes), timed as streaming kernels.
+  std::array<OpGemm, 2> gemms{};
+  double inner_vector_bytes = 0;
+  double inner_vector_calls = 0;
 };
 using OpTable = std::array<OpRow, model::op_kind_count>;
 
@@ -113,6 +133,7 @@ struct LayerWork {
   double kv_written = 0;      // KV-cache entries written per layer pass (a prefill of a cache
                               // shared by K loop iterations: written once, 1/K per pass)
   bool reads_cache = false;   // decode: K/V come from the cache, not from activations
+  double longest_keys = 0;    // keys the query row that sees the most sees (a kernel's longest unit)
 };
 // Fills the table of one layer of signature `sig` doing `w`.
 void layer_ops(const ModelShape& s, const LayerSignature& sig, const LayerWork& w, bool count_executed,

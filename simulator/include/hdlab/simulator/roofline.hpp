@@ -30,6 +30,7 @@
 #include <string>
 
 #include "hdlab/simulator/hardware.hpp"
+#include "hdlab/simulator/kernel_models.hpp"
 #include "hdlab/simulator/op_table.hpp"
 
 namespace hdlab::simulator {
@@ -41,11 +42,12 @@ struct Sharding {
 };
 
 struct OpTime {
-  double seconds = 0;  // max(compute_s, memory_s) + launch_s
+  double seconds = 0;  // max(compute_s, memory_s) + launch_s (kernel models: their time)
   double compute_s = 0;
   double memory_s = 0;
   double launch_s = 0;
   bool compute_bound = false;
+  double backward_s = 0;  // the op's backward (training): 2 x seconds, or the kernel models' (kernel_time.cpp)
 };
 
 // The share of an op's logical cost one device carries.
@@ -62,10 +64,25 @@ struct Roofline {
   double launch_s = 0;
   bool curves = false;     // the profile has efficiency curves: evaluate them per op
   double inv_group = 1, inv_tp = 1, inv_kv = 1;  // 1 / (tp*ep), 1 / tp, 1 / (kv_tp*ep)
+  // Fitted kernel models (kernel_models.hpp), where the profile has them: then every op is
+  // timed by them (kernel_time.cpp) and `shape` gives the attention's heads and widths.
+  const KernelModels* kernels = nullptr;
+  const GemmKernel* gemm = nullptr;
+  const PrefillAttentionKernel* prefill = nullptr;
+  const DecodeAttentionKernel* decode = nullptr;
+  ModelShape shape{};    // a copy (the roofline may outlive the caller's)
+  double kv_group = 1;  // G / kv_tp: KV heads one device holds
 };
 // ConfigError when the device has no matrix rate for the dtype (fp8 on a device without).
-Roofline make_roofline(const HardwareProfile& hw, model::DType dtype, const Sharding& s);
-OpTime op_time(model::OpKind k, const OpRow& r, const Roofline& rl);
+// `shape` is needed (and used, copied) only with kernel models; without it the profile's
+// kernel models are left unused (the roofline's rates time every op).
+Roofline make_roofline(const HardwareProfile& hw, model::DType dtype, const Sharding& s,
+                       const ModelShape* shape = nullptr);
+// One op on one device. `work` is the layer's (null outside the layers); the kernel
+// models time attention from it.
+OpTime op_time(model::OpKind k, const OpRow& r, const Roofline& rl, const LayerWork* work);
+// The kernel models' time of an op, forward and backward (kernel_time.cpp).
+OpTime kernel_op_time(model::OpKind k, const OpRow& r, const Roofline& rl, const LayerWork* work);
 
 // Per-op time of a pass on one device, summed over layer passes.
 struct PassTime {
@@ -73,20 +90,34 @@ struct PassTime {
   std::array<double, model::op_kind_count> compute_bound_s{};  // the part of op_s in compute-bound runs
   double total_s = 0;
   double layers_s = 0;  // ops inside the layers only
+  // The backward of the pass (training): 2 x each op's forward under the roofline (the
+  // matrix-product convention for every op); the kernel models time each op's backward
+  // kernels (the transposed products of a GEMM, ...: kernel_time.cpp).
+  std::array<double, model::op_kind_count> backward_op_s{};
+  double backward_s = 0;
 };
 void pass_time(const PassCost& p, const Roofline& rl, PassTime& out);
 
 struct Link {
   double bytes_per_s = 0;  // per direction, efficiency applied
   double latency_s = 0;
+  // Fitted collectives of the group's GPU count (kernel models, groups inside one node):
+  // where present they time the collective instead of the ring formulas below.
+  std::array<std::vector<CollectiveRegime>, collective_count> regimes{};
+  std::vector<CollectiveRegime> custom_all_reduce;  // an inference engine's one-node all-reduce
 };
 // The link a group spanning `span` devices uses: NVLink inside a node of gpus_per_node
-// devices, the network beyond. ConfigError at `pointer` when the profile has no such link.
-Link link_for(const HardwareProfile& hw, std::int64_t span, std::int64_t gpus_per_node, const std::string& pointer);
+// devices, the network beyond; `ranks` are the collective's participants (the fitted
+// regimes are looked up for that count). ConfigError at `pointer` when the profile has no
+// such link.
+Link link_for(const HardwareProfile& hw, std::int64_t span, std::int64_t gpus_per_node, const std::string& pointer,
+              std::int64_t ranks = 0);
 
 double ring_all_reduce_s(double bytes, double ranks, const Link& l);
 double all_gather_s(double bytes, double ranks, const Link& l);  // also reduce-scatter
 double all_to_all_s(double bytes_sent, double ranks, const Link& l);
+// An inference engine's all-reduce: the faster of its one-node kernel and the library's.
+double inference_all_reduce_s(double bytes, double ranks, const Link& l);
 
 // Collective time of one forward pass on one device: tensor-parallel all-reduces and
 // expert-parallel all-to-alls per layer pass.
@@ -95,7 +126,8 @@ struct PassComm {
   double ep_s = 0;
   double total() const { return tp_s + ep_s; }
 };
+// `inference`: prefill and decode (an engine's one-node all-reduce where the profile has one).
 PassComm pass_comm(const PassCost& p, const ModelShape& s, const Sharding& sh, const Link& tp_link,
-                   const Link& ep_link);
+                   const Link& ep_link, bool inference = false);
 
 }  // namespace hdlab::simulator

@@ -80,7 +80,8 @@
 //
 // Output folder (run_sweep): manifest.json (the sweep's identity), journal.tsv (one line
 // per finished point, appended as points finish; see sweep_journal.hpp), and at the
-// end, each written atomically: results.csv, results.json, summary.json, table.txt.
+// end, each written atomically: results.csv, results.json, summary.json, table.txt;
+// .hdlab-sweep.lock, locked while a sweep runs there (see sweep_folder.hpp).
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -179,6 +180,7 @@ struct SweepProgress {
 struct SweepOptions {
   unsigned threads = 0;       // 0: every core (std::thread::hardware_concurrency)
   bool fresh = false;         // discard an earlier run's journal in the folder, even another sweep's
+  bool force = false;         // write into a non-empty folder that holds no sweep (its files may be overwritten)
   bool write_csv = true;      // results.csv
   bool write_json = true;     // results.json
   // What computes the rows (the CLI passes a hash of its own executable): a journal
@@ -222,8 +224,12 @@ struct SweepOutcome {
   SweepResults results;
 };
 
-// Runs (or resumes) a sweep in `dir` (created if missing). A folder holding another
-// sweep's journal is refused (ConfigError naming the folder) unless options.fresh.
+// Runs (or resumes) a sweep in `dir` (created if missing). Refused with a ConfigError
+// naming the folder: a non-empty folder that holds no sweep (no manifest.json) unless
+// options.force; a folder another sweep is writing (it holds the folder's lock,
+// .hdlab-sweep.lock, which names its pid); a folder holding another sweep's journal
+// unless options.fresh. Results that would not fit in memory are refused at "/axes"
+// before anything is allocated.
 SweepOutcome run_sweep(const SweepSpec& spec, const std::string& dir, const SweepOptions& options);
 
 // A derived column's value at a point (NaN when the baseline row is missing).

@@ -34,9 +34,6 @@ class OffscreenApplication {
   std::unique_ptr<QApplication> owned_;
 };
 
-// True when this build can write SVG (Qt6 Svg was found).
-bool svg_export_available();
-
 // Renders a chart at `size` pixels (logical), whether or not it sits in a view; a chart
 // in a view is resized for the render and restored after.
 QImage render_chart_image(QChart& chart, QSize size);

@@ -1,0 +1,311 @@
+// Fits of the kernel models to kerneldb rows; see kernel_fit.hpp for what and how.
+#include "hdlab/calibration/kernel_fit.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <cmath>
+#include <functional>
+#include <nlopt.hpp>
+
+#include "hdlab/model/error.hpp"
+#include "kernel_shapes.hpp"
+
+namespace hdlab::calibration {
+
+using simulator::CollectiveRegime;
+using simulator::KernelModels;
+
+namespace {
+
+// One parameter: its starting value and the physical range it must stay in.
+struct Bound {
+  double init, lo, hi;
+};
+
+// A measured row as a model sees it.
+template <class Shape>
+struct Sample {
+  Shape shape;
+  double seconds;
+};
+
+// An even subsample of at most `max` rows, in a fixed order (the same fit every run).
+template <class T>
+std::vector<T> spread(const std::vector<T>& all, std::size_t max) {
+  if (all.size() <= max) return all;
+  std::vector<T> out;
+  out.reserve(max);
+  const double stride = static_cast<double>(all.size()) / static_cast<double>(max);
+  for (std::size_t i = 0; i < max; ++i) out.push_back(all[static_cast<std::size_t>(static_cast<double>(i) * stride)]);
+  return out;
+}
+
+// Minimises the mean |log(predicted / measured)| over `samples`, with Subplex over the
+// logarithms of the parameters inside their bounds. Returns the parameters.
+template <class Shape>
+std::vector<double> fit(const std::vector<Bound>& bounds, const std::vector<Sample<Shape>>& samples,
+                        const std::function<double(const std::vector<double>&, const Shape&)>& predict,
+                        int max_evaluations, double* loss_out = nullptr) {
+  const std::size_t n = bounds.size();
+  std::vector<double> x(n), lo(n), hi(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    x[i] = std::log(std::clamp(bounds[i].init, bounds[i].lo, bounds[i].hi));
+    lo[i] = std::log(bounds[i].lo);
+    hi[i] = std::log(bounds[i].hi);
+  }
+  struct Problem {
+    const std::vector<Sample<Shape>>* samples;
+    const std::function<double(const std::vector<double>&, const Shape&)>* predict;
+    std::vector<double> p;
+  } problem{&samples, &predict, std::vector<double>(n)};
+  auto objective = [](const std::vector<double>& lx, std::vector<double>&, void* data) {
+    auto* pr = static_cast<Problem*>(data);
+    for (std::size_t i = 0; i < lx.size(); ++i) pr->p[i] = std::exp(lx[i]);
+    double sum = 0;
+    for (const auto& s : *pr->samples) sum += std::abs(std::log((*pr->predict)(pr->p, s.shape) / s.seconds));
+    return sum / static_cast<double>(pr->samples->size());
+  };
+  nlopt::opt opt(nlopt::LN_SBPLX, static_cast<unsigned>(n));
+  opt.set_lower_bounds(lo);
+  opt.set_upper_bounds(hi);
+  opt.set_min_objective(objective, &problem);
+  opt.set_xtol_rel(1e-4);
+  opt.set_maxeval(max_evaluations);
+  double loss = 0;
+  try {
+    opt.optimize(x, loss);
+  } catch (const nlopt::roundoff_limited&) {  // converged as far as doubles allow: keep x
+  }
+  if (loss_out) *loss_out = loss;
+  std::vector<double> p(n);
+  for (std::size_t i = 0; i < n; ++i) p[i] = std::exp(x[i]);
+  return p;
+}
+
+double peak_of(const DeviceFacts& f, model::DType d) {
+  auto it = f.peak_tflop_per_s.find(d);
+  if (it == f.peak_tflop_per_s.end() || it->second <= 0)
+    throw model::ConfigError("/peak_" + std::string(model::to_string(d)) + "_tflop_per_s",
+                             "the datasheet profile has no rate for a precision kerneldb measured");
+  return it->second;
+}
+
+// ---- GEMM ----
+
+simulator::GemmKernel gemm_from(const std::vector<double>& p, double element_bytes, bool quantised) {
+  simulator::GemmKernel g;
+  g.tensor_tflop_per_s = p[0];
+  g.operand_tb_per_s = p[1];
+  g.memory_gb_per_s = p[2];
+  g.latency_us = p[3];
+  g.overlap = p[4];
+  g.k_step_ns = p[5];
+  g.split_k_us = p[6];
+  if (quantised) {
+    g.quant_latency_us = p[7];
+    g.quant_passes = p[8];
+  }
+  g.element_bytes = element_bytes;
+  return g;
+}
+
+simulator::GemmKernel fit_gemm(const std::vector<GemmRow>& rows, model::DType dtype, const std::string& name,
+                               const DeviceFacts& f, const KernelFitOptions& o) {
+  std::vector<Sample<simulator::GemmShape>> all;
+  for (const GemmRow& r : rows)
+    if (r.dtype == name && !held_out(r)) all.push_back({detail::gemm_shape(r), r.seconds});
+  const auto samples = spread(all, o.max_rows);
+  const double peak = peak_of(f, dtype), bw = f.memory_gb_per_s, e = detail::element_bytes(name);
+  const bool quantised = dtype == model::DType::fp8;  // per-tensor: A is scaled and cast per call
+  std::vector<Bound> b = {{0.8 * peak, 0.3 * peak, 1.0 * peak},  // tensor peak, TFLOP/s
+                          {50, 1, 1000},                         // operand rate, TB/s
+                          {0.85 * bw, 0.3 * bw, 1.0 * bw},       // DRAM, GB/s
+                          {3, 0.5, 30},                          // latency, us
+                          {3, 1.2, 20},                          // overlap exponent
+                          {0.5, 0.01, 20},                       // k step, ns
+                          {2, 0.1, 20}};                         // split-K reduction, us
+  if (quantised) b.insert(b.end(), {{5, 0.1, 50}, {2, 0.5, 8}});
+  const std::function<double(const std::vector<double>&, const simulator::GemmShape&)> predict =
+      [&](const std::vector<double>& p, const simulator::GemmShape& s) {
+        return simulator::gemm_seconds(gemm_from(p, e, quantised), f.sms, s);
+      };
+  return gemm_from(fit(b, samples, predict, o.max_evaluations), e, quantised);
+}
+
+// ---- attention ----
+
+simulator::PrefillAttentionKernel fit_prefill(const std::vector<AttentionRow>& rows, const std::string& name,
+                                              model::DType dtype, const DeviceFacts& f, const KernelFitOptions& o) {
+  std::vector<Sample<simulator::PrefillAttentionShape>> all;
+  for (const AttentionRow& r : rows)
+    if (r.attn_dtype == name && r.window == 0 && !held_out(r)) all.push_back({detail::prefill_shape(r), r.seconds});
+  const auto samples = spread(all, o.max_rows);
+  const double peak = peak_of(f, dtype), bw = f.memory_gb_per_s;
+  const std::vector<Bound> b = {{0.6 * peak, 0.1 * peak, 1.0 * peak},  // tensor peak
+                                {100, 1, 5000},                        // softmax work per pair
+                                {1, 0.01, 50},                         // per query block, us
+                                {0.8 * bw, 0.2 * bw, 1.0 * bw},        // memory
+                                {10, 0.5, 50},                         // latency, us
+                                {3, 1.0, 20}};                         // overlap exponent
+  auto make = [](const std::vector<double>& p) {
+    return simulator::PrefillAttentionKernel{p[0], p[1], p[2], p[3], p[4], p[5]};
+  };
+  const std::function<double(const std::vector<double>&, const simulator::PrefillAttentionShape&)> predict =
+      [&](const std::vector<double>& p, const simulator::PrefillAttentionShape& s) {
+        return simulator::prefill_attention_seconds(make(p), f.sms, s);
+      };
+  return make(fit(b, samples, predict, o.max_evaluations));
+}
+
+simulator::DecodeAttentionKernel fit_decode(const std::vector<AttentionRow>& rows, const std::string& kv_name,
+                                            const DeviceFacts& f, const KernelFitOptions& o) {
+  std::vector<Sample<simulator::DecodeAttentionShape>> all;
+  for (const AttentionRow& r : rows)
+    if (r.kv_dtype == kv_name && r.window == 0 && !held_out(r)) all.push_back({detail::decode_shape(r), r.seconds});
+  const auto samples = spread(all, o.max_rows);
+  const double peak = peak_of(f, model::DType::bf16), bw = f.memory_gb_per_s;
+  // The split-KV chunk is a discrete choice of the kernel: tried on a grid, the rest fitted.
+  simulator::DecodeAttentionKernel best;
+  double best_loss = INFINITY;
+  for (double chunk : {64.0, 128.0, 256.0, 512.0, 1024.0, 2048.0, 4096.0}) {
+    auto make = [chunk](const std::vector<double>& p) {
+      return simulator::DecodeAttentionKernel{p[0], p[1], chunk, p[6], p[7], p[2], p[3], p[4], p[5]};
+    };
+    const std::vector<Bound> b = {{0.85 * bw, 0.2 * bw, 1.0 * bw},  // memory
+                                  {50, 1, 5000},                    // per block, GB/s
+                                  {0.3 * peak, 0.01 * peak, peak},  // tensor peak
+                                  {8, 0.5, 50},                     // latency, us
+                                  {2, 0.01, 30},                    // split-KV reduction, us
+                                  {3, 1.0, 20},                     // overlap exponent
+                                  {0.5, 0.001, 50},                 // per block, us
+                                  {0.05, 0.0001, 20}};              // per query head, us
+    const std::function<double(const std::vector<double>&, const simulator::DecodeAttentionShape&)> predict =
+        [&](const std::vector<double>& p, const simulator::DecodeAttentionShape& s) {
+          return simulator::decode_attention_seconds(make(p), f.sms, s);
+        };
+    double loss = 0;
+    const auto p = fit(b, samples, predict, o.max_evaluations / 4, &loss);
+    if (loss < best_loss) {
+      best_loss = loss;
+      best = make(p);
+    }
+  }
+  return best;
+}
+
+// ---- collectives ----
+
+struct CollectiveShape {
+  simulator::Collective op;
+  double bytes, gpus;
+};
+
+std::vector<CollectiveRegime> fit_regimes(const std::vector<Sample<CollectiveShape>>& samples, double link_gb_per_s,
+                                          const KernelFitOptions& o) {
+  // Three protocols (NCCL's LL, LL128 and Simple, or a one-shot / two-shot all-reduce):
+  // small latency and bandwidth, middling both, large both. Physical bounds: a collective
+  // costs at least a launch and a handshake (2 us), and its bus bandwidth stays within
+  // 1.2 x the link's per-direction figure (the bus-bandwidth convention counts a ring's
+  // traffic; a little over the link absorbs what the datasheet rounds). Without them a
+  // regime can fit a handful of large messages with an impossible rate that then
+  // extrapolates beyond the data (a 1 GiB all-reduce at 547 GB/s on a 300 GB/s link).
+  const double bus_max = 1.2 * link_gb_per_s;
+  auto make = [](const std::vector<double>& p) {
+    return std::vector<CollectiveRegime>{{p[0], p[1]}, {p[2], p[3]}, {p[4], p[5]}};
+  };
+  const std::function<double(const std::vector<double>&, const CollectiveShape&)> predict =
+      [&](const std::vector<double>& p, const CollectiveShape& s) {
+        return simulator::collective_seconds(make(p), s.op, s.bytes, s.gpus);
+      };
+  // A min over regimes has local minima (a regime that never wins stays where it
+  // started), so the fit starts from three fixed spreads of the regimes and keeps the
+  // best; the tables have a few dozen rows per group, so this costs little.
+  const double starts[3][6] = {{5, 10, 15, 100, 40, 0.9 * bus_max},
+                               {3, 20, 10, 0.3 * bus_max, 30, 0.95 * bus_max},
+                               {8, 5, 25, 0.5 * bus_max, 100, bus_max}};
+  std::vector<double> best;
+  double best_loss = std::numeric_limits<double>::infinity();
+  for (const auto& start : starts) {
+    const std::vector<Bound> b = {{start[0], 2, 2000}, {std::min(start[1], bus_max), 1, bus_max},
+                                  {start[2], 2, 2000}, {std::min(start[3], bus_max), 1, bus_max},
+                                  {start[4], 2, 5000}, {std::min(start[5], bus_max), 1, bus_max}};
+    double loss = 0;
+    std::vector<double> p = fit(b, samples, predict, o.max_evaluations, &loss);
+    if (loss < best_loss) {
+      best_loss = loss;
+      best = std::move(p);
+    }
+  }
+  std::vector<CollectiveRegime> r = make(best);
+  std::sort(r.begin(), r.end(), [](const auto& x, const auto& y) { return x.alpha_us < y.alpha_us; });
+  return r;
+}
+
+void fit_collectives(const std::vector<CollectiveRow>& rows, double link_gb_per_s, const KernelFitOptions& o,
+                     KernelModels& out) {
+  // (library, op, gpus) -> the 2-byte rows left in by the split
+  std::map<std::tuple<std::string, int, int>, std::vector<Sample<CollectiveShape>>> groups;
+  for (const CollectiveRow& r : rows) {
+    const auto op = detail::collective_of(r.op);
+    if (!op || detail::element_bytes(r.dtype) != 2 || held_out(r)) continue;
+    groups[{r.library, static_cast<int>(*op), static_cast<int>(r.gpus)}].push_back({{*op, r.bytes, r.gpus}, r.seconds});
+  }
+  for (const auto& [key, samples] : groups) {
+    const auto& [library, op, gpus] = key;
+    if (samples.size() < 6) continue;  // too few sizes to tell three regimes apart
+    auto regimes = fit_regimes(samples, link_gb_per_s, o);
+    if (library == "custom") out.custom_all_reduce[gpus] = std::move(regimes);
+    else out.collectives[static_cast<std::size_t>(op)][gpus] = std::move(regimes);
+  }
+}
+
+}  // namespace
+
+DeviceFacts device_facts(const simulator::HardwareProfile& h) {
+  DeviceFacts f;
+  if (!h.sms || *h.sms <= 0)
+    throw model::ConfigError("/sms", "the datasheet profile " + h.name + " needs its streaming multiprocessors (\"sms\")");
+  f.sms = *h.sms;
+  f.peak_tflop_per_s[model::DType::bf16] = h.peak_bf16_tflop_per_s;
+  f.peak_tflop_per_s[model::DType::fp16] = h.peak_fp16_tflop_per_s;
+  if (h.peak_fp8_tflop_per_s) f.peak_tflop_per_s[model::DType::fp8] = *h.peak_fp8_tflop_per_s;
+  f.memory_gb_per_s = h.memory_bandwidth_gb_per_s;
+  if (!h.nvlink_bandwidth_gb_per_s || *h.nvlink_bandwidth_gb_per_s <= 0)
+    throw model::ConfigError("/nvlink_bandwidth_gb_per_s",
+                             "the datasheet profile " + h.name + " needs its NVLink bandwidth to bound the collective fits");
+  f.nvlink_gb_per_s = *h.nvlink_bandwidth_gb_per_s;
+  return f;
+}
+
+KernelModels fit_kernel_models(const KernelDb& db, const DeviceFacts& facts, const KernelFitOptions& o) {
+  KernelModels k;
+  k.device = db.device;
+  k.sms = facts.sms;
+  for (const char* name : {"bfloat16", "fp8"}) {
+    const model::DType d = *detail::model_dtype(name);
+    const bool present = std::any_of(db.gemm.begin(), db.gemm.end(), [&](const GemmRow& r) { return r.dtype == name; });
+    if (present && facts.peak_tflop_per_s.count(d)) k.gemm[d] = fit_gemm(db.gemm, d, name, facts, o);
+  }
+  if (!k.gemm.count(model::DType::bf16))
+    throw model::ConfigError(db.folder + "/gemm_perf.csv", "has no bfloat16 rows: nothing to anchor the models on");
+  k.gemm[model::DType::fp16] = k.gemm[model::DType::bf16];  // the same tensor-core rate and width
+  for (const char* name : {"bfloat16", "fp8"}) {
+    const model::DType d = *detail::model_dtype(name);
+    const bool present = std::any_of(db.context_attention.begin(), db.context_attention.end(),
+                                     [&](const AttentionRow& r) { return r.attn_dtype == name; });
+    if (present && facts.peak_tflop_per_s.count(d)) k.prefill_attention[d] = fit_prefill(db.context_attention, name, d, facts, o);
+    const bool kv = std::any_of(db.generation_attention.begin(), db.generation_attention.end(),
+                                [&](const AttentionRow& r) { return r.kv_dtype == name; });
+    if (kv) k.decode_attention[d] = fit_decode(db.generation_attention, name, facts, o);
+  }
+  fit_collectives(db.collectives, facts.nvlink_gb_per_s, o, k);
+  // No table times element-wise kernels alone (kernel_fit.hpp): a streaming kernel's
+  // bandwidth and a short kernel's latency.
+  k.vector.memory_gb_per_s = k.decode_attention.count(model::DType::bf16)
+                                 ? k.decode_attention[model::DType::bf16].memory_gb_per_s
+                                 : k.gemm[model::DType::bf16].memory_gb_per_s;
+  k.vector.latency_us = k.gemm[model::DType::bf16].latency_us;
+  return k;
+}
+
+}  // namespace hdlab::calibration

@@ -1,0 +1,33 @@
+#pragma once
+// kerneldb rows as the shapes the kernel models time (shared by the fit and the
+// validation, so both read a row the same way).
+#include <optional>
+#include <string>
+
+#include "hdlab/calibration/kerneldb.hpp"
+#include "hdlab/model/backbone.hpp"
+#include "hdlab/simulator/kernel_models.hpp"
+
+namespace hdlab::calibration::detail {
+
+// The precision hdlab models for a kerneldb precision name: bfloat16 -> bf16, float16 /
+// half -> fp16, fp8 -> fp8 (per-tensor scaling); nullopt for those it does not model
+// (fp8_block, nvfp4, int8 weight-only, ...).
+std::optional<model::DType> model_dtype(const std::string& kerneldb_name);
+// Bytes per activation element of a kerneldb precision name (kerneldb.hpp's precision_size).
+double element_bytes(const std::string& kerneldb_name);
+
+simulator::GemmShape gemm_shape(const GemmRow& r);
+// Causal (window 0) or windowed prefill of isl tokens per sequence; executed pairs at
+// 128 x 128 tiles, as the cost model counts them (model::visible_tiles).
+simulator::PrefillAttentionShape prefill_shape(const AttentionRow& r);
+// One decode step: keys = isl + step, limited by the window.
+simulator::DecodeAttentionShape decode_shape(const AttentionRow& r);
+// all_reduce, all_gather, reduce_scatter, alltoall; nullopt for another name.
+std::optional<simulator::Collective> collective_of(const std::string& op);
+// One rank's share of a whole MoE layer: num_tokens tokens enter the expert-parallel
+// group (the latencies fall as 1/ep at large counts, as that reading implies), each picks
+// top-k of the experts evenly; this rank holds experts / ep experts of width inter / tp.
+simulator::MoeShape moe_shape(const MoeRow& r);
+
+}  // namespace hdlab::calibration::detail

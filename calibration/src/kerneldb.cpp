@@ -1,0 +1,460 @@
+// Reading kerneldb tables (kerneldb.hpp): a whole file through zlib (a plain CSV passes
+// through gzread unchanged), then one pass over its lines with the columns found by
+// header name. Numbers are parsed with std::from_chars, strings stay views into the text
+// until a row keeps them.
+#include "hdlab/calibration/kerneldb.hpp"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <memory>
+
+#include "hdlab/model/error.hpp"
+
+namespace hdlab::calibration {
+
+namespace {
+
+namespace fs = std::filesystem;
+using model::ConfigError;
+
+// A table larger than this (uncompressed) is refused before it is read further: the
+// largest real one (h100_sxm/moe_perf) is 16.5 MB, so this is far above any real table
+// and still bounds what a wrong or hostile file can make us allocate.
+constexpr std::size_t max_table_bytes = std::size_t{256} << 20;
+
+struct KnownPrecision {
+  std::string_view name;
+  PrecisionSize size;
+};
+
+// kerneldb.hpp lists these with their reasons; keep the two in step.
+constexpr KnownPrecision precisions[] = {
+    {"bfloat16", {2, 2}},  {"half", {2, 2}},        {"int8", {1, 1}},          {"fp8", {1, 1}},
+    {"fp8_block", {1, 1}}, {"nvfp4", {0.5, 0.5}},  {"sq", {1, 1}},            {"int8_wo", {2, 1}},
+    {"int4_wo", {2, 0.5}}, {"w4a16_mxfp4", {2, 0.5}}, {"w4a8_mxfp4_mxfp8", {1, 0.5}},
+};
+
+std::string known_list() {
+  std::string out;
+  for (const KnownPrecision& p : precisions) out += (out.empty() ? "" : ", ") + std::string(p.name);
+  return out;
+}
+
+std::int64_t count_lines(std::string_view text) {
+  return static_cast<std::int64_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+std::string place(const std::string& path, std::int64_t line) { return path + ":" + std::to_string(line); }
+
+// The file's bytes, decompressed when it is gzip; `truncated` when a gzip stream ends
+// before its end marker (the bytes up to there are kept, for the error's line number).
+struct TableText {
+  std::string text;
+  bool truncated = false;
+};
+
+TableText read_table_text(const std::string& path) {
+  errno = 0;
+  std::unique_ptr<gzFile_s, int (*)(gzFile)> file(gzopen(path.c_str(), "rb"), gzclose);
+  if (!file) throw ConfigError(path, std::string("cannot open: ") + (errno ? std::strerror(errno) : "out of memory"));
+  gzbuffer(file.get(), 1 << 18);
+  TableText out;
+  constexpr std::size_t chunk = std::size_t{1} << 20;
+  for (;;) {
+    // Never more than one byte past the cap: enough to tell that the file goes on.
+    const std::size_t old = out.text.size(), want = std::min(chunk, max_table_bytes + 1 - old);
+    out.text.resize(old + want);
+    const int n = gzread(file.get(), out.text.data() + old, static_cast<unsigned>(want));
+    out.text.resize(old + static_cast<std::size_t>(std::max(n, 0)));
+    if (n < 0) {
+      int code = Z_OK;
+      const char* message = gzerror(file.get(), &code);
+      throw ConfigError(place(path, count_lines(out.text) + 1),
+                        std::string("not a readable gzip file (") + message + "): the data breaks off in this line");
+    }
+    if (out.text.size() > max_table_bytes)
+      throw ConfigError(place(path, count_lines(out.text) + 1),
+                        "the table is larger than 256 MiB uncompressed (the largest real kerneldb table is 17 MB): "
+                        "not read further");
+    if (n == 0) break;
+  }
+  int code = Z_OK;
+  gzerror(file.get(), &code);
+  out.truncated = code == Z_BUF_ERROR;
+  return out;
+}
+
+// One table's text, walked row by row. Every error names the file, the line and the
+// column: ConfigError("FILE:LINE", "column \"NAME\": why").
+class CsvTable {
+ public:
+  CsvTable(std::string path, TableText content) : path_(std::move(path)), text_(std::move(content.text)) {
+    if (text_.empty()) throw ConfigError(place(path_, 1), "the file is empty: no header line, no rows");
+    std::string_view header_line = next_line();
+    split(header_line);
+    for (std::string_view f : fields_) {
+      if (std::find(header_.begin(), header_.end(), f) != header_.end())
+        throw ConfigError(place(path_, 1), "column \"" + std::string(f) + "\": named twice in the header");
+      header_.emplace_back(f);
+    }
+    fields_.clear();  // views into text_: a moved table re-splits before it reads a field
+    if (content.truncated) fail_truncated();
+  }
+
+  const std::string& path() const { return path_; }
+  std::int64_t line() const { return line_; }
+  std::size_t row_estimate() const { return static_cast<std::size_t>(count_lines(text_)); }
+
+  std::size_t column(std::string_view name) const {
+    const auto it = std::find(header_.begin(), header_.end(), name);
+    if (it == header_.end())
+      throw ConfigError(place(path_, 1), "column \"" + std::string(name) + "\": missing from the header");
+    return static_cast<std::size_t>(it - header_.begin());
+  }
+  bool has_column(std::string_view name) const { return std::find(header_.begin(), header_.end(), name) != header_.end(); }
+
+  // Moves to the next non-blank row; false at the end of the file.
+  bool next() {
+    while (pos_ < text_.size()) {
+      const std::string_view row = next_line();
+      if (row.find_first_not_of(" \t") == std::string_view::npos) continue;
+      split(row);
+      if (fields_.size() < header_.size())
+        fail(fields_.size(), "missing: the row has " + std::to_string(fields_.size()) + " fields, the header " +
+                                 std::to_string(header_.size()));
+      if (fields_.size() > header_.size())
+        fail(header_.size() - 1, "the row has " + std::to_string(fields_.size()) + " fields, the header only " +
+                                     std::to_string(header_.size()) + " (an extra field after this column)");
+      ++rows_;
+      return true;
+    }
+    if (rows_ == 0) throw ConfigError(place(path_, line_ + 1), "the table has a header but no rows");
+    return false;
+  }
+
+  std::string_view text(std::size_t col) const {
+    if (fields_[col].empty()) fail(col, "empty");
+    return fields_[col];
+  }
+
+  // A finite number of at least `min`.
+  double number(std::size_t col, double min) const {
+    const double v = finite(col);
+    if (v < min) fail(col, std::string(fields_[col]) + " is below " + std::to_string(static_cast<long long>(min)));
+    return v;
+  }
+  // A whole number of at least `min` and at most 2^53 (so the double holds it exactly).
+  double whole(std::size_t col, double min) const {
+    const double v = number(col, min);
+    if (v != std::floor(v)) fail(col, std::string(fields_[col]) + " is not a whole number");
+    if (v > 9007199254740992.0) fail(col, std::string(fields_[col]) + " is larger than 2^53");
+    return v;
+  }
+  // The latency column: milliseconds in the file, > 0; seconds out.
+  double seconds(std::size_t col) const {
+    const double ms = finite(col);
+    if (ms <= 0) fail(col, std::string(fields_[col]) + " ms is not a positive time");
+    return ms / 1000;  // correctly rounded (x 1e-3 would round twice: 1e-3 is inexact)
+  }
+  // A precision name whose size we know (precision_size), kept as written.
+  std::string precision(std::size_t col) const {
+    const std::string_view f = text(col);
+    for (const KnownPrecision& p : precisions)
+      if (p.name == f) return std::string(f);
+    fail(col, "unknown precision \"" + std::string(f) + "\" (known: " + known_list() + ")");
+  }
+
+  [[noreturn]] void fail(std::size_t col, const std::string& why) const {
+    const std::string name = col < header_.size() ? "\"" + header_[col] + "\"" : std::to_string(col + 1);
+    throw ConfigError(place(path_, line_), "column " + name + ": " + why);
+  }
+
+ private:
+  double finite(std::size_t col) const {
+    const std::string_view f = fields_[col];
+    double v = 0;
+    const auto [end, ec] = std::from_chars(f.data(), f.data() + f.size(), v);
+    if (f.empty() || ec != std::errc{} || end != f.data() + f.size() || !std::isfinite(v))
+      fail(col, "\"" + std::string(f) + "\" is not a number");
+    return v;
+  }
+
+  std::string_view next_line() {
+    const std::size_t end = std::min(text_.find('\n', pos_), text_.size());
+    std::string_view row(text_.data() + pos_, end - pos_);
+    pos_ = end + 1;
+    ++line_;
+    if (!row.empty() && row.back() == '\r') row.remove_suffix(1);
+    return row;
+  }
+
+  void split(std::string_view row) {
+    fields_.clear();
+    if (row.find('"') != std::string_view::npos) {
+      const std::size_t col = static_cast<std::size_t>(std::count(row.begin(), row.begin() + row.find('"'), ','));
+      fail(col, "a quoted field (kerneldb tables have none; this reader does not unquote)");
+    }
+    std::size_t start = 0;
+    for (;;) {
+      const std::size_t comma = row.find(',', start);
+      fields_.push_back(row.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
+      if (comma == std::string_view::npos) break;
+      start = comma + 1;
+    }
+  }
+
+  // The gzip stream broke off: name the line it broke off in and the column of its last
+  // (partial) field.
+  [[noreturn]] void fail_truncated() {
+    const std::size_t last_newline = text_.rfind('\n');
+    const std::size_t tail = last_newline == std::string::npos ? 0 : last_newline + 1;
+    line_ = count_lines(text_) + 1;
+    const auto col = static_cast<std::size_t>(std::count(text_.begin() + static_cast<std::ptrdiff_t>(tail), text_.end(), ','));
+    fail(col, "the gzip stream ends early (a truncated file?): the data breaks off in this line");
+  }
+
+  std::string path_, text_;
+  std::vector<std::string> header_;
+  std::vector<std::string_view> fields_;
+  std::size_t pos_ = 0;
+  std::int64_t line_ = 0;
+  std::int64_t rows_ = 0;
+};
+
+// Every row of every table must come from one device (a folder mixing two would fit one
+// profile to both).
+class DeviceCheck {
+ public:
+  explicit DeviceCheck(std::string& name) : name_(name) {}
+  void start(const CsvTable& t) { col_ = t.column("device"); }
+  void check(const CsvTable& t) {
+    const std::string_view d = t.text(col_);
+    if (name_.empty()) name_ = std::string(d);
+    else if (d != name_) t.fail(col_, "\"" + std::string(d) + "\" where the rows before say \"" + name_ + "\"");
+  }
+
+ private:
+  std::string& name_;
+  std::size_t col_ = 0;
+};
+
+std::vector<GemmRow> read_gemm(CsvTable& t, DeviceCheck& device) {
+  device.start(t);
+  const std::size_t dtype = t.column("gemm_dtype"), m = t.column("m"), n = t.column("n"), k = t.column("k"),
+                    latency = t.column("latency");
+  std::vector<GemmRow> rows;
+  rows.reserve(t.row_estimate());
+  while (t.next()) {
+    GemmRow& r = rows.emplace_back();
+    r.dtype = t.precision(dtype);
+    r.m = t.whole(m, 1);
+    r.n = t.whole(n, 1);
+    r.k = t.whole(k, 1);
+    r.seconds = t.seconds(latency);
+    r.line = t.line();
+    device.check(t);
+  }
+  return rows;
+}
+
+std::vector<AttentionRow> read_attention(CsvTable& t, DeviceCheck& device) {
+  device.start(t);
+  const std::size_t batch = t.column("batch_size"), isl = t.column("isl"), step = t.column("step"),
+                    heads = t.column("num_heads"), kv_heads = t.column("num_key_value_heads"),
+                    head_dim = t.column("head_dim"), window = t.column("window_size"),
+                    attn_dtype = t.column("attn_dtype"), kv_dtype = t.column("kv_cache_dtype"),
+                    latency = t.column("latency");
+  // Beam search would multiply the work per sequence; no row kind models it.
+  const bool has_beam = t.has_column("beam_width");
+  const std::size_t beam = has_beam ? t.column("beam_width") : 0;
+  std::vector<AttentionRow> rows;
+  rows.reserve(t.row_estimate());
+  while (t.next()) {
+    AttentionRow& r = rows.emplace_back();
+    r.batch = t.whole(batch, 1);
+    r.isl = t.whole(isl, 1);
+    r.step = t.whole(step, 0);
+    r.heads = t.whole(heads, 1);
+    r.kv_heads = t.whole(kv_heads, 1);
+    if (std::fmod(r.heads, r.kv_heads) != 0)
+      t.fail(kv_heads, "num_heads " + std::to_string(static_cast<long long>(r.heads)) + " is not a multiple of it");
+    r.head_dim = t.whole(head_dim, 1);
+    r.window = t.whole(window, 0);
+    r.attn_dtype = t.precision(attn_dtype);
+    r.kv_dtype = t.precision(kv_dtype);
+    if (has_beam && t.whole(beam, 1) != 1) t.fail(beam, "beam search (beam_width > 1) is not modelled");
+    r.seconds = t.seconds(latency);
+    r.line = t.line();
+    device.check(t);
+  }
+  return rows;
+}
+
+// nccl_perf (library "nccl", dtype column nccl_dtype) or custom_allreduce_perf ("custom",
+// allreduce_dtype, all_reduce only).
+void read_collectives(CsvTable& t, DeviceCheck& device, const std::string& library, std::vector<CollectiveRow>& rows) {
+  device.start(t);
+  const bool nccl = library == "nccl";
+  const std::size_t op = t.column("op_name"), dtype = t.column(nccl ? "nccl_dtype" : "allreduce_dtype"),
+                    gpus = t.column("num_gpus"), size = t.column("message_size"), latency = t.column("latency");
+  rows.reserve(rows.size() + t.row_estimate());
+  while (t.next()) {
+    CollectiveRow& r = rows.emplace_back();
+    r.op = std::string(t.text(op));
+    const bool known_op = nccl ? (r.op == "all_reduce" || r.op == "all_gather" || r.op == "reduce_scatter" || r.op == "alltoall")
+                               : r.op == "all_reduce";
+    if (!known_op)
+      t.fail(op, "unknown collective \"" + r.op + "\" (" +
+                     (nccl ? "all_reduce, all_gather, reduce_scatter, alltoall" : "all_reduce") + ")");
+    r.library = library;
+    r.dtype = t.precision(dtype);
+    r.gpus = t.whole(gpus, 1);
+    r.elements = t.whole(size, 1);
+    r.bytes = r.elements * precision_size(r.dtype)->activation_bytes;
+    r.seconds = t.seconds(latency);
+    r.line = t.line();
+    device.check(t);
+  }
+}
+
+std::vector<MoeRow> read_moe(CsvTable& t, DeviceCheck& device) {
+  device.start(t);
+  const std::size_t dtype = t.column("moe_dtype"), kernel = t.column("kernel_source"), tokens = t.column("num_tokens"),
+                    hidden = t.column("hidden_size"), inter = t.column("inter_size"), topk = t.column("topk"),
+                    experts = t.column("num_experts"), tp = t.column("moe_tp_size"), ep = t.column("moe_ep_size"),
+                    distribution = t.column("distribution"), latency = t.column("latency");
+  std::vector<MoeRow> rows;
+  rows.reserve(t.row_estimate());
+  while (t.next()) {
+    MoeRow& r = rows.emplace_back();
+    r.dtype = t.precision(dtype);
+    r.kernel = std::string(t.text(kernel));
+    r.distribution = std::string(t.text(distribution));
+    r.tokens = t.whole(tokens, 1);
+    r.hidden = t.whole(hidden, 1);
+    r.inter = t.whole(inter, 1);
+    r.experts = t.whole(experts, 1);
+    r.topk = t.whole(topk, 1);
+    if (r.topk > r.experts) t.fail(topk, "more than num_experts");
+    r.tp = t.whole(tp, 1);
+    r.ep = t.whole(ep, 1);
+    r.seconds = t.seconds(latency);
+    r.line = t.line();
+    device.check(t);
+  }
+  return rows;
+}
+
+// FOLDER/NAME.csv or FOLDER/NAME.csv.gz; nullopt when neither exists.
+std::optional<std::string> find_table(const fs::path& folder, const std::string& name) {
+  const fs::path plain = folder / (name + ".csv"), gz = folder / (name + ".csv.gz");
+  std::error_code ec;
+  const bool has_plain = fs::exists(plain, ec), has_gz = fs::exists(gz, ec);
+  if (has_plain && has_gz)
+    throw ConfigError(plain.string(), "both " + name + ".csv and " + name +
+                                          ".csv.gz are here: keep one, so that it is clear which is read");
+  if (!has_plain && !has_gz) return std::nullopt;
+  const fs::path path = has_plain ? plain : gz;
+  if (!fs::is_regular_file(path, ec)) throw ConfigError(path.string(), "not a regular file");
+  return path.string();
+}
+
+std::string folder_listing(const fs::path& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    if (it->is_directory(ec)) names.push_back(it->path().filename().string());
+  std::sort(names.begin(), names.end());
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out.empty() ? "none" : out;
+}
+
+// 64-bit FNV-1a over bytes (kerneldb.hpp documents the split built on it).
+class ShapeHash {
+ public:
+  ShapeHash& add(std::string_view s) {
+    for (char c : s) byte(static_cast<unsigned char>(c));
+    return *this;
+  }
+  // A shape integer, as 8 bytes of a little-endian int64 whatever the machine's order.
+  ShapeHash& add(double v) {
+    const auto u = static_cast<std::uint64_t>(static_cast<std::int64_t>(std::llround(v)));
+    for (int b = 0; b < 8; ++b) byte(static_cast<unsigned char>(u >> (8 * b)));
+    return *this;
+  }
+  bool held_out() const { return h_ <= std::numeric_limits<std::uint64_t>::max() / 5; }
+
+ private:
+  void byte(unsigned char b) {
+    h_ ^= b;
+    h_ *= 0x100000001b3ULL;
+  }
+  std::uint64_t h_ = 0xcbf29ce484222325ULL;
+};
+
+}  // namespace
+
+std::optional<PrecisionSize> precision_size(std::string_view name) {
+  for (const KnownPrecision& p : precisions)
+    if (p.name == name) return p.size;
+  return std::nullopt;
+}
+
+std::vector<std::string> known_precisions() {
+  std::vector<std::string> out;
+  for (const KnownPrecision& p : precisions) out.emplace_back(p.name);
+  return out;
+}
+
+KernelDb read_kerneldb(const std::string& dir, const std::string& device) {
+  const fs::path folder = fs::path(dir) / device;
+  std::error_code ec;
+  if (!fs::is_directory(folder, ec))
+    throw ConfigError(folder.string(), "no such kerneldb device folder (devices in " + dir + ": " + folder_listing(dir) + ")");
+  KernelDb db;
+  db.device = device;
+  db.folder = folder.string();
+  DeviceCheck check(db.device_name);
+  // Opens a table when it is there: the file's text, or nullopt.
+  auto open = [&](const std::string& name) -> std::optional<CsvTable> {
+    const std::optional<std::string> path = find_table(folder, name);
+    if (!path) return std::nullopt;
+    db.files[name] = *path;
+    return CsvTable(*path, read_table_text(*path));
+  };
+  std::optional<CsvTable> gemm = open("gemm_perf");
+  if (!gemm)
+    throw ConfigError((folder / "gemm_perf.csv").string(),
+                      "missing (neither gemm_perf.csv nor gemm_perf.csv.gz is in " + folder.string() +
+                          "): the GEMM table is required");
+  db.gemm = read_gemm(*gemm, check);
+  gemm.reset();
+  if (auto t = open("context_attention_perf")) db.context_attention = read_attention(*t, check);
+  if (auto t = open("generation_attention_perf")) db.generation_attention = read_attention(*t, check);
+  if (auto t = open("nccl_perf")) read_collectives(*t, check, "nccl", db.collectives);
+  if (auto t = open("custom_allreduce_perf")) read_collectives(*t, check, "custom", db.collectives);
+  if (auto t = open("moe_perf")) db.moe = read_moe(*t, check);
+  return db;
+}
+
+bool held_out(const GemmRow& r) { return ShapeHash().add(r.m).add(r.n).add(r.k).held_out(); }
+
+bool held_out(const AttentionRow& r) {
+  return ShapeHash().add(r.batch).add(r.isl).add(r.step).add(r.heads).add(r.kv_heads).add(r.head_dim).add(r.window).held_out();
+}
+
+bool held_out(const CollectiveRow& r) { return ShapeHash().add(std::string_view(r.op)).add(r.gpus).add(r.elements).held_out(); }
+
+bool held_out(const MoeRow& r) {
+  return ShapeHash().add(r.tokens).add(r.hidden).add(r.inter).add(r.topk).add(r.experts).add(r.tp).add(r.ep).held_out();
+}
+
+}  // namespace hdlab::calibration

@@ -1,0 +1,38 @@
+#pragma once
+// What the CUDA attention kernel needs of a device, computed alike by the CUDA backend
+// (before each launch, against the device's own limit) and by anyone asking ahead (the
+// tests on any machine). Plain arithmetic, no CUDA headers, C++17: the .cu files include it.
+#include <cstddef>
+#include <cstdint>
+
+namespace hdlab::executor {
+
+// The kernel's block: one query tile of kCudaAttentionRows rows x one head, against key
+// tiles of kCudaAttentionKeys keys (the executor's kTileQ x kTileK tiles).
+inline constexpr std::int64_t kCudaAttentionRows = 64;
+inline constexpr std::int64_t kCudaAttentionKeys = 64;
+// Head dims held in registers: 8 lanes per query row, 32 dims per lane.
+inline constexpr std::int64_t kCudaAttentionMaxHeadDim = 256;
+
+// Dynamic shared memory of one block, bytes: the key and value tiles [keys, hd] and the
+// scores [rows, keys + 1] (a padded pitch against bank conflicts), all f32.
+// head dim 64: 49,408; 128: 82,176; 256: 147,712 (144.25 KiB).
+constexpr std::size_t cuda_attention_shared_bytes(std::int64_t head_dim) {
+  const auto hd = static_cast<std::size_t>(head_dim < 0 ? 0 : head_dim);
+  const auto keys = static_cast<std::size_t>(kCudaAttentionKeys), rows = static_cast<std::size_t>(kCudaAttentionRows);
+  return (2 * keys * hd + rows * (keys + 1)) * sizeof(float);
+}
+
+// The largest head dim a block fits in `shared_per_block` bytes (the device's opt-in
+// limit, cudaDevAttrMaxSharedMemoryPerBlockOptin), capped at kCudaAttentionMaxHeadDim;
+// 0 when not even head dim 1 fits. sm_80 (163 KiB) and sm_90 (227 KiB): 256; sm_86, sm_89
+// and sm_120 (99 KiB): 165.
+constexpr std::int64_t cuda_attention_max_head_dim(std::size_t shared_per_block) {
+  const std::size_t fixed = cuda_attention_shared_bytes(0);
+  if (shared_per_block < cuda_attention_shared_bytes(1)) return 0;
+  const std::size_t per_dim = 2 * static_cast<std::size_t>(kCudaAttentionKeys) * sizeof(float);
+  const auto fits = static_cast<std::int64_t>((shared_per_block - fixed) / per_dim);
+  return fits < kCudaAttentionMaxHeadDim ? fits : kCudaAttentionMaxHeadDim;
+}
+
+}  // namespace hdlab::executor

@@ -1,0 +1,190 @@
+#pragma once
+// Kernel models: the time of one GPU kernel as a function of its shape, with a few
+// physical parameters per device and precision, fitted to measured kernels
+// (`hdlab calibrate --from-kerneldb`, calibration/kernel_fit.hpp). A hardware profile that
+// has them ("kernel_models") is timed by them instead of the roofline's flat efficiencies.
+//
+// GEMM C[m,n] = A[m,k] B[k,n] (e elements bytes of A and B, 2-byte C):
+//   The product is cut into tiles a x b of C (the threadblock tiles CUTLASS/cuBLAS kernels
+//   use, kGemmTiles) and, when k is long, into s split-K slices; the ctas = ceil(m/a)
+//   ceil(n/b) s blocks run in waves of `sms` (one block per SM). Each block walks k/s
+//   steps of k; one step costs
+//       step = k_step + 2 a b sms / F + (a + b) e sms / L
+//   (a fixed per-step cost of the software pipeline, the tensor-core work at the
+//   achievable peak F shared by the SMs, and the operand loads at the on-chip rate L).
+//       compute = ceil(ctas / sms) max(k / s, 128) step   (s = 1: k)
+//       memory  = ((m k + k n) e + 2 m n + [s > 1] 4 m n s) / B       (DRAM traffic)
+//       t = latency + min over tiles and s of [ (compute^q + memory^q)^(1/q) + [s > 1] split_k ]
+//   q > 1 blends the two bounds (q -> infinity: the plain roofline max); split_k is the
+//   reduction kernel a split-K product launches. A precision whose inputs are quantised on
+//   the fly (fp8 per-tensor: an amax pass and a cast of A) adds
+//       quant_latency + quant_passes (2 m k) / B.
+// Prefill attention (causal or windowed, FlashAttention-style): query blocks of
+//   kAttentionTileQ rows per (sequence, head) are the units of work; a unit walks the key
+//   blocks its rows see. Over the whole call
+//       work  = seqs H pairs (4 hd + softmax) / F      pairs: executed (tile-granular) pairs
+//       units = seqs H ceil(rows / tile_q);  per-unit fixed cost `unit_us`
+//       compute = max(work + units unit / sms,  longest unit)
+//       memory  = (q, k, v, o and the KV-cache write) bytes / B
+//       t = latency + (compute^q + memory^q)^(1/q)
+// Decode attention (one new row per sequence, KV cache read): memory bound; the cache
+//   of each (sequence, KV head) is read by ceil(keys / chunk) blocks (split-KV decoding),
+//   few blocks cannot keep the memory system busy, and every block, and every query head
+//   in it, has a fixed cost (loading the queries, the softmax's final scaling, writing
+//   the output):
+//       chunks = ceil(keys / chunk);  blocks = seqs G chunks
+//       stream = max(bytes / B, longest block's bytes / block_gb_per_s)
+//                (the longest block: min(keys, chunk) keys of one KV head and its queries)
+//       issue = (blocks block_us + seqs rows H chunks (hd / 128) head_us) / sms
+//       memory = max(stream, issue)
+//       compute = 4 seqs rows H hd keys / F
+//       t = latency + (max(memory, issue)^q + compute^q)^(1/q) + [chunks > 1] split_us
+// Collectives (one node; p GPUs; S bytes per GPU): NCCL picks the fastest of its
+//   protocols, each a latency plus a bus bandwidth, so
+//       t = min over regimes r of (alpha_r + busbytes(S) / beta_r)
+//   busbytes = 2 (p-1)/p S for an all-reduce, (p-1)/p S for all-gather, reduce-scatter
+//   and all-to-all. One regime list per op and GPU count; another p extrapolates from
+//   the nearest fitted count (latencies scaled by (p-1)/(p0-1), bandwidths kept).
+// Grouped GEMM (the routed experts: one launch over every expert's product): the blocks
+//   and bytes of all groups together, one latency.
+// An MoE block on one device (moe_seconds): the routed tokens permuted to their experts,
+//   the gate/up and the down projections as two grouped GEMMs over the experts hit, the
+//   activation, and the weighted un-permute; every element-wise step a streaming kernel.
+// Element-wise and normalisation kernels: bytes / stream bandwidth + a latency.
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "hdlab/model/backbone.hpp"
+
+namespace hdlab::simulator {
+
+struct GemmTile {
+  double a = 0, b = 0;  // rows of A (m) and columns of B (n) one threadblock computes
+};
+// The threadblock tiles of the CUTLASS/cuBLAS kernel families (software, not device data);
+// the model takes the fastest, as cuBLAS's heuristic aims to.
+extern const std::array<GemmTile, 14> kGemmTiles;
+inline constexpr double kAttentionTileQ = 128;  // query rows per FlashAttention block
+
+struct GemmKernel {
+  double tensor_tflop_per_s = 0;  // F
+  double operand_tb_per_s = 0;    // L
+  double memory_gb_per_s = 0;     // B
+  double latency_us = 0;
+  double k_step_ns = 0;
+  double split_k_us = 0;
+  double overlap = 4;             // q
+  double quant_latency_us = 0;    // 0 for precisions read as stored
+  double quant_passes = 0;
+  double element_bytes = 2;       // of A and B
+  bool operator==(const GemmKernel&) const = default;
+};
+
+struct PrefillAttentionKernel {
+  double tensor_tflop_per_s = 0;  // F
+  double softmax_flops = 0;       // per (pair, head), in tensor-FLOP units: the non-matrix work
+  double unit_us = 0;             // per query block
+  double memory_gb_per_s = 0;
+  double latency_us = 0;
+  double overlap = 4;
+  bool operator==(const PrefillAttentionKernel&) const = default;
+};
+
+struct DecodeAttentionKernel {
+  double memory_gb_per_s = 0;      // B
+  double block_gb_per_s = 0;       // what one block streams
+  double chunk_tokens = 0;         // keys per split-KV block
+  double block_us = 0;             // fixed cost of one block
+  double head_us = 0;              // fixed cost of one query head in one block, at head dim 128
+  double tensor_tflop_per_s = 0;   // F
+  double latency_us = 0;
+  double split_us = 0;
+  double overlap = 4;
+  bool operator==(const DecodeAttentionKernel&) const = default;
+};
+
+struct CollectiveRegime {
+  double alpha_us = 0;
+  double bus_gb_per_s = 0;
+  bool operator==(const CollectiveRegime&) const = default;
+};
+enum class Collective { all_reduce, all_gather, reduce_scatter, all_to_all };
+inline constexpr int collective_count = 4;
+const char* to_string(Collective c);
+
+struct VectorKernel {
+  double memory_gb_per_s = 0;
+  double latency_us = 0;
+  bool operator==(const VectorKernel&) const = default;
+};
+
+// Shapes the models time (per device, after sharding).
+struct GemmShape {
+  double m = 0, n = 0, k = 0;
+};
+struct PrefillAttentionShape {
+  double seqs = 0, heads = 0, kv_heads = 0, head_dim = 0;
+  double rows = 0;         // query rows per sequence
+  double pairs = 0;        // executed (query, key) pairs per sequence and head
+  double longest_row_keys = 0;  // keys the last query row sees (the longest unit's walk)
+  double kv_positions = 0; // K/V rows per sequence (read once, and written to the cache)
+  double element_bytes = 2, kv_bytes = 2;
+};
+struct DecodeAttentionShape {
+  double seqs = 0, heads = 0, kv_heads = 0, head_dim = 0;
+  double query_rows = 1;   // rows per sequence in the step (HD: n; PHD: K)
+  double keys = 0;         // cache entries read per sequence and KV head
+  double kv_bytes = 2, element_bytes = 2;
+};
+
+struct KernelModels {
+  std::string device;    // the kerneldb folder fitted on ("h100_sxm"), or the derivation
+  double sms = 0;        // streaming multiprocessors (datasheet)
+  std::map<model::DType, GemmKernel> gemm;
+  std::map<model::DType, PrefillAttentionKernel> prefill_attention;  // by attention dtype
+  std::map<model::DType, DecodeAttentionKernel> decode_attention;    // by KV-cache dtype
+  // op -> GPU count -> regimes (one node)
+  std::array<std::map<int, std::vector<CollectiveRegime>>, collective_count> collectives;
+  std::map<int, std::vector<CollectiveRegime>> custom_all_reduce;  // TensorRT-LLM's, inference
+  VectorKernel vector;
+  nlohmann::json fit;    // provenance and per-class error figures, kept as written
+  bool operator==(const KernelModels&) const = default;
+};
+
+double gemm_seconds(const GemmKernel& g, double sms, const GemmShape& s);
+// `groups` products of one shape in one launch.
+double grouped_gemm_seconds(const GemmKernel& g, double sms, const GemmShape& s, double groups);
+double prefill_attention_seconds(const PrefillAttentionKernel& a, double sms, const PrefillAttentionShape& s);
+double decode_attention_seconds(const DecodeAttentionKernel& a, double sms, const DecodeAttentionShape& s);
+// Bus bytes of a collective of S bytes per GPU over p GPUs.
+double bus_bytes(Collective c, double bytes, double gpus);
+double collective_seconds(const std::vector<CollectiveRegime>& regimes, Collective c, double bytes, double gpus);
+// Regimes for p GPUs: the fitted list of that count, else the nearest count's with
+// latencies scaled by (p-1)/(p0-1). Empty when the op has no fitted count at all.
+std::vector<CollectiveRegime> regimes_for(const std::map<int, std::vector<CollectiveRegime>>& by_gpus, double gpus);
+double vector_seconds(const VectorKernel& v, double bytes);
+
+// Routed experts on one device (after tensor and expert parallel sharding).
+struct MoeShape {
+  double tokens = 0;          // token copies routed to this device's experts (tokens x top-k / ep)
+  double experts_hit = 0;     // this device's experts that receive at least one token
+  double hidden = 0;          // D
+  double inter = 0;           // expert width on this device (Fe / tp)
+  bool gated = true;          // SwiGLU (gate and up) or a plain up projection
+  double element_bytes = 2;
+};
+// ConfigError-free: the caller picks the GEMM kernel of the model's precision.
+double moe_seconds(const GemmKernel& g, const VectorKernel& v, double sms, const MoeShape& s);
+
+// The models' JSON form inside a hardware profile ("kernel_models"); every key checked,
+// errors name the JSON pointer.
+KernelModels parse_kernel_models(const nlohmann::json& j, const std::string& pointer);
+nlohmann::json to_json(const KernelModels& k);
+
+}  // namespace hdlab::simulator

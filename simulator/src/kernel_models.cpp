@@ -1,0 +1,412 @@
+// Kernel models: evaluation and JSON form; the formulas are in kernel_models.hpp.
+#include "hdlab/simulator/kernel_models.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "hdlab/model/json_reader.hpp"
+
+namespace hdlab::simulator {
+
+using nlohmann::json;
+
+// Warp-specialised Hopper/Blackwell kernels and Ampere's cp.async kernels use these
+// threadblock shapes (rows of C x columns of C), both orientations.
+const std::array<GemmTile, 14> kGemmTiles = {{{128, 256}, {256, 128}, {128, 128}, {64, 128}, {128, 64}, {64, 64},
+                                              {64, 256}, {256, 64}, {64, 32}, {32, 64}, {128, 32}, {32, 128},
+                                              {256, 32}, {32, 256}}};
+
+namespace {
+
+constexpr double kMinSplitK = 128;  // a split-K slice keeps at least this many steps of k
+constexpr double kSplits[] = {1, 2, 4, 8, 16};
+
+// (x^q + y^q)^(1/q) for x, y >= 0: the larger, raised by the smaller's share.
+double blend(double x, double y, double q) {
+  const double hi = std::max(x, y), lo = std::min(x, y);
+  if (hi <= 0) return 0;
+  return hi * std::pow(1 + std::pow(lo / hi, q), 1 / q);
+}
+
+}  // namespace
+
+const char* to_string(Collective c) {
+  switch (c) {
+    case Collective::all_reduce: return "all_reduce";
+    case Collective::all_gather: return "all_gather";
+    case Collective::reduce_scatter: return "reduce_scatter";
+    case Collective::all_to_all: return "all_to_all";
+  }
+  return "all_reduce";
+}
+
+namespace {
+
+double gemm_search(const GemmKernel& g, double sms, const GemmShape& s, double groups) {
+  const double F = g.tensor_tflop_per_s * 1e12, L = g.operand_tb_per_s * 1e12, B = g.memory_gb_per_s * 1e9;
+  const double e = g.element_bytes;
+  // Per tile: the blocks along m and n over every group, and the cost of one step of k.
+  std::array<double, kGemmTiles.size()> blocks{}, step{};
+  for (std::size_t i = 0; i < kGemmTiles.size(); ++i) {
+    const GemmTile& t = kGemmTiles[i];
+    blocks[i] = groups * std::ceil(s.m / t.a) * std::ceil(s.n / t.b);
+    step[i] = g.k_step_ns * 1e-9 + 2 * t.a * t.b * sms / F + (t.a + t.b) * e * sms / L;
+  }
+  const double dram = groups * ((s.m * s.k + s.k * s.n) * e + 2 * s.m * s.n) / B;
+  double best = std::numeric_limits<double>::infinity();
+  for (double split : kSplits) {
+    // Every split is on offer at every k (a slice walks at least kMinSplitK of it), so
+    // a longer k never opens a faster option: the time never falls as k grows.
+    const double slice = split > 1 ? std::max(s.k / split, kMinSplitK) : s.k;
+    double compute = std::numeric_limits<double>::infinity();
+    for (std::size_t i = 0; i < kGemmTiles.size(); ++i)
+      compute = std::min(compute, std::ceil(blocks[i] * split / sms) * slice * step[i]);
+    const double memory = dram + (split > 1 ? groups * 4 * s.m * s.n * split / B : 0);  // fp32 partials
+    best = std::min(best, blend(compute, memory, g.overlap) + (split > 1 ? g.split_k_us * 1e-6 : 0));
+  }
+  double t = g.latency_us * 1e-6 + best;
+  if (g.quant_passes > 0) t += g.quant_latency_us * 1e-6 + g.quant_passes * 2 * groups * s.m * s.k / B;
+  return t;
+}
+
+// The tile and split-K search costs about as much as the rest of an evaluation put
+// together, and a sweep or a serving matrix asks for the same products again and again
+// (the same weights, the same batches). A small per-thread table remembers the latest
+// answers; an entry holds the whole question (the kernel's parameters included), so it
+// answers only exactly what it was asked: a hit returns what the search would return.
+struct GemmMemo {
+  GemmKernel kernel;
+  double sms = -1, m = 0, n = 0, k = 0, groups = 0;
+  double seconds = 0;
+  std::uint64_t age = 0;  // when written (per-thread count of searches)
+};
+// Entries per thread (512 KiB): an evaluation asks for about a hundred distinct products,
+// and a direct-mapped table needs room to spare for two of them to rarely share a slot.
+constexpr std::size_t kGemmMemoSize = 4096;
+
+std::uint64_t bits(double x) {
+  std::uint64_t u;
+  std::memcpy(&u, &x, sizeof u);
+  return u;
+}
+
+// splitmix64's finaliser: every input bit reaches every output bit (a double's varying
+// bits are its high ones: the exponent and the top of the mantissa).
+std::uint64_t mix(std::uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+std::size_t memo_slot(const GemmShape& s, double groups) {
+  const std::uint64_t h = bits(s.m) ^ std::rotl(bits(s.n), 17) ^ std::rotl(bits(s.k), 31) ^ std::rotl(bits(groups), 47);
+  return static_cast<std::size_t>(mix(h) % kGemmMemoSize);
+}
+
+}  // namespace
+
+double grouped_gemm_seconds(const GemmKernel& g, double sms, const GemmShape& s, double groups) {
+  if (s.m <= 0 || s.n <= 0 || s.k <= 0 || groups <= 0) return 0;
+  thread_local std::vector<GemmMemo> memo(kGemmMemoSize);
+  // Two ways per set: a product whose slot another one of the same evaluation also hashes
+  // to keeps both (the newer answer replaces the older way).
+  const std::size_t set = memo_slot(s, groups) & ~std::size_t{1};
+  for (std::size_t way = set; way < set + 2; ++way) {
+    const GemmMemo& e = memo[way];
+    if (e.m == s.m && e.n == s.n && e.k == s.k && e.groups == groups && e.sms == sms && e.kernel == g) return e.seconds;
+  }
+  GemmMemo& older = memo[set].age < memo[set + 1].age ? memo[set] : memo[set + 1];
+  thread_local std::uint64_t clock = 0;
+  older = GemmMemo{g, sms, s.m, s.n, s.k, groups, gemm_search(g, sms, s, groups), ++clock};
+  return older.seconds;
+}
+
+double gemm_seconds(const GemmKernel& g, double sms, const GemmShape& s) { return grouped_gemm_seconds(g, sms, s, 1); }
+
+double prefill_attention_seconds(const PrefillAttentionKernel& a, double sms, const PrefillAttentionShape& s) {
+  if (s.seqs <= 0 || s.rows <= 0) return 0;
+  const double F = a.tensor_tflop_per_s * 1e12, B = a.memory_gb_per_s * 1e9;
+  const double per_pair = 4 * s.head_dim + a.softmax_flops;
+  const double units = s.seqs * s.heads * std::ceil(s.rows / kAttentionTileQ);
+  const double work = s.seqs * s.heads * s.pairs * per_pair / F + units * a.unit_us * 1e-6 / sms;
+  const double longest = a.unit_us * 1e-6 + std::min(kAttentionTileQ, s.rows) * s.longest_row_keys * per_pair * sms / F;
+  const double compute = std::max(work, longest);
+  const double qo = 2 * s.rows * s.heads * s.head_dim * s.element_bytes;
+  const double kv = s.kv_positions * s.kv_heads * s.head_dim * 2 * (s.element_bytes + s.kv_bytes);
+  const double memory = s.seqs * (qo + kv) / B;
+  return a.latency_us * 1e-6 + blend(compute, memory, a.overlap);
+}
+
+double decode_attention_seconds(const DecodeAttentionKernel& a, double sms, const DecodeAttentionShape& s) {
+  if (s.seqs <= 0 || s.keys <= 0) return 0;
+  const double chunks = std::max(1.0, std::ceil(s.keys / a.chunk_tokens));
+  const double blocks = s.seqs * s.kv_heads * chunks;
+  const double bytes = s.seqs * (s.keys * s.kv_heads * s.head_dim * 2 * s.kv_bytes +
+                                 s.query_rows * s.heads * s.head_dim * 2 * s.element_bytes);
+  // Few blocks cannot draw the whole bandwidth: the step lasts at least as long as its
+  // longest block (a full chunk of keys, its KV head's queries) streams at one block's
+  // rate. Timing the longest block, not bytes spread evenly over the blocks, keeps one
+  // more key from ever making the step faster.
+  const double longest = std::min(s.keys, a.chunk_tokens) * s.head_dim * 2 * s.kv_bytes +
+                         s.query_rows * s.heads / std::max(1.0, s.kv_heads) * s.head_dim * 2 * s.element_bytes;
+  const double stream = std::max(bytes / (a.memory_gb_per_s * 1e9), longest / (a.block_gb_per_s * 1e9));
+  const double compute = 4 * s.seqs * s.query_rows * s.heads * s.head_dim * s.keys / (a.tensor_tflop_per_s * 1e12);
+  // Fixed work per query head and chunk (its queries loaded, the softmax finished, its
+  // output written): a GQA block carries H / G of them.
+  const double head_units = s.seqs * s.heads * s.query_rows * chunks * s.head_dim / 128;  // head_us is at hd 128
+  const double issue = (blocks * a.block_us + head_units * a.head_us) * 1e-6 / sms;
+  const double memory = std::max(stream, issue);
+  return a.latency_us * 1e-6 + blend(compute, memory, a.overlap) + (chunks > 1 ? a.split_us * 1e-6 : 0);
+}
+
+double bus_bytes(Collective c, double bytes, double gpus) {
+  if (gpus <= 1) return 0;
+  const double share = (gpus - 1) / gpus;
+  return c == Collective::all_reduce ? 2 * share * bytes : share * bytes;
+}
+
+double collective_seconds(const std::vector<CollectiveRegime>& regimes, Collective c, double bytes, double gpus) {
+  if (gpus <= 1 || bytes <= 0 || regimes.empty()) return 0;
+  const double moved = bus_bytes(c, bytes, gpus);
+  double best = std::numeric_limits<double>::infinity();
+  for (const CollectiveRegime& r : regimes) best = std::min(best, r.alpha_us * 1e-6 + moved / (r.bus_gb_per_s * 1e9));
+  return best;
+}
+
+std::vector<CollectiveRegime> regimes_for(const std::map<int, std::vector<CollectiveRegime>>& by_gpus, double gpus) {
+  if (by_gpus.empty()) return {};
+  const int p = static_cast<int>(std::lround(gpus));
+  if (auto it = by_gpus.find(p); it != by_gpus.end()) return it->second;
+  // Nearest fitted count; a ring's step count grows with p - 1, its bus bandwidth does not.
+  auto nearest = by_gpus.begin();
+  for (auto it = by_gpus.begin(); it != by_gpus.end(); ++it)
+    if (std::abs(it->first - p) < std::abs(nearest->first - p)) nearest = it;
+  std::vector<CollectiveRegime> out = nearest->second;
+  const double scale = nearest->first > 1 ? (gpus - 1) / (nearest->first - 1) : 1;
+  for (CollectiveRegime& r : out) r.alpha_us *= scale;
+  return out;
+}
+
+double vector_seconds(const VectorKernel& v, double bytes) {
+  if (bytes <= 0) return 0;
+  return v.latency_us * 1e-6 + bytes / (v.memory_gb_per_s * 1e9);
+}
+
+double moe_seconds(const GemmKernel& g, const VectorKernel& v, double sms, const MoeShape& s) {
+  if (s.tokens <= 0 || s.experts_hit <= 0) return 0;
+  const double e = s.element_bytes, per_expert = s.tokens / s.experts_hit;
+  const double up = s.gated ? 2 * s.inter : s.inter;
+  const double rows = s.tokens * s.hidden * e;  // [tokens, D] once
+  return vector_seconds(v, 2 * rows)             // permute: read and write each routed row
+         + grouped_gemm_seconds(g, sms, {per_expert, up, s.hidden}, s.experts_hit)
+         + vector_seconds(v, s.tokens * (up + s.inter) * e)  // activation: read up, write inter
+         + grouped_gemm_seconds(g, sms, {per_expert, s.hidden, s.inter}, s.experts_hit)
+         + vector_seconds(v, 2 * rows);          // weighted un-permute
+}
+
+// ---- JSON ----
+
+namespace {
+
+using model::ObjectReader;
+
+model::DType dtype_key(const std::string& key, const std::string& pointer) {
+  for (model::DType d : {model::DType::bf16, model::DType::fp16, model::DType::fp32, model::DType::fp8})
+    if (key == model::to_string(d)) return d;
+  model::fail(pointer, "unknown precision \"" + key + "\" (bf16, fp16, fp32, fp8)");
+}
+
+// A positive number, bounded to what any device could have: a typo must not pass.
+double positive(ObjectReader& r, const char* key, double max) {
+  const double v = r.number(key, std::nullopt, 0.0, max);
+  if (v <= 0) model::fail(r.at(key), "must be > 0");
+  return v;
+}
+
+GemmKernel parse_gemm(ObjectReader r) {
+  GemmKernel g;
+  g.tensor_tflop_per_s = positive(r, "tensor_tflop_per_s", 1e5);
+  g.operand_tb_per_s = positive(r, "operand_tb_per_s", 1e6);
+  g.memory_gb_per_s = positive(r, "memory_gb_per_s", 1e6);
+  g.latency_us = r.number("latency_us", std::nullopt, 0.0, 1e4);
+  g.k_step_ns = r.number("k_step_ns", std::nullopt, 0.0, 1e4);
+  g.split_k_us = r.number("split_k_us", std::nullopt, 0.0, 1e4);
+  g.overlap = r.number("overlap", std::nullopt, 1.0, 100.0);
+  g.quant_latency_us = r.number("quant_latency_us", 0.0, 0.0, 1e4);
+  g.quant_passes = r.number("quant_passes", 0.0, 0.0, 100.0);
+  g.element_bytes = r.number("element_bytes", std::nullopt, 0.25, 8.0);
+  r.finish();
+  return g;
+}
+
+json to_json(const GemmKernel& g) {
+  return {{"tensor_tflop_per_s", g.tensor_tflop_per_s}, {"operand_tb_per_s", g.operand_tb_per_s},
+          {"memory_gb_per_s", g.memory_gb_per_s},       {"latency_us", g.latency_us},
+          {"k_step_ns", g.k_step_ns},                   {"split_k_us", g.split_k_us},
+          {"overlap", g.overlap},                       {"quant_latency_us", g.quant_latency_us},
+          {"quant_passes", g.quant_passes},             {"element_bytes", g.element_bytes}};
+}
+
+PrefillAttentionKernel parse_prefill(ObjectReader r) {
+  PrefillAttentionKernel a;
+  a.tensor_tflop_per_s = positive(r, "tensor_tflop_per_s", 1e5);
+  a.softmax_flops = r.number("softmax_flops", std::nullopt, 0.0, 1e6);
+  a.unit_us = r.number("unit_us", std::nullopt, 0.0, 1e4);
+  a.memory_gb_per_s = positive(r, "memory_gb_per_s", 1e6);
+  a.latency_us = r.number("latency_us", std::nullopt, 0.0, 1e4);
+  a.overlap = r.number("overlap", std::nullopt, 1.0, 100.0);
+  r.finish();
+  return a;
+}
+
+json to_json(const PrefillAttentionKernel& a) {
+  return {{"tensor_tflop_per_s", a.tensor_tflop_per_s}, {"softmax_flops", a.softmax_flops},
+          {"unit_us", a.unit_us},
+          {"memory_gb_per_s", a.memory_gb_per_s},       {"latency_us", a.latency_us},
+          {"overlap", a.overlap}};
+}
+
+DecodeAttentionKernel parse_decode(ObjectReader r) {
+  DecodeAttentionKernel a;
+  a.memory_gb_per_s = positive(r, "memory_gb_per_s", 1e6);
+  a.block_gb_per_s = positive(r, "block_gb_per_s", 1e6);
+  a.chunk_tokens = positive(r, "chunk_tokens", 1e9);
+  a.block_us = r.number("block_us", std::nullopt, 0.0, 1e4);
+  a.head_us = r.number("head_us", std::nullopt, 0.0, 1e4);
+  a.tensor_tflop_per_s = positive(r, "tensor_tflop_per_s", 1e5);
+  a.latency_us = r.number("latency_us", std::nullopt, 0.0, 1e4);
+  a.split_us = r.number("split_us", std::nullopt, 0.0, 1e4);
+  a.overlap = r.number("overlap", std::nullopt, 1.0, 100.0);
+  r.finish();
+  return a;
+}
+
+json to_json(const DecodeAttentionKernel& a) {
+  return {{"memory_gb_per_s", a.memory_gb_per_s}, {"block_gb_per_s", a.block_gb_per_s},
+          {"chunk_tokens", a.chunk_tokens},       {"block_us", a.block_us}, {"head_us", a.head_us},
+          {"tensor_tflop_per_s", a.tensor_tflop_per_s},
+          {"latency_us", a.latency_us},           {"split_us", a.split_us},
+          {"overlap", a.overlap}};
+}
+
+template <class T, class Parse>
+std::map<model::DType, T> per_dtype(ObjectReader& parent, const char* key, Parse parse) {
+  std::map<model::DType, T> out;
+  const json* v = parent.find(key);
+  if (!v) return out;
+  ObjectReader r(*v, parent.at(key));
+  for (const auto& [name, body] : v->items()) {
+    const std::string ptr = r.at(name);
+    out[dtype_key(name, ptr)] = parse(ObjectReader(body, ptr));
+    r.allow({name.c_str()});
+  }
+  r.finish();
+  return out;
+}
+
+template <class T>
+json per_dtype_json(const std::map<model::DType, T>& m) {
+  json out = json::object();
+  for (const auto& [d, v] : m) out[model::to_string(d)] = to_json(v);
+  return out;
+}
+
+// {"2": [[alpha_us, bus_gb_per_s], ...], "4": ...}
+std::map<int, std::vector<CollectiveRegime>> parse_regimes(const json& j, const std::string& pointer) {
+  ObjectReader r(j, pointer);
+  std::map<int, std::vector<CollectiveRegime>> out;
+  for (const auto& [count, list] : j.items()) {
+    const std::string ptr = r.at(count);
+    r.allow({count.c_str()});
+    int p = 0;
+    try {
+      std::size_t used = 0;
+      p = std::stoi(count, &used);
+      if (used != count.size()) p = 0;
+    } catch (const std::exception&) {
+      p = 0;
+    }
+    if (p < 2 || p > 1 << 20) model::fail(ptr, "must be a GPU count >= 2 (the key names the GPUs of the collective)");
+    if (!list.is_array() || list.empty()) model::fail(ptr, "must be a non-empty list of [alpha_us, bus_gb_per_s]");
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const std::string p_i = model::pointer_join(ptr, i);
+      if (!list[i].is_array() || list[i].size() != 2) model::fail(p_i, "must be a pair [alpha_us, bus_gb_per_s]");
+      const double alpha = model::read_number(list[i][0], model::pointer_join(p_i, std::size_t{0}), 0.0, 1e6);
+      const double beta = model::read_number(list[i][1], model::pointer_join(p_i, std::size_t{1}), 0.0, 1e6);
+      if (beta <= 0) model::fail(model::pointer_join(p_i, std::size_t{1}), "must be > 0");
+      out[p].push_back({alpha, beta});
+    }
+  }
+  r.finish();
+  return out;
+}
+
+json regimes_json(const std::map<int, std::vector<CollectiveRegime>>& m) {
+  json out = json::object();
+  for (const auto& [p, list] : m) {
+    json l = json::array();
+    for (const CollectiveRegime& r : list) l.push_back({r.alpha_us, r.bus_gb_per_s});
+    out[std::to_string(p)] = l;
+  }
+  return out;
+}
+
+}  // namespace
+
+KernelModels parse_kernel_models(const json& j, const std::string& pointer) {
+  ObjectReader r(j, pointer);
+  KernelModels k;
+  k.device = r.string("device", std::nullopt);
+  k.sms = positive(r, "sms", 1e5);
+  k.gemm = per_dtype<GemmKernel>(r, "gemm", parse_gemm);
+  k.prefill_attention = per_dtype<PrefillAttentionKernel>(r, "prefill_attention", parse_prefill);
+  k.decode_attention = per_dtype<DecodeAttentionKernel>(r, "decode_attention", parse_decode);
+  if (const json* c = r.find("collectives")) {
+    ObjectReader cr(*c, r.at("collectives"));
+    for (int i = 0; i < collective_count; ++i) {
+      const char* name = to_string(static_cast<Collective>(i));
+      if (const json* v = cr.find(name)) k.collectives[static_cast<std::size_t>(i)] = parse_regimes(*v, cr.at(name));
+    }
+    cr.finish();
+  }
+  if (const json* c = r.find("custom_all_reduce")) k.custom_all_reduce = parse_regimes(*c, r.at("custom_all_reduce"));
+  {
+    ObjectReader v = r.object("vector");
+    k.vector.memory_gb_per_s = positive(v, "memory_gb_per_s", 1e6);
+    k.vector.latency_us = v.number("latency_us", std::nullopt, 0.0, 1e4);
+    v.finish();
+  }
+  if (const json* f = r.find("fit")) {
+    if (!f->is_object()) model::fail(r.at("fit"), "must be an object");
+    k.fit = *f;
+  }
+  r.finish();
+  if (k.gemm.empty()) model::fail(pointer + "/gemm", "must hold at least one precision");
+  return k;
+}
+
+json to_json(const KernelModels& k) {
+  json j = {{"device", k.device},
+            {"sms", k.sms},
+            {"gemm", per_dtype_json(k.gemm)},
+            {"prefill_attention", per_dtype_json(k.prefill_attention)},
+            {"decode_attention", per_dtype_json(k.decode_attention)},
+            {"vector", {{"memory_gb_per_s", k.vector.memory_gb_per_s}, {"latency_us", k.vector.latency_us}}}};
+  json coll = json::object();
+  for (int i = 0; i < collective_count; ++i)
+    if (!k.collectives[static_cast<std::size_t>(i)].empty())
+      coll[to_string(static_cast<Collective>(i))] = regimes_json(k.collectives[static_cast<std::size_t>(i)]);
+  j["collectives"] = coll;
+  if (!k.custom_all_reduce.empty()) j["custom_all_reduce"] = regimes_json(k.custom_all_reduce);
+  if (!k.fit.is_null()) j["fit"] = k.fit;
+  return j;
+}
+
+}  // namespace hdlab::simulator

@@ -1,0 +1,132 @@
+// Ops timed by fitted kernel models (roofline.hpp's kernel_op_time): the products an op
+// records (OpRow::gemms) and its attention, as one device runs them after sharding.
+//
+// Sharding (as roofline.hpp describes it): the dense part runs data-parallel over the ep
+// ranks, so a product's rows are split by ep, its n by tp for a column-parallel weight and
+// its k by tp for a row-parallel one; the routed experts are split over the ep ranks by
+// expert (groups / ep) and over tp by width. Element-wise ops and the element-wise steps
+// inside composite ops stream their per-device bytes.
+//
+// Backward (training):
+//   a product Y[m,n] = X[m,k] W[k,n] runs dX = dY W^T ([m,n] x [n,k]: shape m, k, n) and
+//   dW = X^T dY ([k,m] x [m,n]: shape k, n, m), each timed by the GEMM model;
+//   attention: 2.5 x its forward. kerneldb times no backward attention; FlashAttention's
+//   backward runs five matrix products per tile to the forward's two at a similar rate, so
+//   its time is taken as 2.5 times the forward's (an assumption, stated here and in the
+//   profile);
+//   element-wise ops and lookups: 2 x their forward (the upstream gradient read besides
+//   the saved input, a gradient written).
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "hdlab/simulator/roofline.hpp"
+
+namespace hdlab::simulator {
+
+using model::OpClass;
+using model::OpKind;
+
+namespace {
+
+constexpr double kAttentionBackward = 2.5;
+constexpr double kVectorBackward = 2;
+
+// A product as one device runs it.
+GemmShape device_gemm(OpKind k, const OpGemm& g, const Roofline& rl, double& groups) {
+  const Sharding& s = rl.sharding;
+  GemmShape out{g.m, g.n, g.k};
+  groups = g.groups;
+  if (k == OpKind::experts) groups = std::max(1.0, g.groups / s.ep);  // experts / ep each
+  else out.m = g.m / s.ep;                                              // data-parallel rows
+  if (g.split == GemmSplit::column) out.n = g.n / s.tp;
+  if (g.split == GemmSplit::row) out.k = g.k / s.tp;
+  return out;
+}
+
+// Bytes an element-wise op streams on one device (roofline.cpp's device share).
+double device_bytes(OpKind k, const OpRow& r, const Roofline& rl) {
+  const model::OpCost& c = r.cost;
+  const double weight_split = k == OpKind::experts ? rl.inv_group : rl.inv_tp;
+  return (c.act_bytes_in + c.act_bytes_out) * rl.inv_group + c.weight_bytes * weight_split +
+         (c.kv_bytes_read + c.kv_bytes_written) * rl.inv_kv;
+}
+
+double streaming_s(const VectorKernel& v, double bytes, double calls) {
+  if (bytes <= 0 || calls <= 0) return 0;
+  return calls * v.latency_us * 1e-6 + bytes / (v.memory_gb_per_s * 1e9);
+}
+
+OpTime attention_time(const OpRow& r, const Roofline& rl, const LayerWork& w) {
+  const ModelShape& m = rl.shape;
+  const Sharding& s = rl.sharding;
+  const double seqs = w.seqs / s.ep, heads = m.H / s.tp;
+  const double head_dim = (m.qk_head_dim + m.v_head_dim) / 2;  // 4 hd FLOPs per pair = 2 (qk + v)
+  // K/V heads one device reads (MLA: its latent cache as one head of the entry's width)
+  const double kv_heads = std::max(1.0, rl.kv_group), kv_dim = m.kv_out / std::max(1.0, m.G) / 2;
+  OpTime t;
+  if (w.reads_cache) {
+    DecodeAttentionShape d;
+    d.seqs = seqs;
+    d.heads = heads;
+    d.kv_heads = kv_heads;
+    d.head_dim = kv_dim;
+    d.query_rows = w.rows_q;
+    d.keys = w.kv_read;
+    d.kv_bytes = d.element_bytes = m.bytes;
+    t.seconds = rl.decode ? decode_attention_seconds(*rl.decode, rl.kernels->sms, d) : 0;
+  } else {
+    PrefillAttentionShape p;
+    p.seqs = seqs;
+    p.heads = heads;
+    p.kv_heads = kv_heads;
+    p.head_dim = head_dim;
+    p.rows = w.rows_q;
+    // the pairs the op's FLOPs count (exact or executed, as the scenario asks), per sequence
+    p.pairs = w.seqs > 0 ? r.cost.flops / (2 * m.H * (m.qk_head_dim + m.v_head_dim) * w.seqs) : 0;
+    p.longest_row_keys = w.longest_keys > 0 ? w.longest_keys : w.rows_kv;
+    p.kv_positions = w.rows_kv;
+    p.element_bytes = p.kv_bytes = m.bytes;
+    t.seconds = rl.prefill ? prefill_attention_seconds(*rl.prefill, rl.kernels->sms, p) : 0;
+  }
+  t.compute_bound = !w.reads_cache;
+  t.backward_s = kAttentionBackward * t.seconds;
+  return t;
+}
+
+}  // namespace
+
+OpTime kernel_op_time(OpKind k, const OpRow& r, const Roofline& rl, const LayerWork* work) {
+  OpTime t;
+  if (r.calls <= 0) return t;
+  const KernelModels& km = *rl.kernels;
+  if (k == OpKind::attention) {
+    if (!work) throw std::logic_error("kernel_op_time: attention timed without its layer's work");
+    return attention_time(r, rl, *work);
+  }
+  const bool products = r.gemms[0].groups > 0;
+  if (!products) {  // element-wise, normalisation, lookups
+    t.seconds = streaming_s(km.vector, device_bytes(k, r, rl), r.calls);
+    t.memory_s = t.seconds;
+    t.backward_s = kVectorBackward * t.seconds;
+    return t;
+  }
+  for (const OpGemm& g : r.gemms) {
+    if (g.groups <= 0) continue;
+    double groups = 0;
+    const GemmShape s = device_gemm(k, g, rl, groups);
+    const double forward = grouped_gemm_seconds(*rl.gemm, km.sms, s, groups);
+    t.seconds += forward;
+    t.compute_s += forward;
+    t.backward_s += grouped_gemm_seconds(*rl.gemm, km.sms, {s.m, s.k, s.n}, groups) +  // dX = dY W^T
+                    grouped_gemm_seconds(*rl.gemm, km.sms, {s.k, s.n, s.m}, groups);   // dW = X^T dY
+  }
+  const double inner = streaming_s(km.vector, r.inner_vector_bytes * rl.inv_group, r.inner_vector_calls);
+  t.seconds += inner;
+  t.memory_s += inner;
+  t.backward_s += kVectorBackward * inner;
+  t.compute_bound = t.compute_s > t.memory_s;
+  return t;
+}
+
+}  // namespace hdlab::simulator

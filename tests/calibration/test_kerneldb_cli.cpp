@@ -1,0 +1,67 @@
+// `hdlab validate --kerneldb` as a user runs it: a bad kerneldb table exits 2 naming the
+// file, line and column; missing or conflicting flags exit 2 naming the flag.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+#include "../cli/cli_runner.hpp"
+
+using namespace hdlab::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+// DIR/h100_sxm/gemm_perf.csv with `latency` as the second row's latency; returns DIR.
+std::string kerneldb_with_latency(const std::string& latency) {
+  const fs::path dir = fs::temp_directory_path() / ("hdlab_kerneldb_cli_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "h100_sxm");
+  std::ofstream(dir / "h100_sxm" / "gemm_perf.csv")
+      << "framework,version,device,op_name,kernel_source,gemm_dtype,m,n,k,latency\n"
+         "TRTLLM,1.3.0rc20,NVIDIA H100 80GB HBM3,gemm,torch_flow,bfloat16,4353,65536,51200,39.3\n"
+         "TRTLLM,1.3.0rc20,NVIDIA H100 80GB HBM3,gemm,torch_flow,fp8,16,4096,4096,"
+      << latency << "\n";
+  return dir.string();
+}
+
+}  // namespace
+
+TEST_CASE("hdlab validate --kerneldb: bad tables and flags exit 2 naming the place", "[kerneldb][cli][bad-input]") {
+  const std::string dir = kerneldb_with_latency("fast");
+  const std::string out = (fs::temp_directory_path() / ("hdlab_kerneldb_cli_out_" + std::to_string(::getpid()))).string();
+  struct Bad {
+    const char* what;
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Bad> cases = {
+      {"non-numeric latency",
+       {"validate", "--kerneldb", dir, "--device", "h100_sxm", "--hw", "h100-sxm", "-o", out},
+       dir + "/h100_sxm/gemm_perf.csv:3: column \"latency\": \"fast\" is not a number"},
+      {"unknown device folder",
+       {"validate", "--kerneldb", dir, "--device", "h800_sxm", "--hw", "h100-sxm", "-o", out},
+       dir + "/h800_sxm: no such kerneldb device folder (devices in " + dir + ": h100_sxm)"},
+      {"no --device", {"validate", "--kerneldb", dir, "--hw", "h100-sxm", "-o", out}, "--device: give the device folder"},
+      {"no --hw", {"validate", "--kerneldb", dir, "--device", "h100_sxm", "-o", out}, "--hw: give the profile"},
+      {"no -o", {"validate", "--kerneldb", dir, "--device", "h100_sxm", "--hw", "h100-sxm"}, "-o: give the folder"},
+      {"no folder", {"validate", "--kerneldb", dir + "/nowhere", "--device", "h100_sxm", "--hw", "h100-sxm", "-o", out},
+       "--kerneldb: Directory does not exist"},
+      {"a validation file too",
+       {"validate", "profiles/validation/cpu.json", "--kerneldb", dir, "--device", "h100_sxm", "--hw", "h100-sxm", "-o", out},
+       "excludes"},
+      {"--device without --kerneldb", {"validate", "profiles/validation/cpu.json", "--device", "h100_sxm", "-o", out},
+       "--device requires --kerneldb"},
+      {"neither a file nor --kerneldb", {"validate", "-o", out}, "file: give a validation file, or --kerneldb DIR"},
+  };
+  for (const Bad& b : cases) {
+    CAPTURE(b.what);
+    const CliResult r = run_cli(b.args);
+    CAPTURE(r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find(b.message) != std::string::npos);
+  }
+  CHECK_FALSE(fs::exists(out));  // nothing written on bad input
+  fs::remove_all(dir);
+}
