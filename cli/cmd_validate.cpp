@@ -1,3 +1,4 @@
+// (hdlab validate --published: cmd_validate_published.cpp.)
 // hdlab validate VALIDATION.json -o OUT/ [--hw H] [--backend cpu|cuda] [--threads N]
 //                [--max-median-error X] [--allow-overlap]
 // Runs every case of a validation file (designs x sizes x phases, calibration/validation.hpp)
@@ -38,6 +39,7 @@
 #include "hdlab/executor/backends.hpp"
 #include "hdlab/model/config_io.hpp"
 #include "hdlab/model/files.hpp"
+#include "validate_published.hpp"
 #include "verbs.hpp"
 
 #ifdef HDLAB_HAVE_CHARTS
@@ -60,6 +62,9 @@ struct ValidateCli {
   // --kerneldb: kernel-level validation against measured GPU kernel tables.
   std::string kerneldb, device;
   int worst = 10;
+  // --published: published measurements of real systems (validate_published.hpp).
+  std::string published, hw_dir;
+  double max_signed_error = -1;
 };
 
 double load_average() {
@@ -321,31 +326,34 @@ int validate_kerneldb(const ValidateCli& o) {
 
 }  // namespace
 
+// A share of error: 0.5 is 50%.
+const CLI::Validator share_limit(
+    [](std::string& text) -> std::string {
+      double v = 0;
+      if (CLI::detail::lexical_cast(text, v) && v >= 0) return "";
+      return "must be a share >= 0 (0.5: 50%), got " + shown(text);
+    },
+    "SHARE");
+
 Verb add_validate(CLI::App& app) {
   auto* sub = app.add_subcommand("validate", "Run held-out designs on the executor and compare with the simulator's predictions");
   auto o = std::make_shared<ValidateCli>();
   auto* file = sub->add_option("file", o->file, "validation file (JSON), e.g. profiles/validation/cpu.json")
                    ->check(non_empty());
   sub->add_option("-o,--output", o->output, "folder for validation.json, validation.csv, points.json, validation.png "
-                  "(with --kerneldb: kernels.json, kernels.csv, CLASS.png)")
+                  "(with --kerneldb: kernels.json, kernels.csv, CLASS.png; with --published: published.json, published.csv, SOURCE.png)")
       ->check(non_empty());
-  sub->add_option("--hw", o->hardware, "profile to predict with (default: the file's \"hardware\")")->check(non_empty());
+  auto* hw = sub->add_option("--hw", o->hardware, "profile to predict with (default: the file's \"hardware\")")->check(non_empty());
   auto* backend = sub->add_option("--backend", o->backend, "cpu | cuda (default: the file's \"backend\")")
                       ->check(CLI::IsMember({"cpu", "cuda"}));
   auto* threads = sub->add_option("--threads", o->threads, "cpu threads, 0 = all (default: the file's \"threads\")")
                       ->check(thread_count());
   sub->add_option("--max-median-error", o->max_median_error,
                   "exit 3 when the median |relative time error| exceeds this (e.g. 0.5)")
-      ->check(CLI::Validator(
-          [](std::string& text) -> std::string {
-            double v = 0;
-            if (CLI::detail::lexical_cast(text, v) && v >= 0) return "";
-            return "must be a share >= 0 (0.5: 50%), got " + shown(text);
-          },
-          "SHARE"));
+      ->check(share_limit);
   auto* overlap = sub->add_flag("--allow-overlap", o->allow_overlap, "run cases that share a shape with the calibration (warns)");
   auto* kernels = sub->add_option_group("kerneldb", "Kernel-level validation against measured GPU kernels (instead of a file)");
-  kernels->add_option("--kerneldb", o->kerneldb, "folder of kerneldb device folders, e.g. profiles/kerneldb")
+  auto* kerneldb = kernels->add_option("--kerneldb", o->kerneldb, "folder of kerneldb device folders, e.g. profiles/kerneldb")
       ->check(CLI::ExistingDirectory)
       ->excludes(file)
       ->excludes(overlap)
@@ -355,10 +363,29 @@ Verb add_validate(CLI::App& app) {
   kernels->add_option("--worst", o->worst, "worst rows kept per op class and precision in kernels.json")
       ->check(CLI::Range(0, 1000))
       ->needs("--kerneldb");
+  auto* published = sub->add_option_group("published", "Published measurements of real GPU systems (instead of a file)");
+  published->add_option("--published", o->published, "a published-source file or a folder of them, e.g. profiles/validation/published")
+      ->check(CLI::ExistingPath)
+      ->excludes(file)
+      ->excludes(overlap)
+      ->excludes(backend)
+      ->excludes(threads)
+      ->excludes(kerneldb)
+      ->excludes(hw);
+  published->add_option("--hw-dir", o->hw_dir, "look the files' device profiles up in this folder (NAME.json) instead "
+                        "of the bundled ones, e.g. profiles/hardware/datasheet")
+      ->check(CLI::ExistingDirectory)
+      ->needs("--published");
+  published->add_option("--max-signed-error", o->max_signed_error,
+                        "exit 3 when a source's |signed median error| of a metric exceeds this (e.g. 0.1)")
+      ->check(share_limit)
+      ->needs("--published");
   return {sub, [o] {
             try {
+              if (!o->published.empty())
+                return validate_published({o->published, o->output, o->hw_dir, o->max_median_error, o->max_signed_error});
               if (!o->kerneldb.empty()) return validate_kerneldb(*o);
-              if (o->file.empty()) throw model::ConfigError("file", "give a validation file, or --kerneldb DIR");
+              if (o->file.empty()) throw model::ConfigError("file", "give a validation file, --kerneldb DIR or --published PATH");
               return validate(*o);
             } catch (const executor::OutOfMemoryError& e) {
               std::cerr << "hdlab: error: a case was refused before allocating: " << e.what() << "\n";

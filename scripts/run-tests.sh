@@ -3,7 +3,7 @@
 # the GUI), proves the dependency list complete (scripts/check-deps.sh) and runs all CTest
 # tests, then reads CTest's report: the GUI tests must have run (offscreen) and only GPU
 # tests may skip (scripts/check-test-report.sh); a quick calibrate + validate of this
-# machine; then the tests under AddressSanitizer + UndefinedBehaviorSanitizer; then the
+# machine; the published measurements of real systems against the bundled GPU profiles; then the tests under AddressSanitizer + UndefinedBehaviorSanitizer; then the
 # config-loader fuzzer for a bounded time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,6 +26,12 @@ mkdir -p build/calibration-ci
 build/cli/hdlab calibrate --backend cpu --quick --threads 1 --quiet -o build/calibration-ci/profile.json
 build/cli/hdlab validate profiles/validation/cpu-ci.json --hw build/calibration-ci/profile.json \
   -o build/calibration-ci/validate --max-median-error 0.5
+
+echo "== published measurements of real systems (fails when the median |error| exceeds 15%) =="
+# Analytical (no executor): every case of profiles/validation/published/ predicted on the
+# bundled profiles. The signed-median bound of issue 11 (10% per source and metric) is
+# not enforced yet: the first-token latencies are 12.6% too fast (README).
+build/cli/hdlab validate --published profiles/validation/published -o build/published-ci --max-median-error 0.15
 
 echo "== build and test (ASan + UBSan) =="
 scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHDLAB_SANITIZE=ON -DHDLAB_GUI=OFF \

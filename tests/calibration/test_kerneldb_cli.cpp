@@ -53,7 +53,7 @@ TEST_CASE("hdlab validate --kerneldb: bad tables and flags exit 2 naming the pla
        "excludes"},
       {"--device without --kerneldb", {"validate", "profiles/validation/cpu.json", "--device", "h100_sxm", "-o", out},
        "--device requires --kerneldb"},
-      {"neither a file nor --kerneldb", {"validate", "-o", out}, "file: give a validation file, or --kerneldb DIR"},
+      {"neither a file nor --kerneldb", {"validate", "-o", out}, "file: give a validation file, --kerneldb DIR or --published PATH"},
   };
   for (const Bad& b : cases) {
     CAPTURE(b.what);

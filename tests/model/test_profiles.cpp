@@ -71,7 +71,8 @@ TEST_CASE("every model profile parses with the strict loader and round-trips", "
   const auto files = json_files("models");
   // Exactly the bundled models: a profile lost in a merge fails here, a new one is added here.
   CHECK(names_of(files) == std::set<std::string>{"growth-17b.json", "growth-3b.json", "huginn-3.5b.json",
-                                                 "ouro-1.4b.json", "ouro-2.6b.json", "phd-1.2b.json", "phd-550m.json",
+                                                 "llama2-70b-fp16.json", "llama2-70b-fp8.json", "llama2-7b-fp16.json",
+                                                 "llama2-7b-fp8.json", "ouro-1.4b.json", "ouro-2.6b.json", "phd-1.2b.json", "phd-550m.json",
                                                  "qwen3-8b.json", "tiny-dense.json", "tiny-moe.json", "welm-617b.json",
                                                  "welm-80b.json"});
   for (const auto& f : files) {
@@ -130,6 +131,23 @@ TEST_CASE("Qwen3-8B profile agrees with its HF config.json", "[profiles]") {
   CHECK(b.norm_eps == hf.norm_eps);
   CHECK(b.max_context == 32768);  // the card's native context (config.json says 40960 positions)
   CHECK(baseline_params(b).total == baseline_params(hf).total);
+}
+
+TEST_CASE("Llama-2 profiles of the published TensorRT-LLM rows: the HF parameter counts", "[profiles]") {
+  // meta-llama/Llama-2-{7b,70b}-hf: 6,738,415,616 and 68,976,648,192 parameters (untied
+  // embeddings, no biases); the fp8 files differ from the fp16 ones in the precision only.
+  for (const auto& [name, total] : {std::pair{"llama2-7b", i64{6'738'415'616}}, std::pair{"llama2-70b", i64{68'976'648'192}}}) {
+    INFO(name);
+    const Backbone fp16 = model(std::string(name) + "-fp16").base;
+    Backbone fp8 = model(std::string(name) + "-fp8").base;
+    CHECK(baseline_params(fp16).total == total);
+    CHECK(fp16.dtype == DType::fp16);
+    CHECK(fp8.dtype == DType::fp8);
+    fp8.dtype = DType::fp16;
+    fp8.name = fp16.name;
+    fp8.source = fp16.source;
+    CHECK(fp8 == fp16);
+  }
 }
 
 TEST_CASE("WeLM-80B: 49 layers, HD n=4 20 intra / 23 local / 6 full, ~80B / ~3B active", "[profiles][welm]") {

@@ -1,0 +1,293 @@
+// Published measurements as validation cases (published.hpp): the file parser, the
+// prediction of each case from the cost model, and the statistics per source and metric.
+#include "hdlab/calibration/published.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "hdlab/model/config_io.hpp"
+#include "hdlab/model/json_reader.hpp"
+#include "hdlab/simulator/evaluate.hpp"
+
+namespace hdlab::calibration {
+
+using model::fail;
+using model::ObjectReader;
+using nlohmann::json;
+
+const char* to_string(PublishedMetric m) {
+  switch (m) {
+    case PublishedMetric::output_tokens_per_s_per_gpu: return "output_tokens_per_s_per_gpu";
+    case PublishedMetric::first_token_latency_s: return "first_token_latency_s";
+  }
+  return "?";
+}
+
+const char* unit_of(PublishedMetric m) {
+  return m == PublishedMetric::first_token_latency_s ? "s" : "tokens/s/GPU";
+}
+
+namespace {
+
+// Tokens, batches and devices of real systems: bounded so that no product overflows.
+constexpr std::int64_t max_tokens = std::int64_t{1} << 24;
+constexpr std::int64_t max_batch = std::int64_t{1} << 20;
+constexpr std::int64_t max_devices = std::int64_t{1} << 20;
+
+std::string required_text(ObjectReader& r, const std::string& key) {
+  std::string s = r.string(key, std::nullopt);
+  if (s.empty()) fail(r.at(key), "must not be empty");
+  return s;
+}
+
+std::vector<Assumption> parse_assumptions(ObjectReader& parent, const std::string& key) {
+  std::vector<Assumption> out;
+  const json* list = parent.find(key);
+  if (!list) return out;
+  const std::string pointer = parent.at(key);
+  if (!list->is_array()) fail(pointer, "must be an array of {\"setting\", \"value\", \"why\"}, got " + model::json_type_name(*list));
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    ObjectReader a((*list)[i], model::pointer_join(pointer, i));
+    Assumption x;
+    x.setting = required_text(a, "setting");
+    x.value = required_text(a, "value");
+    x.why = required_text(a, "why");  // an assumption without its reason is not stated
+    a.finish();
+    out.push_back(std::move(x));
+  }
+  return out;
+}
+
+PublishedCase parse_case(ObjectReader r, const PublishedSource& s) {
+  PublishedCase c;
+  c.pointer = r.pointer();
+  c.id = required_text(r, "id");
+  c.metric = r.choice<PublishedMetric>("metric",
+                                       {{"output_tokens_per_s_per_gpu", PublishedMetric::output_tokens_per_s_per_gpu},
+                                        {"first_token_latency_s", PublishedMetric::first_token_latency_s}},
+                                       std::nullopt);
+  c.published = r.number("published", std::nullopt, 0);
+  if (!(c.published > 0)) fail(r.at("published"), "must be > 0 (in " + std::string(unit_of(c.metric)) + ")");
+  c.device = r.string("device", std::nullopt);
+  if (!s.devices.count(c.device)) fail(r.at("device"), "\"" + c.device + "\" is not one of the file's \"devices\"");
+  c.model = r.string("model", std::nullopt);
+  if (!s.models.count(c.model)) fail(r.at("model"), "\"" + c.model + "\" is not one of the file's \"models\"");
+  c.tp = r.integer("tp", 1, 1, max_devices);
+  c.gpus_per_node = r.integer("gpus_per_node", 8, 1, max_devices);
+  c.batch = r.integer("batch", std::nullopt, 1, max_batch);
+  c.input = r.integer("input", std::nullopt, 1, max_tokens);
+  if (c.metric == PublishedMetric::output_tokens_per_s_per_gpu) c.output = r.integer("output", std::nullopt, 1, max_tokens);
+  c.assumptions = parse_assumptions(r, "assumptions");
+  r.finish();  // "output" on a first-token case is refused here: it does not apply
+  return c;
+}
+
+}  // namespace
+
+PublishedSource parse_published(const json& j, const std::string& file, const std::string& base_dir) {
+  PublishedSource s;
+  s.file = file;
+  ObjectReader root(j, "");
+  {
+    ObjectReader src = root.object("source");
+    s.id = required_text(src, "id");
+    s.title = required_text(src, "title");
+    s.citation = required_text(src, "citation");
+    s.url = src.string("url", "");
+    src.finish();
+  }
+  {
+    const json& models = root.required("models");
+    if (!models.is_object() || models.empty())
+      fail("/models", "must be an object of model name -> model file (relative to this file)");
+    for (const auto& [name, path] : models.items()) {
+      const std::string pointer = model::pointer_join("/models", name);
+      const std::string rel = model::read_string(path, pointer);
+      const std::string full = (std::filesystem::path(base_dir) / rel).string();
+      try {
+        s.models.emplace(name, model::parse_config(model::read_json_file(full)));
+      } catch (const model::ConfigError& e) {
+        fail(pointer, "model " + full + ": " + e.what());
+      }
+    }
+  }
+  {
+    const json& devices = root.required("devices");
+    if (!devices.is_object() || devices.empty())
+      fail("/devices", "must be an object of the source's device name -> hardware profile name");
+    for (const auto& [name, profile] : devices.items()) {
+      const std::string pointer = model::pointer_join("/devices", name);
+      const std::string p = model::read_string(profile, pointer);
+      if (p.empty()) fail(pointer, "must name a hardware profile");
+      s.devices.emplace(name, p);
+    }
+  }
+  s.assumptions = parse_assumptions(root, "assumptions");
+  const json& cases = root.required("cases");
+  if (!cases.is_array() || cases.empty()) fail("/cases", "must be a non-empty array of cases");
+  std::set<std::string> ids;
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    s.cases.push_back(parse_case(ObjectReader(cases[i], model::pointer_join("/cases", i)), s));
+    if (!ids.insert(s.cases.back().id).second)
+      fail(model::pointer_join(s.cases.back().pointer, "id"), "\"" + s.cases.back().id + "\" is used by an earlier case");
+  }
+  root.finish();
+  return s;
+}
+
+PublishedPrediction predict_published(const PublishedCase& c, const model::Config& config,
+                                      const simulator::HardwareProfile& hw) {
+  simulator::Scenario s;
+  s.parallel.tp = c.tp;
+  s.parallel.gpus_per_node = c.gpus_per_node;
+  s.prefill.tokens = c.input;
+  s.prefill.batch = c.batch;
+  s.decode.batch = c.batch;
+  s.decode.context = c.input + c.output / 2;
+  s.kv.context = c.input + c.output;
+  simulator::Metrics m;
+  try {
+    m = simulator::evaluate(config, hw, s);
+  } catch (const model::ConfigError& e) {
+    // The scenario is built here from the case's fields: say which case, and why.
+    fail(c.pointer, std::string("hdlab cannot run this setup: ") + e.what());
+  }
+  PublishedPrediction p;
+  p.prefill_s = m[simulator::Metric::prefill_s];
+  p.decode_step_s = m[simulator::Metric::decode_step_s];
+  p.decode_context = s.decode.context;
+  if (c.metric == PublishedMetric::first_token_latency_s) {
+    p.seconds = p.prefill_s;
+    p.model_flops = m[simulator::Metric::prefill_flops];
+    p.value = p.seconds;
+  } else {
+    p.seconds = p.prefill_s + static_cast<double>(c.output) * p.decode_step_s;
+    p.model_flops = m[simulator::Metric::prefill_flops] + static_cast<double>(c.output) * m[simulator::Metric::decode_flops];
+    p.value = static_cast<double>(c.batch * c.output) / p.seconds / static_cast<double>(c.tp);
+  }
+  return p;
+}
+
+namespace {
+
+// The run's time as published: the metric read back into seconds.
+double published_seconds(const PublishedCase& c) {
+  if (c.metric == PublishedMetric::first_token_latency_s) return c.published;
+  return static_cast<double>(c.batch * c.output) / (c.published * static_cast<double>(c.tp));
+}
+
+json assumptions_json(const std::vector<Assumption>& list) {
+  json out = json::array();
+  for (const Assumption& a : list) out.push_back({{"setting", a.setting}, {"value", a.value}, {"why", a.why}});
+  return out;
+}
+
+}  // namespace
+
+PublishedReport predict_sources(std::vector<PublishedSource> sources, const ProfileFor& profiles) {
+  PublishedReport r;
+  for (const PublishedSource& s : sources) {
+    std::map<PublishedMetric, std::vector<const PublishedResult*>> by_metric;
+    const std::size_t first = r.results.size();
+    for (const PublishedCase& c : s.cases) {
+      const simulator::HardwareProfile& hw = profiles.at({s.id, c.device});
+      PublishedResult x;
+      x.source = s.id;
+      x.spec = c;
+      x.profile = hw.name;
+      x.predicted = predict_published(c, s.models.at(c.model), hw);
+      const double peak = hw.matrix_peak_flop_per_s(s.models.at(c.model).effective.dtype) * static_cast<double>(c.tp);
+      x.predicted_mfu = x.predicted.model_flops / (x.predicted.seconds * peak);
+      x.published_mfu = x.predicted.model_flops / (published_seconds(c) * peak);
+      r.results.push_back(std::move(x));
+    }
+    for (std::size_t i = first; i < r.results.size(); ++i) by_metric[r.results[i].spec.metric].push_back(&r.results[i]);
+    for (const auto& [metric, list] : by_metric) {
+      std::vector<double> errors, pred, publ, pred_mfu, publ_mfu;
+      for (const PublishedResult* x : list) {
+        errors.push_back(x->error());
+        pred.push_back(x->predicted.value);
+        publ.push_back(x->spec.published);
+        pred_mfu.push_back(x->predicted_mfu);
+        publ_mfu.push_back(x->published_mfu);
+      }
+      r.groups.push_back({s.id, metric, error_stats(errors), spearman(pred, publ), spearman(pred_mfu, publ_mfu)});
+    }
+  }
+  std::vector<double> all;
+  for (const PublishedResult& x : r.results) all.push_back(x.error());
+  r.all = error_stats(all);
+  r.sources = std::move(sources);
+  return r;
+}
+
+json to_json(const PublishedReport& r) {
+  auto number = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
+  auto stats = [](const ErrorStats& e) {
+    return json{{"cases", e.count}, {"median_abs_error", e.median_abs}, {"max_abs_error", e.max_abs},
+                {"median_signed_error", e.median_signed}};
+  };
+  json out = {{"error_convention", "predicted / published - 1 of the value as published (rates: + is too fast; "
+                                   "times: + is too slow)"},
+              // No signed median over every case: a rate's + and a time's + point opposite ways.
+              {"all", {{"cases", r.all.count}, {"median_abs_error", r.all.median_abs}, {"max_abs_error", r.all.max_abs}}},
+              {"sources", json::array()}};
+  for (const PublishedSource& s : r.sources) {
+    json src = {{"id", s.id},           {"title", s.title},   {"citation", s.citation}, {"url", s.url},
+                {"file", s.file},       {"assumptions", assumptions_json(s.assumptions)},
+                {"metrics", json::array()}, {"cases", json::array()}};
+    for (const PublishedGroup& g : r.groups)
+      if (g.source == s.id) {
+        json m = stats(g.error);
+        m["metric"] = to_string(g.metric);
+        m["unit"] = unit_of(g.metric);
+        m["spearman_value"] = number(g.spearman_value);
+        m["spearman_mfu"] = number(g.spearman_mfu);
+        src["metrics"].push_back(std::move(m));
+      }
+    for (const PublishedResult& x : r.results) {
+      if (x.source != s.id) continue;
+      const PublishedCase& c = x.spec;
+      json setup = {{"device", c.device}, {"model", c.model}, {"tp", c.tp}, {"gpus_per_node", c.gpus_per_node},
+                    {"batch", c.batch},   {"input", c.input}};
+      if (c.metric == PublishedMetric::output_tokens_per_s_per_gpu) setup["output"] = c.output;
+      src["cases"].push_back({{"id", c.id},
+                              {"metric", to_string(c.metric)},
+                              {"unit", unit_of(c.metric)},
+                              {"setup", setup},
+                              {"assumptions", assumptions_json(c.assumptions)},
+                              {"profile", x.profile},
+                              {"published", c.published},
+                              {"predicted", x.predicted.value},
+                              {"error", x.error()},
+                              {"published_mfu", x.published_mfu},
+                              {"predicted_mfu", x.predicted_mfu},
+                              {"prefill_s", x.predicted.prefill_s},
+                              {"decode_step_s", x.predicted.decode_step_s},
+                              {"decode_context_tokens", x.predicted.decode_context},
+                              {"model_flops", x.predicted.model_flops}});
+    }
+    out["sources"].push_back(std::move(src));
+  }
+  return out;
+}
+
+std::string to_csv(const PublishedReport& r) {
+  std::ostringstream out;
+  out << "source,case,metric,unit,device,model,tp,batch,input,output,profile,published,predicted,error,"
+         "published_mfu,predicted_mfu,prefill_s,decode_step_s\n";
+  for (const PublishedResult& x : r.results) {
+    const PublishedCase& c = x.spec;
+    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.6g},{:.6g},{:.6f},{:.6f},{:.6f},{:.6g},{:.6g}\n", x.source, c.id,
+                       to_string(c.metric), unit_of(c.metric), c.device, c.model, c.tp, c.batch, c.input, c.output,
+                       x.profile, c.published, x.predicted.value, x.error(), x.published_mfu, x.predicted_mfu,
+                       x.predicted.prefill_s, x.predicted.decode_step_s);
+  }
+  return out.str();
+}
+
+}  // namespace hdlab::calibration

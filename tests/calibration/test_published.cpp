@@ -1,0 +1,147 @@
+// Published measurements as validation cases (calibration/published.hpp): the prediction
+// of each metric from the cost model, the errors and efficiencies, the statistics per
+// source and metric, the bundled TensorRT-LLM set, and bad files named by pointer.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "../cli/cli_runner.hpp"
+#include "hdlab/calibration/published.hpp"
+#include "hdlab/model/config_io.hpp"
+#include "hdlab/simulator/evaluate.hpp"
+
+using namespace hdlab;
+using namespace hdlab::calibration;
+using nlohmann::json;
+
+namespace {
+
+const std::string models_dir = testing::source_path("profiles/models");
+
+simulator::HardwareProfile h100() {
+  return simulator::parse_hardware_profile(model::read_json_file(testing::source_path("profiles/hardware/h100-sxm.json")));
+}
+
+// A source of two cases on Llama-2-7B fp16: a throughput row and a first-token row.
+json two_case_source(double throughput, double latency_s) {
+  return {{"source", {{"id", "mini"}, {"title", "two rows"}, {"citation", "made up for the test"}}},
+          {"models", {{"l7", "llama2-7b-fp16.json"}}},
+          {"devices", {{"H100", "h100-sxm"}}},
+          {"assumptions", json::array({{{"setting", "s"}, {"value", "v"}, {"why", "w"}}})},
+          {"cases", json::array({{{"id", "tput"}, {"metric", "output_tokens_per_s_per_gpu"}, {"published", throughput},
+                                  {"device", "H100"}, {"model", "l7"}, {"tp", 2}, {"batch", 64}, {"input", 512},
+                                  {"output", 256}},
+                                 {{"id", "ttft"}, {"metric", "first_token_latency_s"}, {"published", latency_s},
+                                  {"device", "H100"}, {"model", "l7"}, {"batch", 1}, {"input", 2048}}})}};
+}
+
+}  // namespace
+
+TEST_CASE("a published throughput row is predicted from one prefill and the mean decode step", "[published]") {
+  const PublishedSource s = parse_published(two_case_source(1000, 0.05), "mini.json", models_dir);
+  const model::Config& c = s.models.at("l7");
+  const auto hw = h100();
+  // The same run worked out by hand from the cost model's two phases.
+  simulator::Scenario sc;
+  sc.parallel.tp = 2;
+  sc.prefill = {512, 64};
+  sc.decode = {64, 512 + 128};  // the mean context of 256 output tokens
+  const simulator::Metrics m = simulator::evaluate(c, hw, sc);
+  const double run_s = m[simulator::Metric::prefill_s] + 256 * m[simulator::Metric::decode_step_s];
+  const PublishedPrediction p = predict_published(s.cases[0], c, hw);
+  CHECK(p.decode_context == 640);
+  CHECK(p.seconds == Approx(run_s).epsilon(1e-12));
+  CHECK(p.value == Approx(64.0 * 256 / run_s / 2).epsilon(1e-12));  // tokens/s per GPU over tp = 2
+  CHECK(p.model_flops ==
+        Approx(m[simulator::Metric::prefill_flops] + 256 * m[simulator::Metric::decode_flops]).epsilon(1e-12));
+
+  const PublishedPrediction t = predict_published(s.cases[1], c, hw);
+  sc = {};
+  sc.prefill = {2048, 1};
+  CHECK(t.value == Approx(simulator::evaluate(c, hw, sc)[simulator::Metric::prefill_s]).epsilon(1e-12));
+}
+
+TEST_CASE("published errors, efficiencies and statistics per source and metric", "[published]") {
+  // Publish exactly 0.8x the predicted throughput and 2x the predicted latency: the
+  // errors are then +25% and -50%, whatever the cost model says.
+  PublishedSource probe = parse_published(two_case_source(1, 1), "mini.json", models_dir);
+  const auto hw = h100();
+  const PublishedPrediction tp = predict_published(probe.cases[0], probe.models.at("l7"), hw);
+  const PublishedPrediction tt = predict_published(probe.cases[1], probe.models.at("l7"), hw);
+  PublishedSource s = parse_published(two_case_source(0.8 * tp.value, 2 * tt.value), "mini.json", models_dir);
+  const PublishedReport r = predict_sources({s}, {{{"mini", "H100"}, hw}});
+  REQUIRE(r.results.size() == 2);
+  CHECK(r.results[0].error() == Approx(0.25));
+  CHECK(r.results[1].error() == Approx(-0.5));
+  // Same FLOPs, published time 1.25x (throughput) and 2x (latency): MFU in proportion.
+  CHECK(r.results[0].published_mfu == Approx(r.results[0].predicted_mfu / 1.25));
+  CHECK(r.results[1].published_mfu == Approx(r.results[1].predicted_mfu / 2));
+  const double peak = hw.matrix_peak_flop_per_s(model::DType::fp16);
+  CHECK(r.results[1].predicted_mfu == Approx(tt.model_flops / (tt.seconds * peak)));
+  REQUIRE(r.groups.size() == 2);  // one per metric
+  CHECK(r.groups[0].metric == PublishedMetric::output_tokens_per_s_per_gpu);
+  CHECK(r.groups[0].error.count == 1);
+  CHECK(r.groups[0].error.median_signed == Approx(0.25));
+  CHECK(std::isnan(r.groups[0].spearman_value));  // one case: no ranking
+  CHECK(r.all.count == 2);
+  CHECK(r.all.median_abs == Approx(0.375));  // (0.25 + 0.5) / 2
+  CHECK(r.all.max_abs == Approx(0.5));
+  const json j = to_json(r);
+  CHECK(j["sources"][0]["cases"][1]["error"].get<double>() == Approx(-0.5));
+  CHECK(j["sources"][0]["assumptions"][0]["why"] == "w");
+  CHECK(to_csv(r).find("mini,tput,output_tokens_per_s_per_gpu,tokens/s/GPU,H100,l7,2,64,512,256,") != std::string::npos);
+}
+
+TEST_CASE("the bundled TensorRT-LLM set: every row of the source, each with its setup", "[published]") {
+  const std::string file = testing::source_path("profiles/validation/published/trtllm-llama2.json");
+  const PublishedSource s = parse_published(model::read_json_file(file), file,
+                                            testing::source_path("profiles/validation/published"));
+  CHECK(s.cases.size() == 23);  // 15 throughput rows and 8 first-token rows
+  CHECK(s.assumptions.size() >= 5);
+  int h100_fp8 = 0;
+  for (const PublishedCase& c : s.cases)
+    if (c.device == "H100") h100_fp8 += s.models.at(c.model).effective.dtype == model::DType::fp8;
+  CHECK(h100_fp8 == 12);  // as the source runs them
+}
+
+TEST_CASE("a bad published-source file is refused naming the place", "[published][bad-input]") {
+  struct Bad {
+    const char* what;
+    std::string pointer;
+    json value;  // nullptr: remove the key
+    std::string message;
+  };
+  const std::vector<Bad> cases = {
+      {"unknown case key", "/cases/0/batches", 8, "/cases/0/batches: unknown key"},
+      {"device not listed", "/cases/0/device", "B300", "/cases/0/device: \"B300\" is not one of the file's \"devices\""},
+      {"model not listed", "/cases/1/model", "l8", "/cases/1/model: \"l8\" is not one of the file's \"models\""},
+      {"zero published", "/cases/0/published", 0, "/cases/0/published: must be > 0 (in tokens/s/GPU)"},
+      {"output on a first-token row", "/cases/1/output", 16, "/cases/1/output: unknown key"},
+      {"unknown metric", "/cases/0/metric", "tokens", "/cases/0/metric: must be one of"},
+      {"repeated id", "/cases/1/id", "tput", "/cases/1/id: \"tput\" is used by an earlier case"},
+      {"assumption without why", "/assumptions/0/why", nullptr, "/assumptions/0/why: is required"},
+      {"no citation", "/source/citation", nullptr, "/source/citation: is required"},
+      {"missing model file", "/models/l7", "nowhere.json", "/models/l7: model "},
+      {"batch 0", "/cases/0/batch", 0, "/cases/0/batch"},
+  };
+  for (const Bad& b : cases) {
+    CAPTURE(b.what);
+    json j = two_case_source(1000, 0.05);
+    const json::json_pointer p(b.pointer);
+    if (b.value.is_null()) j[p.parent_pointer()].erase(p.back());
+    else j[p] = b.value;
+    try {
+      (void)parse_published(j, "mini.json", models_dir);
+      FAIL("accepted");
+    } catch (const model::ConfigError& e) {
+      CAPTURE(e.what());
+      CHECK(std::string(e.what()).find(b.message) != std::string::npos);
+    }
+  }
+  // A setup the simulator refuses is named at its case: tp 3 does not divide 32 heads.
+  json j = two_case_source(1000, 0.05);
+  j["cases"][0]["tp"] = 3;
+  const PublishedSource s = parse_published(j, "mini.json", models_dir);
+  CHECK_THROWS_WITH(predict_published(s.cases[0], s.models.at("l7"), h100()),
+                    Catch::StartsWith("/cases/0: hdlab cannot run this setup: "));
+}
