@@ -77,21 +77,21 @@ std::string shown_value(double v, PublishedMetric m) {
 }
 
 void print_report(const PublishedReport& r) {
-  std::cout << fmt::format("{:<22} {:<34} {:>12} {:>12} {:>8}  {}\n", "source", "case", "published", "predicted", "error",
+  std::cout << fmt::format("{:<24} {:<34} {:>12} {:>12} {:>8}  {}\n", "source", "case", "published", "predicted", "error",
                            "profile");
   for (const PublishedResult& x : r.results)
-    std::cout << fmt::format("{:<22} {:<34} {:>12} {:>12} {:>+7.1f}%  {}\n", x.source, x.spec.id,
+    std::cout << fmt::format("{:<24} {:<34} {:>12} {:>12} {:>+7.1f}%  {}\n", x.source, x.spec.id,
                              shown_value(x.spec.published, x.spec.metric), shown_value(x.predicted.value, x.spec.metric),
                              100 * x.error(), x.profile);
   std::cout << "\nerror = predicted / published - 1 (a rate: + is too fast; a time: + is too slow)\n";
-  std::cout << fmt::format("{:<22} {:<28} {:>5} {:>8} {:>8} {:>8} {:>9} {:>9}\n", "source", "metric", "cases", "median",
+  std::cout << fmt::format("{:<24} {:<28} {:>5} {:>8} {:>8} {:>8} {:>9} {:>9}\n", "source", "metric", "cases", "median",
                            "max", "signed", "rho(val)", "rho(MFU)");
   for (const PublishedGroup& g : r.groups)
-    std::cout << fmt::format("{:<22} {:<28} {:>5} {:>7.1f}% {:>7.1f}% {:>+7.1f}% {:>9.3f} {:>9.3f}\n", g.source,
+    std::cout << fmt::format("{:<24} {:<28} {:>5} {:>7.1f}% {:>7.1f}% {:>+7.1f}% {:>9.3f} {:>9.3f}\n", g.source,
                              to_string(g.metric), g.error.count, 100 * g.error.median_abs, 100 * g.error.max_abs,
                              100 * g.error.median_signed, g.spearman_value, g.spearman_mfu);
   // No signed median over every case: a rate's + and a time's + point opposite ways.
-  std::cout << fmt::format("{:<22} {:<28} {:>5} {:>7.1f}% {:>7.1f}%\n", "all", "", r.all.count, 100 * r.all.median_abs,
+  std::cout << fmt::format("{:<24} {:<28} {:>5} {:>7.1f}% {:>7.1f}%\n", "all", "", r.all.count, 100 * r.all.median_abs,
                            100 * r.all.max_abs);
 }
 

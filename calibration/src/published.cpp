@@ -12,6 +12,8 @@
 #include "hdlab/model/config_io.hpp"
 #include "hdlab/model/json_reader.hpp"
 #include "hdlab/simulator/evaluate.hpp"
+#include "hdlab/simulator/pipeline_cost.hpp"
+#include "hdlab/simulator/pipeline_io.hpp"
 
 namespace hdlab::calibration {
 
@@ -23,12 +25,24 @@ const char* to_string(PublishedMetric m) {
   switch (m) {
     case PublishedMetric::output_tokens_per_s_per_gpu: return "output_tokens_per_s_per_gpu";
     case PublishedMetric::first_token_latency_s: return "first_token_latency_s";
+    case PublishedMetric::train_iteration_s: return "train_iteration_s";
+    case PublishedMetric::train_tflops_per_gpu: return "train_tflops_per_gpu";
   }
   return "?";
 }
 
 const char* unit_of(PublishedMetric m) {
-  return m == PublishedMetric::first_token_latency_s ? "s" : "tokens/s/GPU";
+  switch (m) {
+    case PublishedMetric::output_tokens_per_s_per_gpu: return "tokens/s/GPU";
+    case PublishedMetric::first_token_latency_s:
+    case PublishedMetric::train_iteration_s: return "s";
+    case PublishedMetric::train_tflops_per_gpu: return "TFLOP/s/GPU";
+  }
+  return "?";
+}
+
+bool is_training(PublishedMetric m) {
+  return m == PublishedMetric::train_iteration_s || m == PublishedMetric::train_tflops_per_gpu;
 }
 
 namespace {
@@ -62,13 +76,32 @@ std::vector<Assumption> parse_assumptions(ObjectReader& parent, const std::strin
   return out;
 }
 
+// A training case's setup: the cost model's train and parallel scenario, and the pipeline.
+void parse_training_setup(ObjectReader& r, PublishedCase& c) {
+  const json& scenario = r.required("scenario");
+  if (!scenario.is_object()) fail(r.at("scenario"), "must be an object with \"train\" and \"parallel\"");
+  for (const auto& [key, value] : scenario.items())
+    if (key != "train" && key != "parallel")
+      fail(model::pointer_join(r.at("scenario"), key), "does not apply to a training case (give \"train\" and \"parallel\")");
+  c.scenario = simulator::parse_scenario(scenario, r.at("scenario"));
+  if (const json* p = r.find("pipeline")) {
+    c.pipeline = simulator::parse_pipeline_options(*p, r.at("pipeline"));
+    if (c.pipeline->microbatches != c.scenario.train.grad_accum)
+      fail(model::pointer_join(r.at("pipeline"), "microbatches"),
+           fmt::format("is {} but the scenario's train.grad_accum is {}: both count the micro-batches of one step",
+                       c.pipeline->microbatches, c.scenario.train.grad_accum));
+  }
+}
+
 PublishedCase parse_case(ObjectReader r, const PublishedSource& s) {
   PublishedCase c;
   c.pointer = r.pointer();
   c.id = required_text(r, "id");
   c.metric = r.choice<PublishedMetric>("metric",
                                        {{"output_tokens_per_s_per_gpu", PublishedMetric::output_tokens_per_s_per_gpu},
-                                        {"first_token_latency_s", PublishedMetric::first_token_latency_s}},
+                                        {"first_token_latency_s", PublishedMetric::first_token_latency_s},
+                                        {"train_iteration_s", PublishedMetric::train_iteration_s},
+                                        {"train_tflops_per_gpu", PublishedMetric::train_tflops_per_gpu}},
                                        std::nullopt);
   c.published = r.number("published", std::nullopt, 0);
   if (!(c.published > 0)) fail(r.at("published"), "must be > 0 (in " + std::string(unit_of(c.metric)) + ")");
@@ -76,13 +109,17 @@ PublishedCase parse_case(ObjectReader r, const PublishedSource& s) {
   if (!s.devices.count(c.device)) fail(r.at("device"), "\"" + c.device + "\" is not one of the file's \"devices\"");
   c.model = r.string("model", std::nullopt);
   if (!s.models.count(c.model)) fail(r.at("model"), "\"" + c.model + "\" is not one of the file's \"models\"");
-  c.tp = r.integer("tp", 1, 1, max_devices);
-  c.gpus_per_node = r.integer("gpus_per_node", 8, 1, max_devices);
-  c.batch = r.integer("batch", std::nullopt, 1, max_batch);
-  c.input = r.integer("input", std::nullopt, 1, max_tokens);
-  if (c.metric == PublishedMetric::output_tokens_per_s_per_gpu) c.output = r.integer("output", std::nullopt, 1, max_tokens);
+  if (is_training(c.metric)) {
+    parse_training_setup(r, c);
+  } else {
+    c.tp = r.integer("tp", 1, 1, max_devices);
+    c.gpus_per_node = r.integer("gpus_per_node", 8, 1, max_devices);
+    c.batch = r.integer("batch", std::nullopt, 1, max_batch);
+    c.input = r.integer("input", std::nullopt, 1, max_tokens);
+    if (c.metric == PublishedMetric::output_tokens_per_s_per_gpu) c.output = r.integer("output", std::nullopt, 1, max_tokens);
+  }
   c.assumptions = parse_assumptions(r, "assumptions");
-  r.finish();  // "output" on a first-token case is refused here: it does not apply
+  r.finish();  // a key of the other kind of case ("output" on a first-token case) is refused here
   return c;
 }
 
@@ -139,7 +176,20 @@ PublishedSource parse_published(const json& j, const std::string& file, const st
   return s;
 }
 
-PublishedPrediction predict_published(const PublishedCase& c, const model::Config& config,
+namespace {
+
+// Runs the cost model (and the pipeline) on a scenario built from a case; a refusal is
+// reported at the case, since the scenario is not what the user wrote.
+template <class F>
+auto at_case(const PublishedCase& c, F run) {
+  try {
+    return run();
+  } catch (const model::ConfigError& e) {
+    fail(c.pointer, std::string("hdlab cannot run this setup: ") + e.what());
+  }
+}
+
+PublishedPrediction predict_inference(const PublishedCase& c, const model::Config& config,
                                       const simulator::HardwareProfile& hw) {
   simulator::Scenario s;
   s.parallel.tp = c.tp;
@@ -149,14 +199,9 @@ PublishedPrediction predict_published(const PublishedCase& c, const model::Confi
   s.decode.batch = c.batch;
   s.decode.context = c.input + c.output / 2;
   s.kv.context = c.input + c.output;
-  simulator::Metrics m;
-  try {
-    m = simulator::evaluate(config, hw, s);
-  } catch (const model::ConfigError& e) {
-    // The scenario is built here from the case's fields: say which case, and why.
-    fail(c.pointer, std::string("hdlab cannot run this setup: ") + e.what());
-  }
+  const simulator::Metrics m = at_case(c, [&] { return simulator::evaluate(config, hw, s); });
   PublishedPrediction p;
+  p.devices = c.tp;
   p.prefill_s = m[simulator::Metric::prefill_s];
   p.decode_step_s = m[simulator::Metric::decode_step_s];
   p.decode_context = s.decode.context;
@@ -172,12 +217,50 @@ PublishedPrediction predict_published(const PublishedCase& c, const model::Confi
   return p;
 }
 
+PublishedPrediction predict_training(const PublishedCase& c, const model::Config& config,
+                                     const simulator::HardwareProfile& hw) {
+  const simulator::Metrics m = at_case(c, [&] { return simulator::evaluate(config, hw, c.scenario); });
+  const double replicas = static_cast<double>(c.scenario.parallel.tp * c.scenario.parallel.dp);
+  PublishedPrediction p;
+  // evaluate reports MFU, not the model FLOPs themselves: MFU x step x peak x devices.
+  p.model_flops = m[simulator::Metric::train_mfu_fraction] * m[simulator::Metric::train_step_s] *
+                  hw.matrix_peak_flop_per_s(config.effective.dtype) * replicas;
+  p.devices = c.scenario.parallel.tp * c.scenario.parallel.dp;
+  p.seconds = m[simulator::Metric::train_step_s];
+  if (c.pipeline) {
+    const simulator::PipelineResult r =
+        at_case(c, [&] { return simulator::simulate_pipeline(config, hw, c.scenario, *c.pipeline); });
+    p.devices *= c.pipeline->stages;
+    p.seconds = r.metrics.makespan_s;
+    p.bubble_fraction = r.metrics.bubble_fraction;
+  }
+  p.value = c.metric == PublishedMetric::train_iteration_s
+                ? p.seconds
+                : p.model_flops / p.seconds / static_cast<double>(p.devices) / 1e12;
+  return p;
+}
+
+}  // namespace
+
+PublishedPrediction predict_published(const PublishedCase& c, const model::Config& config,
+                                      const simulator::HardwareProfile& hw) {
+  return is_training(c.metric) ? predict_training(c, config, hw) : predict_inference(c, config, hw);
+}
+
 namespace {
 
-// The run's time as published: the metric read back into seconds.
-double published_seconds(const PublishedCase& c) {
-  if (c.metric == PublishedMetric::first_token_latency_s) return c.published;
-  return static_cast<double>(c.batch * c.output) / (c.published * static_cast<double>(c.tp));
+// The run's time as published: the metric read back into seconds (with the predicted
+// run's FLOPs and devices where the metric is a rate of them).
+double published_seconds(const PublishedCase& c, const PublishedPrediction& p) {
+  switch (c.metric) {
+    case PublishedMetric::first_token_latency_s:
+    case PublishedMetric::train_iteration_s: return c.published;
+    case PublishedMetric::output_tokens_per_s_per_gpu:
+      return static_cast<double>(c.batch * c.output) / (c.published * static_cast<double>(c.tp));
+    case PublishedMetric::train_tflops_per_gpu:
+      return p.model_flops / (c.published * 1e12 * static_cast<double>(p.devices));
+  }
+  return 0;
 }
 
 json assumptions_json(const std::vector<Assumption>& list) {
@@ -200,9 +283,10 @@ PublishedReport predict_sources(std::vector<PublishedSource> sources, const Prof
       x.spec = c;
       x.profile = hw.name;
       x.predicted = predict_published(c, s.models.at(c.model), hw);
-      const double peak = hw.matrix_peak_flop_per_s(s.models.at(c.model).effective.dtype) * static_cast<double>(c.tp);
+      const double peak =
+          hw.matrix_peak_flop_per_s(s.models.at(c.model).effective.dtype) * static_cast<double>(x.predicted.devices);
       x.predicted_mfu = x.predicted.model_flops / (x.predicted.seconds * peak);
-      x.published_mfu = x.predicted.model_flops / (published_seconds(c) * peak);
+      x.published_mfu = x.predicted.model_flops / (published_seconds(c, x.predicted) * peak);
       r.results.push_back(std::move(x));
     }
     for (std::size_t i = first; i < r.results.size(); ++i) by_metric[r.results[i].spec.metric].push_back(&r.results[i]);
@@ -252,9 +336,15 @@ json to_json(const PublishedReport& r) {
     for (const PublishedResult& x : r.results) {
       if (x.source != s.id) continue;
       const PublishedCase& c = x.spec;
-      json setup = {{"device", c.device}, {"model", c.model}, {"tp", c.tp}, {"gpus_per_node", c.gpus_per_node},
-                    {"batch", c.batch},   {"input", c.input}};
-      if (c.metric == PublishedMetric::output_tokens_per_s_per_gpu) setup["output"] = c.output;
+      json setup = {{"device", c.device}, {"model", c.model}};
+      if (is_training(c.metric)) {
+        const json scenario = simulator::to_json(c.scenario);
+        setup["scenario"] = {{"train", scenario["train"]}, {"parallel", scenario["parallel"]}};
+        if (c.pipeline) setup["pipeline"] = simulator::to_json(*c.pipeline);
+      } else {
+        setup.update({{"tp", c.tp}, {"gpus_per_node", c.gpus_per_node}, {"batch", c.batch}, {"input", c.input}});
+        if (c.metric == PublishedMetric::output_tokens_per_s_per_gpu) setup["output"] = c.output;
+      }
       src["cases"].push_back({{"id", c.id},
                               {"metric", to_string(c.metric)},
                               {"unit", unit_of(c.metric)},
@@ -269,6 +359,9 @@ json to_json(const PublishedReport& r) {
                               {"prefill_s", x.predicted.prefill_s},
                               {"decode_step_s", x.predicted.decode_step_s},
                               {"decode_context_tokens", x.predicted.decode_context},
+                              {"predicted_s", x.predicted.seconds},
+                              {"devices", x.predicted.devices},
+                              {"pipeline_bubble_fraction", x.predicted.bubble_fraction},
                               {"model_flops", x.predicted.model_flops}});
     }
     out["sources"].push_back(std::move(src));
@@ -277,15 +370,15 @@ json to_json(const PublishedReport& r) {
 }
 
 std::string to_csv(const PublishedReport& r) {
+  // The setup of each case is in the JSON report; here what a spreadsheet compares.
   std::ostringstream out;
-  out << "source,case,metric,unit,device,model,tp,batch,input,output,profile,published,predicted,error,"
-         "published_mfu,predicted_mfu,prefill_s,decode_step_s\n";
+  out << "source,case,metric,unit,device,model,devices,profile,published,predicted,error,published_mfu,"
+         "predicted_mfu,predicted_s\n";
   for (const PublishedResult& x : r.results) {
     const PublishedCase& c = x.spec;
-    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.6g},{:.6g},{:.6f},{:.6f},{:.6f},{:.6g},{:.6g}\n", x.source, c.id,
-                       to_string(c.metric), unit_of(c.metric), c.device, c.model, c.tp, c.batch, c.input, c.output,
-                       x.profile, c.published, x.predicted.value, x.error(), x.published_mfu, x.predicted_mfu,
-                       x.predicted.prefill_s, x.predicted.decode_step_s);
+    out << fmt::format("{},{},{},{},{},{},{},{},{:.6g},{:.6g},{:.6f},{:.6f},{:.6f},{:.6g}\n", x.source, c.id,
+                       to_string(c.metric), unit_of(c.metric), c.device, c.model, x.predicted.devices, x.profile,
+                       c.published, x.predicted.value, x.error(), x.published_mfu, x.predicted_mfu, x.predicted.seconds);
   }
   return out.str();
 }

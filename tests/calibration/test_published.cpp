@@ -8,7 +8,9 @@
 #include "../cli/cli_runner.hpp"
 #include "hdlab/calibration/published.hpp"
 #include "hdlab/model/config_io.hpp"
+#include "hdlab/model/params.hpp"
 #include "hdlab/simulator/evaluate.hpp"
+#include "hdlab/simulator/pipeline_cost.hpp"
 
 using namespace hdlab;
 using namespace hdlab::calibration;
@@ -89,7 +91,19 @@ TEST_CASE("published errors, efficiencies and statistics per source and metric",
   const json j = to_json(r);
   CHECK(j["sources"][0]["cases"][1]["error"].get<double>() == Approx(-0.5));
   CHECK(j["sources"][0]["assumptions"][0]["why"] == "w");
-  CHECK(to_csv(r).find("mini,tput,output_tokens_per_s_per_gpu,tokens/s/GPU,H100,l7,2,64,512,256,") != std::string::npos);
+  CHECK(to_csv(r).find("mini,tput,output_tokens_per_s_per_gpu,tokens/s/GPU,H100,l7,2,NVIDIA H100") != std::string::npos);
+}
+
+TEST_CASE("the bundled Llama 3 set: the two rows hdlab can express, with the paper's parallel layout", "[published]") {
+  const std::string file = testing::source_path("profiles/validation/published/llama3-405b-pretraining.json");
+  const PublishedSource s = parse_published(model::read_json_file(file), file,
+                                            testing::source_path("profiles/validation/published"));
+  REQUIRE(s.cases.size() == 2);
+  for (const PublishedCase& c : s.cases) {
+    CHECK(c.scenario.parallel.tp * c.scenario.parallel.dp * c.pipeline->stages == (c.scenario.parallel.dp == 64 ? 8192 : 16384));
+    CHECK(c.scenario.train.grad_accum * c.scenario.parallel.dp == 2048);  // 16M tokens of 8,192 per step
+  }
+  CHECK(model::count_params(s.models.at("llama3-405b")).total == 405'853'388'800);  // Llama-3.1-405B on HF
 }
 
 TEST_CASE("the bundled TensorRT-LLM set: every row of the source, each with its setup", "[published]") {
@@ -102,6 +116,59 @@ TEST_CASE("the bundled TensorRT-LLM set: every row of the source, each with its 
   for (const PublishedCase& c : s.cases)
     if (c.device == "H100") h100_fp8 += s.models.at(c.model).effective.dtype == model::DType::fp8;
   CHECK(h100_fp8 == 12);  // as the source runs them
+}
+
+namespace {
+
+// A training row of Llama-2-7B fp16 on 8 H100s: tp 2, dp 2 and, when `pp` > 1, a pipeline.
+json training_source(double published, const std::string& metric, int pp) {
+  json c = {{"id", "train"},
+            {"metric", metric},
+            {"published", published},
+            {"device", "H100"},
+            {"model", "l7"},
+            {"scenario",
+             {{"train", {{"seq_len", 4096}, {"micro_batch", 1}, {"grad_accum", 8}, {"recompute", "selective"}}},
+              {"parallel", {{"tp", 2}, {"dp", 2}}}}}};
+  if (pp > 1) c["pipeline"] = {{"pp", pp}, {"microbatches", 8}, {"schedule", "1f1b"}};
+  json j = two_case_source(1, 1);
+  j["cases"] = json::array({c});
+  return j;
+}
+
+}  // namespace
+
+TEST_CASE("a published training row: the cost model's step, or the pipeline's makespan", "[published]") {
+  const auto hw = h100();
+  PublishedSource s = parse_published(training_source(1, "train_iteration_s", 1), "t.json", models_dir);
+  const model::Config& c = s.models.at("l7");
+  const simulator::Metrics m = simulator::evaluate(c, hw, s.cases[0].scenario);
+  const PublishedPrediction step = predict_published(s.cases[0], c, hw);
+  CHECK(step.value == m[simulator::Metric::train_step_s]);
+  CHECK(step.devices == 4);
+  // Model FLOPs of 8 micro-steps x 2 replicas of one 4096-token sequence: 6 x parameters
+  // x tokens at least (the attention's products come on top).
+  const double tokens = 8.0 * 2 * 4096;
+  CHECK(step.model_flops > 6.0 * 6'738'415'616 * tokens * 0.95);
+  CHECK(step.model_flops < 6.0 * 6'738'415'616 * tokens * 1.3);
+  s = parse_published(training_source(1, "train_tflops_per_gpu", 1), "t.json", models_dir);
+  const PublishedPrediction rate = predict_published(s.cases[0], c, hw);
+  CHECK(rate.value == Approx(step.model_flops / step.seconds / 4 / 1e12).epsilon(1e-12));
+  // Publish exactly the predicted rate: the published MFU is the predicted one.
+  s = parse_published(training_source(rate.value, "train_tflops_per_gpu", 1), "t.json", models_dir);
+  const PublishedReport r = predict_sources({s}, {{{"mini", "H100"}, hw}});
+  CHECK(r.results[0].error() == Approx(0).margin(1e-12));
+  CHECK(r.results[0].published_mfu == Approx(r.results[0].predicted_mfu).epsilon(1e-12));
+  CHECK(r.results[0].predicted_mfu == Approx(m[simulator::Metric::train_mfu_fraction]).epsilon(1e-12));
+
+  // With 4 pipeline stages: the makespan of the same pipeline, on 16 devices.
+  s = parse_published(training_source(1, "train_iteration_s", 4), "t.json", models_dir);
+  const PublishedPrediction piped = predict_published(s.cases[0], c, hw);
+  const simulator::PipelineResult pr = simulator::simulate_pipeline(c, hw, s.cases[0].scenario, *s.cases[0].pipeline);
+  CHECK(piped.value == pr.metrics.makespan_s);
+  CHECK(piped.devices == 16);
+  CHECK(piped.bubble_fraction == pr.metrics.bubble_fraction);
+  CHECK(piped.model_flops == step.model_flops);  // the same step's work, spread wider
 }
 
 TEST_CASE("a bad published-source file is refused naming the place", "[published][bad-input]") {
@@ -132,6 +199,31 @@ TEST_CASE("a bad published-source file is refused naming the place", "[published
     else j[p] = b.value;
     try {
       (void)parse_published(j, "mini.json", models_dir);
+      FAIL("accepted");
+    } catch (const model::ConfigError& e) {
+      CAPTURE(e.what());
+      CHECK(std::string(e.what()).find(b.message) != std::string::npos);
+    }
+  }
+  // Training cases: the pipeline and the scenario must count the same micro-batches, the
+  // scenario takes only train and parallel, and inference keys do not apply.
+  const std::vector<Bad> training = {
+      {"microbatches != grad_accum", "/cases/0/pipeline/microbatches", 4,
+       "/cases/0/pipeline/microbatches: is 4 but the scenario's train.grad_accum is 8"},
+      {"decode in a training scenario", "/cases/0/scenario/decode", json::object(),
+       "/cases/0/scenario/decode: does not apply to a training case"},
+      {"tp on a training case", "/cases/0/tp", 2, "/cases/0/tp: unknown key"},
+      {"ZeRO stage 4", "/cases/0/scenario/train/optimizer_sharding", "zero4", "/cases/0/scenario/train/optimizer_sharding"},
+      {"no scenario", "/cases/0/scenario", nullptr, "/cases/0/scenario: is required"},
+  };
+  for (const Bad& b : training) {
+    CAPTURE(b.what);
+    json j = training_source(1, "train_iteration_s", 2);
+    const json::json_pointer p(b.pointer);
+    if (b.value.is_null()) j[p.parent_pointer()].erase(p.back());
+    else j[p] = b.value;
+    try {
+      (void)parse_published(j, "t.json", models_dir);
       FAIL("accepted");
     } catch (const model::ConfigError& e) {
       CAPTURE(e.what());

@@ -25,10 +25,13 @@ TEST_CASE("hdlab validate --published: the bundled set, its report files and per
   const CliResult r = run_cli({"validate", "--published", source_path("profiles/validation/published"), "-o", out});
   CAPTURE(r.err);
   REQUIRE(r.exit_code == 0);
-  CHECK(r.out.find("trtllm-llama2          h100-7b-b768-tp1-in128-out128") != std::string::npos);
+  CHECK(r.out.find("trtllm-llama2            h100-7b-b768-tp1-in128-out128") != std::string::npos);
   const nlohmann::json j = nlohmann::json::parse(slurp(out + "/published.json"));
-  REQUIRE(j["sources"].size() >= 1);
-  const nlohmann::json& trt = j["sources"][0];
+  // Files in name order: llama3-405b-pretraining.json, trtllm-llama2.json.
+  REQUIRE(j["sources"].size() == 2);
+  CHECK(j["sources"][0]["id"] == "llama3-405b-pretraining");
+  CHECK(j["sources"][0]["cases"].size() == 2);
+  const nlohmann::json& trt = j["sources"][1];
   CHECK(trt["id"] == "trtllm-llama2");
   CHECK(trt["cases"].size() == 23);
   REQUIRE(trt["metrics"].size() == 2);
@@ -45,9 +48,10 @@ TEST_CASE("hdlab validate --published: the bundled set, its report files and per
     CHECK(c["profile"].get<std::string>().size() > 0);
   }
   const std::string csv = slurp(out + "/published.csv");
-  CHECK(std::count(csv.begin(), csv.end(), '\n') == 24);  // header + 23 rows
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 26);  // header + 25 rows
 #ifdef HDLAB_TEST_HAVE_CHARTS
   CHECK(fs::file_size(out + "/trtllm-llama2.png") > 10000);
+  CHECK(fs::file_size(out + "/llama3-405b-pretraining.png") > 10000);
 #endif
   // The datasheet profiles for comparison: same cases, other predictions.
   const std::string out2 = temp_path("out2");
@@ -55,6 +59,7 @@ TEST_CASE("hdlab validate --published: the bundled set, its report files and per
                                "--hw-dir", source_path("profiles/hardware/datasheet"), "-o", out2});
   REQUIRE(d.exit_code == 0);
   const nlohmann::json k = nlohmann::json::parse(slurp(out2 + "/published.json"));
+  CHECK(k["sources"][0]["id"] == "trtllm-llama2");
   CHECK(k["sources"][0]["cases"][0]["predicted"] != trt["cases"][0]["predicted"]);
   fs::remove_all(out);
   fs::remove_all(out2);
@@ -100,7 +105,7 @@ TEST_CASE("hdlab validate --published: bad files and flags exit 2 naming the pla
       {"--hw-dir alone", {"validate", "profiles/validation/cpu.json", "--hw-dir", dir, "-o", out}, "--hw-dir requires --published"},
       {"no profile in --hw-dir",
        {"validate", "--published", source_path("profiles/validation/published"), "--hw-dir", dir, "-o", out},
-       "/devices/A100: "},
+       "llama3-405b-pretraining.json:/devices/H100: \"" + dir + "/h100-sxm.json\": No such file or directory"},
       {"negative share", {"validate", "--published", dir, "--max-signed-error", "-1", "-o", out}, "--max-signed-error"},
       {"no -o", {"validate", "--published", dir + "/bad.json"}, "-o: give the folder"},
   };

@@ -15,6 +15,10 @@
 //               "device": "H100", "model": "llama2-7b-fp8",
 //               "tp": 1, "gpus_per_node": 8, "batch": 768, "input": 128, "output": 128,
 //               "assumptions": [...]}]}   // this case only (optional)
+// A training case instead of tp ... output: "scenario": the cost model's scenario
+// (evaluate.hpp: "train" and "parallel" only) and, with pipeline parallelism, "pipeline":
+// the pipeline options (pipeline_io.hpp; its "microbatches" must equal the scenario's
+// train.grad_accum, so that both count the same step).
 //
 // Metrics (how the prediction is made from the cost model, evaluate.hpp):
 //   output_tokens_per_s_per_gpu  static batching: `batch` prompts of `input` tokens
@@ -23,12 +27,18 @@
 //       cached context) stands for every step. batch * output / (prefill + output *
 //       step) / tp.
 //   first_token_latency_s        the prefill of `batch` prompts of `input` tokens.
+//   train_iteration_s            one optimizer step: the cost model's train step, or with
+//       "pipeline" the pipeline's makespan (which leaves out the optimizer step and the
+//       data-parallel gradient reduction: a case must state that as an assumption).
+//   train_tflops_per_gpu         the step's model FLOPs (no recomputation) per second per
+//       GPU, in TFLOP/s; the published figure is read with hdlab's FLOP count.
 // The efficiency of a case (MFU) is the model FLOPs it runs per second per GPU over the
 // matrix peak of the model's precision; published and predicted efficiencies share the
 // FLOPs and differ only in the time, so their ranking tests whether hdlab orders the
 // rows' efficiency as the real system did.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,13 +46,16 @@
 
 #include "hdlab/calibration/stats.hpp"
 #include "hdlab/model/design.hpp"
+#include "hdlab/simulator/evaluate.hpp"
 #include "hdlab/simulator/hardware.hpp"
+#include "hdlab/simulator/pipeline.hpp"
 
 namespace hdlab::calibration {
 
-enum class PublishedMetric { output_tokens_per_s_per_gpu, first_token_latency_s };
+enum class PublishedMetric { output_tokens_per_s_per_gpu, first_token_latency_s, train_iteration_s, train_tflops_per_gpu };
 const char* to_string(PublishedMetric m);
-const char* unit_of(PublishedMetric m);  // "tokens/s/GPU", "s"
+const char* unit_of(PublishedMetric m);  // "tokens/s/GPU", "s", "s", "TFLOP/s/GPU"
+bool is_training(PublishedMetric m);
 
 struct Assumption {
   std::string setting, value, why;
@@ -53,7 +66,11 @@ struct PublishedCase {
   PublishedMetric metric = PublishedMetric::output_tokens_per_s_per_gpu;
   double published = 0;  // in unit_of(metric)
   std::string device, model;
+  // Inference metrics:
   std::int64_t tp = 1, gpus_per_node = 8, batch = 1, input = 0, output = 0;
+  // Training metrics:
+  simulator::Scenario scenario;
+  std::optional<simulator::PipelineOptions> pipeline;
   std::vector<Assumption> assumptions;  // this case's own
 };
 
@@ -75,8 +92,10 @@ struct PublishedPrediction {
   double value = 0;  // in unit_of(metric)
   double prefill_s = 0, decode_step_s = 0;
   std::int64_t decode_context = 0;  // tokens cached at the step that stands for all
-  double model_flops = 0;           // FLOPs of the whole run (all GPUs of the replica)
+  double model_flops = 0;           // FLOPs of the whole run (all its GPUs)
   double seconds = 0;               // the run's predicted time
+  std::int64_t devices = 1;         // GPUs the run uses
+  double bubble_fraction = 0;       // pipeline cases: idle share of the makespan
 };
 // ConfigError (at the case's pointer) when the simulator refuses the setup.
 PublishedPrediction predict_published(const PublishedCase& c, const model::Config& config,
