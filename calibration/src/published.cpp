@@ -2,6 +2,8 @@
 // prediction of each case from the cost model, and the statistics per source and metric.
 #include "hdlab/calibration/published.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <set>
@@ -132,6 +134,13 @@ PublishedSource parse_published(const json& j, const std::string& file, const st
   {
     ObjectReader src = root.object("source");
     s.id = required_text(src, "id");
+    // The id names the report's chart file (OUT/<id>.png): no path may hide in it.
+    const bool plain = std::all_of(s.id.begin(), s.id.end(), [](char ch) {
+      return std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '.';
+    });
+    if (!plain || s.id.front() == '.')
+      fail(src.at("id"), "must be letters, digits, '-', '_' and '.' and not start with '.' (it names the report's "
+                         "chart file), got \"" + s.id + "\"");
     s.title = required_text(src, "title");
     s.citation = required_text(src, "citation");
     s.url = src.string("url", "");

@@ -190,6 +190,8 @@ TEST_CASE("a bad published-source file is refused naming the place", "[published
       {"no citation", "/source/citation", nullptr, "/source/citation: is required"},
       {"missing model file", "/models/l7", "nowhere.json", "/models/l7: model "},
       {"batch 0", "/cases/0/batch", 0, "/cases/0/batch"},
+      {"a path in the id", "/source/id", "../../etc/x", "/source/id: must be letters, digits, '-', '_' and '.'"},
+      {"a hidden id", "/source/id", ".x", "/source/id: must be letters"},
   };
   for (const Bad& b : cases) {
     CAPTURE(b.what);
