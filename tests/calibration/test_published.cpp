@@ -141,7 +141,7 @@ json training_source(double published, const std::string& metric, int pp) {
 TEST_CASE("a published training row: the cost model's step, or the pipeline's makespan", "[published]") {
   const auto hw = h100();
   PublishedSource s = parse_published(training_source(1, "train_iteration_s", 1), "t.json", models_dir);
-  const model::Config& c = s.models.at("l7");
+  const model::Config c = s.models.at("l7");  // a copy: `s` is parsed again below
   const simulator::Metrics m = simulator::evaluate(c, hw, s.cases[0].scenario);
   const PublishedPrediction step = predict_published(s.cases[0], c, hw);
   CHECK(step.value == m[simulator::Metric::train_step_s]);
