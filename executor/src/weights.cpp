@@ -25,6 +25,15 @@ void check_executable(const Backbone& b, const model::Method& method) {
     throw ConfigError("/backbone/norms_per_layer",
                       "the runner executes 2 (pre-norm) or 4 (pre- and post-norm) RMSNorms per layer, got " +
                           std::to_string(b.norms_per_layer));
+  // The runner's block is Llama-style; the GPT-style settings are costed, not executed.
+  if (b.norm != model::NormKind::rmsnorm)
+    throw ConfigError("/backbone/norm", std::string("the runner executes rmsnorm, got ") + to_string(b.norm));
+  if (b.mlp != model::MlpKind::swiglu)
+    throw ConfigError("/backbone/mlp", std::string("the runner executes a swiglu FFN, got ") + to_string(b.mlp));
+  if (b.positions != model::PositionKind::rope)
+    throw ConfigError("/backbone/positions", std::string("the runner executes rope, got ") + to_string(b.positions));
+  if (b.output_bias) throw ConfigError("/backbone/output_bias", "the runner executes no output-projection bias");
+  if (b.mlp_bias) throw ConfigError("/backbone/mlp_bias", "the runner executes no FFN biases");
   if (b.head_dim % 2 != 0)
     throw ConfigError("/backbone/head_dim", "RoPE needs an even head dim, got " + std::to_string(b.head_dim));
   if (std::holds_alternative<model::VwnDesign>(method) && b.kv_mirror_layers > 0)

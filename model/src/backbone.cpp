@@ -24,11 +24,31 @@ const char* to_string(DType dtype) {
 
 const char* to_string(AttentionKind kind) { return kind == AttentionKind::full ? "full" : "sliding"; }
 
+const char* to_string(NormKind kind) { return kind == NormKind::rmsnorm ? "rmsnorm" : "layernorm"; }
+
+const char* to_string(MlpKind kind) { return kind == MlpKind::swiglu ? "swiglu" : "gelu"; }
+
+const char* to_string(PositionKind kind) {
+  switch (kind) {
+    case PositionKind::rope: return "rope";
+    case PositionKind::learned: return "learned";
+    case PositionKind::alibi: return "alibi";
+    case PositionKind::none: return "none";
+  }
+  return "?";
+}
+
 const char* to_string(RouterKind kind) { return kind == RouterKind::softmax ? "softmax" : "sigmoid"; }
 
 std::int64_t Backbone::padded_vocab() const {
   const std::int64_t m = vocab_pad_multiple < 1 ? 1 : vocab_pad_multiple;
   return (vocab_size + m - 1) / m * m;
+}
+
+std::int64_t Backbone::dense_ffn_params() const {
+  const std::int64_t D = hidden, F = intermediate;
+  if (mlp == MlpKind::gelu) return 2 * D * F + (mlp_bias ? F + D : 0);
+  return 3 * D * F + (mlp_bias ? 2 * F + D : 0);
 }
 
 bool Backbone::is_moe_layer(std::int64_t l) const { return moe.has_value() && l >= moe->first_dense_layers; }
@@ -62,7 +82,7 @@ AttentionShape attention_shape(const Backbone& b) {
     std::int64_t q = m.q_lora_rank > 0 ? D * m.q_lora_rank + m.q_lora_rank + m.q_lora_rank * H * qk : D * H * qk;
     std::int64_t kv = D * (m.kv_lora_rank + m.qk_rope_head_dim) + m.kv_lora_rank +
                       m.kv_lora_rank * H * (m.qk_nope_head_dim + m.v_head_dim);
-    s.projection_params = q + kv + H * m.v_head_dim * D;
+    s.projection_params = q + kv + H * m.v_head_dim * D + (b.output_bias ? D : 0);
     return s;
   }
   const std::int64_t G = b.num_kv_heads, hd = b.head_dim;
@@ -71,6 +91,7 @@ AttentionShape attention_shape(const Backbone& b) {
   s.kv_cache_per_token = 2 * G * hd;
   s.projection_params = D * H * hd + 2 * D * G * hd + H * hd * D;
   if (b.attention_bias) s.projection_params += H * hd + 2 * G * hd;
+  if (b.output_bias) s.projection_params += D;
   return s;
 }
 

@@ -189,6 +189,11 @@ void validate(const Backbone& b, const std::string& p) {
     if (b.layers[i].kind == AttentionKind::sliding && b.layers[i].window < 1)
       fail(at("attention") + "/sliding_window", "must be >= 1 for sliding layer " + std::to_string(i));
   range("norms_per_layer", b.norms_per_layer, 0, 16);
+  if (b.moe && b.mlp != MlpKind::swiglu)
+    fail(at("mlp"), std::string("must be swiglu with moe: routed and shared experts are SwiGLU, got ") + to_string(b.mlp));
+  if (b.moe && b.mlp_bias) fail(at("mlp_bias"), "FFN biases of an MoE backbone (experts or dense layers) are not modelled");
+  if (b.positions == PositionKind::learned && b.max_context < 1)
+    fail(at("max_context"), "is required (>= 1) with learned positions: it is the position table's rows");
   range("kv_mirror_layers", b.kv_mirror_layers, 0, b.num_layers / 2);
   if (!(b.rope_theta > 0)) fail(at("rope_theta"), "must be > 0");
   if (!(b.norm_eps > 0)) fail(at("norm_eps"), "must be > 0");
@@ -217,6 +222,22 @@ Backbone parse_backbone(const Json& j, const std::string& pointer) {
   noted("qk_norm", "false");
   b.attention_bias = r.boolean("attention_bias", false);
   noted("attention_bias", "false");
+  b.output_bias = r.boolean("output_bias", false);
+  noted("output_bias", "false");
+  b.mlp_bias = r.boolean("mlp_bias", false);
+  noted("mlp_bias", "false");
+  b.norm = r.choice<NormKind>("norm", {{"rmsnorm", NormKind::rmsnorm}, {"layernorm", NormKind::layernorm}},
+                              NormKind::rmsnorm);
+  noted("norm", "rmsnorm");
+  b.mlp = r.choice<MlpKind>("mlp", {{"swiglu", MlpKind::swiglu}, {"gelu", MlpKind::gelu}}, MlpKind::swiglu);
+  noted("mlp", "swiglu");
+  b.positions = r.choice<PositionKind>("positions",
+                                       {{"rope", PositionKind::rope},
+                                        {"learned", PositionKind::learned},
+                                        {"alibi", PositionKind::alibi},
+                                        {"none", PositionKind::none}},
+                                       PositionKind::rope);
+  noted("positions", "rope");
   if (auto m = r.optional_object("moe")) b.moe = parse_moe(*m, defaults);
   if (auto m = r.optional_object("mla")) b.mla = parse_mla(*m, defaults);
   const bool any_dense = !b.moe || b.moe->first_dense_layers > 0;
@@ -269,6 +290,11 @@ Json to_json(const Backbone& b) {
   j["head_dim"] = b.head_dim;
   j["qk_norm"] = b.qk_norm;
   j["attention_bias"] = b.attention_bias;
+  j["output_bias"] = b.output_bias;
+  j["mlp_bias"] = b.mlp_bias;
+  j["norm"] = to_string(b.norm);
+  j["mlp"] = to_string(b.mlp);
+  j["positions"] = to_string(b.positions);
   j["intermediate_size"] = b.intermediate;
   if (b.moe) {
     const auto& m = *b.moe;

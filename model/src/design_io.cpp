@@ -149,6 +149,9 @@ VwnDesign parse_vwn(ObjectReader r, const Backbone& b, Defaults& defaults) {
   v.embedding = r.choice<VwnEmbedding>("embedding", {{"full", VwnEmbedding::full}, {"projected", VwnEmbedding::projected}},
                                        VwnEmbedding::full);
   v.mtp = r.boolean("mtp", false);
+  if (v.embedding == VwnEmbedding::full && b.positions == PositionKind::learned)
+    fail(r.at("embedding"), "\"full\" (an over-width table) has no place for the backbone's learned D-wide position "
+                            "table; use \"projected\"");
   r.finish();
   return v;
 }

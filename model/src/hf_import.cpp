@@ -122,12 +122,6 @@ class HfReader {
                     (why.empty() ? "" : " (" + why + ")") + " used");
   }
 
-  // A key whose `true` would add weights hdlab does not count (e.g. an o_proj bias).
-  void reject_true(const std::string& key, const std::string& why) {
-    if (const Json* v = present(key); v && read_bool(*v, at(key)))
-      fail(at(key), "true is unsupported: " + why);
-  }
-
  private:
   ObjectReader r_;
   const TypeInfo& type_;
@@ -529,15 +523,14 @@ Backbone import_text_model(const Json& hf, const std::string& pointer, const Typ
   // QK-norm (RMSNorm of head_dim on q and k) is part of the architecture, not a key.
   b.qk_norm = f == Family::qwen3 || f == Family::qwen3_moe || f == Family::gemma3_text;
 
-  // Projection biases. Qwen2 always has q/k/v biases (no o bias), which is what
-  // attention_bias means in hdlab; elsewhere attention_bias also adds an o_proj bias.
+  // Projection biases. Qwen2 always has q/k/v biases and no o bias; elsewhere HF's
+  // attention_bias puts a bias on q, k, v and o alike; Llama's mlp_bias on the FFN's three.
   if (f == Family::qwen2) {
     b.attention_bias = true;
   } else if (f != Family::mistral && f != Family::mixtral) {  // those two ignore the key
-    r.reject_true("attention_bias", std::string("in ") + type.name +
-                                        " it also adds an o_proj bias, which hdlab's attention_bias does not count");
+    b.attention_bias = b.output_bias = r.boolean_or("attention_bias", false, "");
   }
-  if (f == Family::llama) r.reject_true("mlp_bias", "hdlab's SwiGLU FFN has no biases");
+  if (f == Family::llama) b.mlp_bias = r.boolean_or("mlp_bias", false, "");
 
   if (f == Family::mixtral || f == Family::qwen3_moe || f == Family::deepseek_v3) {
     read_moe(r, b);

@@ -24,7 +24,8 @@ ParamCounts count_params(const Config& c) {
   // Embeddings: input tables are lookups; the head is a D x V matrix unless tied.
   std::int64_t input_tables = 1;
   if (const auto* hd = std::get_if<HdDesign>(&c.design.method)) input_tables = hd->n;
-  p.embedding_input = input_tables * V * D;
+  // A learned position table (GPT) is one more input table, shared by every stream.
+  p.embedding_input = input_tables * V * D + b.position_rows() * D;
   p.embedding_output = b.tie_embeddings ? 0 : V * D;
 
   const AttentionShape att = attention_shape(b);
@@ -32,7 +33,7 @@ ParamCounts count_params(const Config& c) {
   for (std::int64_t l = 0; l < b.num_layers; ++l) {
     p.attention += att.projection_params;
     if (b.qk_norm && !b.mla) p.qk_norm += 2 * b.head_dim;
-    p.norms += b.norms_per_layer * D;  // pre-attention and pre-FFN RMSNorm (Gemma: also post)
+    p.norms += b.norms_per_layer * b.norm_params();  // pre-attention and pre-FFN norm (Gemma: also post)
     if (b.is_moe_layer(l)) {
       const MoeConfig& m = *b.moe;
       p.router += m.num_experts * D;
@@ -40,10 +41,10 @@ ParamCounts count_params(const Config& c) {
       p.shared_experts += m.num_shared_experts * 3 * D * m.shared_expert_intermediate;
       active_ffn += m.top_k * 3 * D * m.expert_intermediate;
     } else {
-      p.dense_ffn += 3 * D * b.intermediate;
+      p.dense_ffn += b.dense_ffn_params();
     }
   }
-  p.norms += D;  // final norm
+  p.norms += b.norm_params();  // final norm
 
   if (const auto* v = std::get_if<VwnDesign>(&c.design.method)) {
     const std::int64_t wide = D * v->n / v->m;  // D' = (n/m) D, D divisible by m

@@ -164,6 +164,7 @@ void make_context(const model::Config& c, const HardwareProfile& hw, const Scena
   out.options.tile_q = s.attention.tile_q;
   out.options.tile_k = s.attention.tile_k;
   out.options.count_executed = s.attention.count == AttentionCount::executed;
+  out.options.unfused = s.attention.kernel == AttentionKernel::unfused;
   const ParallelScenario& p = s.parallel;
   out.sharding = Sharding{d(p.tp), d(p.ep), d(std::min(p.tp, c.effective.num_kv_heads))};
   out.roofline = make_roofline(hw, c.effective.dtype, out.sharding, &out.shape);

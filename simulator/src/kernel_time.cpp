@@ -38,6 +38,7 @@ GemmShape device_gemm(OpKind k, const OpGemm& g, const Roofline& rl, double& gro
   GemmShape out{g.m, g.n, g.k};
   groups = g.groups;
   if (k == OpKind::experts) groups = std::max(1.0, g.groups / s.ep);  // experts / ep each
+  else if (g.split == GemmSplit::heads) groups = std::max(1.0, g.groups / (s.ep * s.tp));  // sequences, heads
   else out.m = g.m / s.ep;                                              // data-parallel rows
   if (g.split == GemmSplit::column) out.n = g.n / s.tp;
   if (g.split == GemmSplit::row) out.k = g.k / s.tp;
@@ -102,8 +103,8 @@ OpTime kernel_op_time(OpKind k, const OpRow& r, const Roofline& rl, const LayerW
   const KernelModels& km = *rl.kernels;
   if (k == OpKind::attention) {
     if (!work) throw std::logic_error("kernel_op_time: attention timed without its layer's work");
-    return attention_time(r, rl, *work);
-  }
+    if (!work->scores_materialised) return attention_time(r, rl, *work);
+  }  // unfused attention: its two products and the score traffic, as any composite op
   const bool products = r.gemms[0].groups > 0;
   if (!products) {  // element-wise, normalisation, lookups
     t.seconds = streaming_s(km.vector, device_bytes(k, r, rl), r.calls);

@@ -23,6 +23,14 @@ void vector_op(OpRow& r, double flops, double params, double elements_in, double
   r.weight_dim_min = 0;
 }
 
+// `norms` norms of D running over `rows` rows in all: RMSNorm 4 FLOPs per element (square,
+// sum, scale, weight) and a weight of D each; LayerNorm 7 (mean and variance, centre,
+// scale, weight, bias) and a weight and a bias of D each.
+void norm_op(OpRow& r, const ModelShape& s, double rows, double norms) {
+  const double elements = rows * s.D;
+  vector_op(r, (s.layernorm ? 7 : 4) * elements, norms * s.D * (s.layernorm ? 2 : 1), elements, elements, s.bytes);
+}
+
 // A matrix product [N, in] x [in, out] -> [N, out] (+ bias), split by tensor parallelism
 // as `split` says.
 void gemm_op(OpRow& r, double N, double in, double out, double bias, double e, GemmSplit split = GemmSplit::column) {
@@ -52,9 +60,7 @@ void attention_ops(const ModelShape& s, const LayerSignature& sig, const LayerWo
   // own norm weights, so the norm runs over both inputs.
   const double norm_rows = sig.kv_from_source ? Nq + Nkv : Nq;
   const double post = s.norms_attn > 1 ? (s.norms_attn - 1) * Nq : 0;  // post-norms on the output
-  if (s.norms_attn > 0)
-    vector_op(row(t, OpKind::attn_norm), 4 * s.D * (norm_rows + post), s.norms_attn * s.D, (norm_rows + post) * s.D,
-              (norm_rows + post) * s.D, e);
+  if (s.norms_attn > 0) norm_op(row(t, OpKind::attn_norm), s, norm_rows + post, s.norms_attn);
 
   // [Nq, D] -> q [Nq, H*qk]; [Nkv, D] -> k, v [Nkv, kv_out]
   OpRow& qkv = row(t, OpKind::qkv_proj);
@@ -86,8 +92,18 @@ void attention_ops(const ModelShape& s, const LayerSignature& sig, const LayerWo
   att.cost.kv_bytes_written = w.seqs * w.kv_written * s.kv_out * e;
   att.calls = 1;
   att.rows = w.rows_q;
+  if (w.scores_materialised) {
+    // Unfused: Q K^T and P V as per-(sequence, head) products, and the scores
+    // [seqs, H, rows_q, rows_kv] written, read and written by the softmax, read by P V.
+    const double heads = w.seqs * s.H;
+    att.gemms = {OpGemm{w.rows_q, w.rows_kv, s.qk_head_dim, heads, GemmSplit::heads},
+                 OpGemm{w.rows_q, s.v_head_dim, w.rows_kv, heads, GemmSplit::heads}};
+    att.inner_vector_bytes = 4 * heads * w.pairs_executed * e;
+    att.inner_vector_calls = 1;
+    att.calls = 3;
+  }
 
-  gemm_op(row(t, OpKind::o_proj), Nq, s.H * s.v_head_dim, s.D, 0, e, GemmSplit::row);
+  gemm_op(row(t, OpKind::o_proj), Nq, s.H * s.v_head_dim, s.D, s.o_bias, e, GemmSplit::row);
 }
 
 // `groups` experts of width F, each given tokens / groups of the T token copies.
@@ -105,13 +121,17 @@ void swiglu(OpRow& r, double tokens, double D, double F, double e, double groups
 
 void ffn_ops(const ModelShape& s, const LayerSignature& sig, const LayerWork& w, OpTable& t) {
   const double e = s.bytes, N = w.seqs * w.rows_q;
-  if (s.norms_ffn > 0)
-    vector_op(row(t, OpKind::ffn_norm), 4 * s.D * N * s.norms_ffn, s.norms_ffn * s.D, N * s.norms_ffn * s.D,
-              N * s.norms_ffn * s.D, e);
+  if (s.norms_ffn > 0) norm_op(row(t, OpKind::ffn_norm), s, N * s.norms_ffn, s.norms_ffn);
   if (!sig.moe) {
-    gemm_op(row(t, OpKind::ffn_gate_up), N, s.D, 2 * s.F, 0, e);
-    vector_op(row(t, OpKind::ffn_act), 5 * N * s.F, 0, 2 * N * s.F, N * s.F, e);
-    gemm_op(row(t, OpKind::ffn_down), N, s.F, s.D, 0, e, GemmSplit::row);
+    const double bias_in = s.mlp_bias ? (s.gelu ? 1 : 2) * s.F : 0, bias_out = s.mlp_bias ? s.D : 0;
+    if (s.gelu) {  // up [N, D] -> [N, F]; GELU (tanh form, ~8 FLOPs per element); down
+      gemm_op(row(t, OpKind::ffn_gate_up), N, s.D, s.F, bias_in, e);
+      vector_op(row(t, OpKind::ffn_act), 8 * N * s.F, 0, N * s.F, N * s.F, e);
+    } else {  // gate and up [N, D] -> [N, 2F]; SiLU(gate) * up -> [N, F]; down
+      gemm_op(row(t, OpKind::ffn_gate_up), N, s.D, 2 * s.F, bias_in, e);
+      vector_op(row(t, OpKind::ffn_act), 5 * N * s.F, 0, 2 * N * s.F, N * s.F, e);
+    }
+    gemm_op(row(t, OpKind::ffn_down), N, s.F, s.D, bias_out, e, GemmSplit::row);
     return;
   }
   // Router logits [N, D] x [D, E]; top-k selection not counted.
@@ -199,7 +219,7 @@ void mtp_op(const ModelShape& s, double rows, OpRow& mtp) {
   if (s.vwn_projected) gemm_op(parts[1], rows, D, wide, 0, e);
   gemm_op(parts[2], rows * s.vwn_n, 2 * slot, slot, 0, e);
   vwn_reduce_op(parts[3], rows, wide, D, e);
-  vector_op(parts[4], 4 * rows * D, D, rows * D, rows * D, e);  // final norm
+  norm_op(parts[4], s, rows, 1);  // final norm
   gemm_op(parts[5], rows, D, s.V, 0, e);                         // head
   for (const OpRow& p : parts) {
     mtp.cost += p.cost;
@@ -238,6 +258,12 @@ void outside_ops(const ModelShape& s, const OutsideWork& w, OpTable& out) {
   const double width = s.vwn && !s.vwn_projected ? wide : D;
   lookup_op(emb, embed_rows, s.hd_n * s.V, width, e);
   emb.params = s.vwn && !s.vwn_projected ? s.V * wide : s.hd_n * s.V * D;
+  if (s.position_rows > 0) {  // learned positions: a row per position, read and added
+    emb.params += s.position_rows * D;
+    emb.cost.weight_bytes += std::fmin(w.embed_rows, s.position_rows) * D * e;
+    emb.cost.act_bytes_in += embed_rows * D * e;
+    emb.cost.flops += embed_rows * D;
+  }
   if (s.vwn && s.vwn_projected) gemm_op(row(out, OpKind::vwn_embed_proj), embed_rows, D, wide, 0, e);
   if (s.vwn) vwn_reduce_op(row(out, OpKind::vwn_reduce), logits, wide, D, e);
   if (s.injection) {
@@ -251,7 +277,7 @@ void outside_ops(const ModelShape& s, const OutsideWork& w, OpTable& out) {
     inj.gemms[0].groups = k;  // k launches of one shape, timed as k groups of one
   }
   if (s.vwn && s.vwn_mtp) mtp_op(s, w.seqs * w.mtp_rows, row(out, OpKind::mtp));
-  vector_op(row(out, OpKind::final_norm), 4 * logits * D, D, logits * D, logits * D, e);
+  norm_op(row(out, OpKind::final_norm), s, logits, 1);
   OpRow& head = row(out, OpKind::lm_head);
   gemm_op(head, logits, D, s.V, 0, e);
   if (s.tied) head.params = 0;  // the input table's weights, counted there

@@ -69,6 +69,15 @@ double longest_keys(const MaskSpec& m, const LayerWork& w) {
   return w.rows_q > 0 ? std::min(2 * w.pairs_exact / w.rows_q, w.rows_kv) : 0;
 }
 
+// Unfused attention scores every query row against every key row, the mask applied in
+// the softmax: no tile is skipped.
+void materialise_scores(const PassOptions& o, LayerWork& w) {
+  if (!o.unfused) return;
+  w.scores_materialised = true;
+  w.pairs_executed = w.rows_q * w.rows_kv;
+  w.longest_keys = w.rows_kv;
+}
+
 // Attention work of a whole-sequence mask from model/: rows and both pair counts.
 void mask_work(const MaskSpec& m, const PassOptions& o, LayerWork& w) {
   w.rows_q = d(m.query_rows());
@@ -76,6 +85,7 @@ void mask_work(const MaskSpec& m, const PassOptions& o, LayerWork& w) {
   w.pairs_exact = d(visible_pairs(m));
   w.pairs_executed = d(executed_pairs(m, o.layout, o.tile_q, o.tile_k));
   w.longest_keys = longest_keys(m, w);
+  materialise_scores(o, w);
 }
 
 // PHD prefill that computes the L origins and the hidden copies of only the last `tail`
@@ -93,6 +103,7 @@ void phd_partial_prefill(const MaskSpec& whole, std::int64_t tail, const PassOpt
   w.pairs_exact = d(before) * d(before + 1) / 2 + d(tail * K) * d(before) + d(visible_pairs(t));
   w.pairs_executed = d(executed_pairs(whole, o.layout, o.tile_q, o.tile_k, tail));
   w.longest_keys = std::min(2 * w.pairs_exact / w.rows_q, w.rows_kv);
+  materialise_scores(o, w);
 }
 
 // Decode-step attention of a layer with one copy per token (baseline, VWN, looped).

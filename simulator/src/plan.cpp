@@ -16,6 +16,7 @@ void set_attention_shape(const Backbone& b, ModelShape& s) {
   s.v_head_dim = static_cast<double>(a.v_head_dim);
   s.kv_out = static_cast<double>(a.kv_cache_per_token);
   s.o_params = s.H * s.v_head_dim * s.D;
+  s.o_bias = b.output_bias ? s.D : 0;
   if (b.mla) {
     // MLA (approximate costs): the query path, possibly low-rank with its RMSNorm; the
     // rest of the projection parameters form the latent K/V path.
@@ -34,7 +35,7 @@ void set_attention_shape(const Backbone& b, ModelShape& s) {
     s.q_bias = s.H * s.qk_head_dim;
     s.kv_bias = 2 * s.G * s.qk_head_dim;
   }
-  s.rope_dim = s.qk_head_dim;
+  s.rope_dim = b.positions == PositionKind::rope ? s.qk_head_dim : 0;
   s.qk_norm = b.qk_norm;
 }
 
@@ -55,7 +56,11 @@ ModelShape model_shape(const Backbone& b, const Method& m) {
   // Gemma-style post-norms: the first half of the per-layer norms wrap attention.
   s.norms_attn = static_cast<double>((b.norms_per_layer + 1) / 2);
   s.norms_ffn = static_cast<double>(b.norms_per_layer) - s.norms_attn;
+  s.layernorm = b.norm == NormKind::layernorm;
   s.F = static_cast<double>(b.intermediate);
+  s.gelu = b.mlp == MlpKind::gelu;
+  s.mlp_bias = b.mlp_bias;
+  s.position_rows = static_cast<double>(b.position_rows());
   if (b.moe) {
     s.E = static_cast<double>(b.moe->num_experts);
     s.top_k = static_cast<double>(b.moe->top_k);

@@ -112,8 +112,9 @@ OpTime op_time(OpKind k, const OpRow& r, const Roofline& rl, const LayerWork* wo
   // device_cost(), inlined with reciprocals: this runs hundreds of times per evaluation
   const double weight_split = k == OpKind::experts ? rl.inv_group : rl.inv_tp;
   const double flops = c.flops * rl.inv_group;
-  const double bytes = (c.act_bytes_in + c.act_bytes_out) * rl.inv_group + c.weight_bytes * weight_split +
-                       (c.kv_bytes_read + c.kv_bytes_written) * rl.inv_kv;
+  double bytes = (c.act_bytes_in + c.act_bytes_out) * rl.inv_group + c.weight_bytes * weight_split +
+                 (c.kv_bytes_read + c.kv_bytes_written) * rl.inv_kv;
+  if (work && work->scores_materialised && k == OpKind::attention) bytes += r.inner_vector_bytes * rl.inv_group;
   double compute = rl.compute_rate[static_cast<std::size_t>(cls)], memory = rl.memory_rate;
   if (rl.curves) curve_rates(k, cls, r, bytes, rl, compute, memory);
   if (compute > 0 && flops > 0) t.compute_s = flops / compute;

@@ -99,6 +99,8 @@ void parse_attention(ObjectReader r, AttentionScenario& a) {
   a.tile_k = r.integer("tile_k", a.tile_k, 1, max_tile);
   a.count = r.choice<AttentionCount>("count", {{"executed", AttentionCount::executed}, {"exact", AttentionCount::exact}},
                                      a.count);
+  a.kernel = r.choice<AttentionKernel>("kernel", {{"fused", AttentionKernel::fused}, {"unfused", AttentionKernel::unfused}},
+                                       a.kernel);
   r.finish();
 }
 
@@ -124,6 +126,7 @@ const char* to_string(OptimizerSharding s) {
 }
 
 const char* to_string(AttentionCount c) { return c == AttentionCount::executed ? "executed" : "exact"; }
+const char* to_string(AttentionKernel k) { return k == AttentionKernel::fused ? "fused" : "unfused"; }
 
 Scenario parse_scenario(const json& j, const std::string& pointer) {
   ObjectReader r(j, pointer);
@@ -188,7 +191,7 @@ json to_json(const Scenario& s) {
             {"gpus_per_node", s.parallel.gpus_per_node}}},
           {"attention",
            {{"layout", layout}, {"tile_q", s.attention.tile_q}, {"tile_k", s.attention.tile_k},
-            {"count", to_string(s.attention.count)}}}};
+            {"count", to_string(s.attention.count)}, {"kernel", to_string(s.attention.kernel)}}}};
 }
 
 const char* metric_name(Metric m) { return kMetrics[static_cast<int>(m)].name; }

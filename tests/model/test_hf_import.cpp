@@ -537,15 +537,20 @@ TEST_CASE("bad HF configs give ConfigErrors at the right place", "[hf][errors]")
     j["moe_layer_freq"] = 2;
     CHECK(config_error([&] { import_hf_config(j); }).pointer == "/moe_layer_freq");
   }
-  SECTION("biases hdlab would not count") {
+  SECTION("llama's biases are counted: attention_bias on q, k, v and o; mlp_bias on the FFN's three") {
     Json j = hf_json("llama-3.1-8b");
+    const std::int64_t plain = params_of(import_hf_config(j)).total;
     j["attention_bias"] = true;
-    Caught e = config_error([&] { import_hf_config(j); });
-    CHECK(e.pointer == "/attention_bias");
-    CHECK(contains(e.reason, "unsupported"));
+    const Backbone a = import_hf_config(j);
+    CHECK((a.attention_bias && a.output_bias && !a.mlp_bias));
+    // 32 layers x (q 4096 + k 1024 + v 1024 + o 4096)
+    CHECK(params_of(a).total - plain == 32 * 10240);
     j["attention_bias"] = false;
     j["mlp_bias"] = true;
-    CHECK(config_error([&] { import_hf_config(j); }).pointer == "/mlp_bias");
+    const Backbone m = import_hf_config(j);
+    CHECK((!m.attention_bias && !m.output_bias && m.mlp_bias));
+    // 32 layers x (gate 14336 + up 14336 + down 4096)
+    CHECK(params_of(m).total - plain == 32 * 32768);
   }
   SECTION("gemma3 without text_config, or with a broken one") {
     Json j = hf_json("gemma-3-4b-it");

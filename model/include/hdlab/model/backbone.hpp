@@ -1,6 +1,8 @@
 #pragma once
 // The Transformer backbone every design starts from (methods.md section 0): decoder-only,
-// pre-norm RMSNorm, RoPE, grouped-query attention, dense SwiGLU or MoE FFN.
+// pre-norm, grouped-query attention, dense or MoE FFN. Llama-style by default (RMSNorm,
+// SwiGLU, RoPE, no biases); GPT-style blocks (LayerNorm with bias, GELU MLP, biases on
+// every projection, learned absolute or ALiBi positions) are the other settings.
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -22,6 +24,22 @@ struct LayerAttention {
   std::int64_t window = 0;  // positions; only meaningful for sliding
   bool operator==(const LayerAttention&) const = default;
 };
+
+// Normalisation of every per-layer and final norm: RMSNorm (a weight of D) or LayerNorm
+// (a weight and a bias of D, GPT). QK-norm stays RMSNorm.
+enum class NormKind { rmsnorm, layernorm };
+const char* to_string(NormKind kind);
+
+// The dense FFN: SwiGLU (gate and up D -> 2F, SiLU(gate) * up, down F -> D) or GELU
+// (up D -> F, GELU, down F -> D; GPT's 4h MLP). Routed and shared experts are SwiGLU.
+enum class MlpKind { swiglu, gelu };
+const char* to_string(MlpKind kind);
+
+// Positions: rotary on q and k (RoPE), a learned absolute table of max_context rows added
+// to the input embedding (GPT), a per-head linear bias on the scores (ALiBi: no weights,
+// added inside the attention kernel), or none.
+enum class PositionKind { rope, learned, alibi, none };
+const char* to_string(PositionKind kind);
 
 enum class RouterKind { softmax, sigmoid };
 const char* to_string(RouterKind kind);
@@ -58,18 +76,23 @@ struct Backbone {
   std::int64_t head_dim = 0;      // hd (default D / H)
   bool qk_norm = false;
   bool attention_bias = false;          // biases on the q, k, v projections (Qwen2)
-  std::int64_t intermediate = 0;        // dense SwiGLU F (0 when every layer is MoE)
+  bool output_bias = false;             // a bias on the attention output projection (D)
+  bool mlp_bias = false;                // biases on the dense FFN's matrices (GELU: F + D; SwiGLU: 2F + D)
+  NormKind norm = NormKind::rmsnorm;
+  MlpKind mlp = MlpKind::swiglu;
+  PositionKind positions = PositionKind::rope;
+  std::int64_t intermediate = 0;        // dense FFN width F (0 when every layer is MoE)
   std::optional<MoeConfig> moe;
   std::optional<MlaConfig> mla;
   std::int64_t vocab_size = 0;
   std::int64_t vocab_pad_multiple = 1;  // vocabulary padded up to a multiple of this
   bool tie_embeddings = false;
   std::vector<LayerAttention> layers;   // one entry per layer
-  std::int64_t norms_per_layer = 2;     // RMSNorms of size D per layer (Gemma: 4, pre and post)
+  std::int64_t norms_per_layer = 2;     // norms of size D per layer (Gemma: 4, pre and post)
   std::int64_t kv_mirror_layers = 0;    // M: layer num_layers-1-x takes K/V from layer x's input, x < M
   double rope_theta = 10000.0;
   double norm_eps = 1e-6;
-  std::int64_t max_context = 0;         // native context in tokens; 0 = not stated
+  std::int64_t max_context = 0;         // native context in tokens; 0 = not stated (learned positions: the table's rows)
   DType dtype = DType::bf16;
   // Facts the profile does not know and assumed instead: field -> what was assumed and why.
   std::map<std::string, std::string> assumptions;
@@ -83,6 +106,12 @@ struct Backbone {
   std::int64_t mirror_source(std::int64_t l) const;
   bool is_mirrored(std::int64_t l) const { return mirror_source(l) >= 0; }
   std::int64_t num_sliding_layers() const;
+  // Parameters of one per-layer or final norm: D (RMSNorm) or 2D (LayerNorm).
+  std::int64_t norm_params() const { return norm == NormKind::layernorm ? 2 * hidden : hidden; }
+  // Parameters of the dense FFN, biases included.
+  std::int64_t dense_ffn_params() const;
+  // Rows of the learned position table (0 unless positions are learned).
+  std::int64_t position_rows() const { return positions == PositionKind::learned ? max_context : 0; }
 };
 
 // Attention projection shapes per token, standard GQA or approximated MLA.

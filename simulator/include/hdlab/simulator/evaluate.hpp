@@ -47,6 +47,13 @@ const char* to_string(OptimizerSharding s);
 // (executed) or only the visible pairs (exact). Both are always reported.
 enum class AttentionCount { executed, exact };
 const char* to_string(AttentionCount c);
+// How prefill and training attention runs: one fused kernel over visible tiles
+// (FlashAttention: the scores never leave the chip), or unfused as frameworks ran it
+// before FlashAttention: Q K^T over every (query, key) pair written to memory as
+// [seqs, H, rows_q, rows_kv] scores, a masked softmax reading and writing them, and the
+// product with V reading the probabilities. Decode reads the cache either way.
+enum class AttentionKernel { fused, unfused };
+const char* to_string(AttentionKernel k);
 
 struct TrainScenario {
   std::int64_t seq_len = 4096;      // tokens per training sequence (before HD/PHD expansion)
@@ -106,6 +113,7 @@ struct AttentionScenario {
   std::int64_t tile_q = 128;            // kernel tile: query rows
   std::int64_t tile_k = 128;            // kernel tile: keys
   AttentionCount count = AttentionCount::executed;
+  AttentionKernel kernel = AttentionKernel::fused;
   bool operator==(const AttentionScenario&) const = default;
 };
 
@@ -127,7 +135,7 @@ struct Scenario {
 //  "kv": {"context", "memory_utilization"},
 //  "parallel": {"tp", "ep", "dp", "gpus_per_node"},
 //  "attention": {"layout": "auto"|"interleaved"|"stream_major"|"phd_split",
-//                "tile_q", "tile_k", "count": "executed"|"exact"}}
+//                "tile_q", "tile_k", "count": "executed"|"exact", "kernel": "fused"|"unfused"}}
 // Every key optional (defaults above); unknown keys are ConfigErrors at their pointer.
 Scenario parse_scenario(const nlohmann::json& j, const std::string& pointer = "/scenario");
 nlohmann::json to_json(const Scenario& s);  // every field explicit

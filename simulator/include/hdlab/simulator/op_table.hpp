@@ -31,7 +31,9 @@ namespace hdlab::simulator {
 // How tensor parallelism cuts a matrix product [m, k] x [k, n]: a column-parallel weight
 // splits n, a row-parallel one k (its partial sums are all-reduced); a replicated one
 // (the router) neither.
-enum class GemmSplit : std::uint8_t { column, row, replicated };
+// A per-head product (unfused attention's Q K^T and P V: one group per sequence and head)
+// splits its groups: heads over tp, sequences over ep.
+enum class GemmSplit : std::uint8_t { column, row, replicated, heads };
 
 // One matrix product an op runs, as the kernels see it: `groups` products of
 // [m, k] x [k, n] in one launch (the routed experts: one group per expert hit, m its
@@ -69,11 +71,15 @@ struct ModelShape {
   double qk_head_dim = 0, v_head_dim = 0, rope_dim = 0;
   double q_weights = 0, q_bias = 0;    // query projection (MLA: with its low-rank path)
   double kv_weights = 0, kv_bias = 0;  // key/value projections (MLA: the latent path)
-  double o_params = 0;
+  double o_params = 0, o_bias = 0;     // output projection (its bias: D or 0)
   double kv_out = 0;                   // K/V elements written per position (= cache entry size)
   bool qk_norm = false;
-  double norms_attn = 0, norms_ffn = 0;  // RMSNorms of size D around each sublayer
-  double F = 0;                          // dense SwiGLU width
+  double norms_attn = 0, norms_ffn = 0;  // norms of size D around each sublayer
+  bool layernorm = false;                // LayerNorm (weight and bias) instead of RMSNorm
+  double F = 0;                          // dense FFN width
+  bool gelu = false;                     // dense FFN: GELU (up, down) instead of SwiGLU
+  bool mlp_bias = false;                 // dense FFN biases
+  double position_rows = 0;              // learned position table rows (0: none)
   double E = 0, top_k = 0, Fe = 0, S = 0, Fs = 0;  // MoE
   double V = 0;                          // padded vocabulary
   bool tied = false;
@@ -134,6 +140,7 @@ struct LayerWork {
                               // shared by K loop iterations: written once, 1/K per pass)
   bool reads_cache = false;   // decode: K/V come from the cache, not from activations
   double longest_keys = 0;    // keys the query row that sees the most sees (a kernel's longest unit)
+  bool scores_materialised = false;  // unfused attention: every (query, key) score written (pairs_executed = rows_q * rows_kv)
 };
 // Fills the table of one layer of signature `sig` doing `w`.
 void layer_ops(const ModelShape& s, const LayerSignature& sig, const LayerWork& w, bool count_executed,

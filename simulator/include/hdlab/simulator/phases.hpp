@@ -38,6 +38,7 @@ struct PassOptions {
   model::Layout layout = model::Layout::interleaved;
   std::int64_t tile_q = 128, tile_k = 128;
   bool count_executed = true;  // attention op FLOPs from executed pairs (else exact)
+  bool unfused = false;        // prefill/training scores materialised (AttentionKernel::unfused)
 };
 
 // Forward pass of `seqs` training sequences of `tokens` tokens.
