@@ -72,15 +72,22 @@ ProfileFor load_profiles(const std::vector<PublishedSource>& sources, const std:
   return out;
 }
 
+// A value with its unit: latencies in ms, iteration times to 10 ms, rates whole.
 std::string shown_value(double v, PublishedMetric m) {
-  return m == PublishedMetric::first_token_latency_s ? fmt::format("{:.1f} ms", 1e3 * v) : fmt::format("{:.0f}", v);
+  switch (m) {
+    case PublishedMetric::first_token_latency_s: return fmt::format("{:.1f} ms", 1e3 * v);
+    case PublishedMetric::train_iteration_s: return fmt::format("{:.2f} s", v);
+    case PublishedMetric::output_tokens_per_s_per_gpu: return fmt::format("{:.0f} tok/s", v);
+    case PublishedMetric::train_tflops_per_gpu: return fmt::format("{:.0f} TFLOP/s", v);
+  }
+  return fmt::format("{}", v);
 }
 
 void print_report(const PublishedReport& r) {
-  std::cout << fmt::format("{:<24} {:<34} {:>12} {:>12} {:>8}  {}\n", "source", "case", "published", "predicted", "error",
+  std::cout << fmt::format("{:<24} {:<34} {:>13} {:>13} {:>8}  {}\n", "source", "case", "published", "predicted", "error",
                            "profile");
   for (const PublishedResult& x : r.results)
-    std::cout << fmt::format("{:<24} {:<34} {:>12} {:>12} {:>+7.1f}%  {}\n", x.source, x.spec.id,
+    std::cout << fmt::format("{:<24} {:<34} {:>13} {:>13} {:>+7.1f}%  {}\n", x.source, x.spec.id,
                              shown_value(x.spec.published, x.spec.metric), shown_value(x.predicted.value, x.spec.metric),
                              100 * x.error(), x.profile);
   std::cout << "\nerror = predicted / published - 1 (a rate: + is too fast; a time: + is too slow)\n";

@@ -78,13 +78,15 @@ std::vector<Assumption> parse_assumptions(ObjectReader& parent, const std::strin
   return out;
 }
 
-// A training case's setup: the cost model's train and parallel scenario, and the pipeline.
+// A training case's setup: the cost model's train, parallel and attention scenario, and
+// the pipeline.
 void parse_training_setup(ObjectReader& r, PublishedCase& c) {
   const json& scenario = r.required("scenario");
   if (!scenario.is_object()) fail(r.at("scenario"), "must be an object with \"train\" and \"parallel\"");
   for (const auto& [key, value] : scenario.items())
-    if (key != "train" && key != "parallel")
-      fail(model::pointer_join(r.at("scenario"), key), "does not apply to a training case (give \"train\" and \"parallel\")");
+    if (key != "train" && key != "parallel" && key != "attention")
+      fail(model::pointer_join(r.at("scenario"), key),
+           "does not apply to a training case (give \"train\", \"parallel\" and optionally \"attention\")");
   c.scenario = simulator::parse_scenario(scenario, r.at("scenario"));
   if (const json* p = r.find("pipeline")) {
     c.pipeline = simulator::parse_pipeline_options(*p, r.at("pipeline"));

@@ -166,7 +166,7 @@ void make_context(const model::Config& c, const HardwareProfile& hw, const Scena
   out.options.count_executed = s.attention.count == AttentionCount::executed;
   out.options.unfused = s.attention.kernel == AttentionKernel::unfused;
   const ParallelScenario& p = s.parallel;
-  out.sharding = Sharding{d(p.tp), d(p.ep), d(std::min(p.tp, c.effective.num_kv_heads))};
+  out.sharding = Sharding{d(p.tp), d(p.ep), d(std::min(p.tp, c.effective.num_kv_heads)), p.sequence_parallel || p.tp == 1};
   out.roofline = make_roofline(hw, c.effective.dtype, out.sharding, &out.shape);
   out.tp_link = p.tp > 1 ? link_for(hw, p.tp, p.gpus_per_node, "/scenario/parallel/tp", p.tp) : Link{};
   out.ep_link = p.ep > 1 ? link_for(hw, p.tp * p.ep, p.gpus_per_node, "/scenario/parallel/ep", p.ep) : Link{};

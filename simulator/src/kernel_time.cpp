@@ -49,7 +49,7 @@ GemmShape device_gemm(OpKind k, const OpGemm& g, const Roofline& rl, double& gro
 double device_bytes(OpKind k, const OpRow& r, const Roofline& rl) {
   const model::OpCost& c = r.cost;
   const double weight_split = k == OpKind::experts ? rl.inv_group : rl.inv_tp;
-  return (c.act_bytes_in + c.act_bytes_out) * rl.inv_group + c.weight_bytes * weight_split +
+  return (c.act_bytes_in + c.act_bytes_out) / rl.sharding.activation_ways(k) + c.weight_bytes * weight_split +
          (c.kv_bytes_read + c.kv_bytes_written) * rl.inv_kv;
 }
 

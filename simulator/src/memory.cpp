@@ -57,6 +57,26 @@ double saved_activation_bytes(const PassCost& forward, const ModelShape& s, Reco
   return bytes;
 }
 
+double residual_stream_activation_bytes(const PassCost& forward, const ModelShape& s, Recompute r) {
+  double bytes = 0, largest_layer = 0;
+  for (int g = 0; g < forward.count; ++g) {
+    const LayerGroupCost& lg = forward.groups[static_cast<std::size_t>(g)];
+    const double norms = row(lg.ops, OpKind::attn_norm).cost.act_bytes_in + row(lg.ops, OpKind::ffn_norm).cost.act_bytes_in;
+    largest_layer = std::max(largest_layer, norms);
+    const double width = s.vwn ? s.vwn_n / s.vwn_m * s.D : s.D;
+    bytes += lg.plan.passes * (r == Recompute::full ? lg.work.seqs * lg.work.rows_q * width * s.bytes : norms);
+  }
+  if (r == Recompute::full) bytes += largest_layer;
+  return bytes + row(forward.outside, OpKind::final_norm).cost.act_bytes_in;
+}
+
+double activation_bytes_per_device(const PassCost& forward, const ModelShape& s, Recompute r, double vwn_eta,
+                                   const Sharding& sh) {
+  double bytes = saved_activation_bytes(forward, s, r, vwn_eta);
+  if (!sh.sequence_parallel) bytes += (sh.tp - 1) * residual_stream_activation_bytes(forward, s, r);
+  return bytes / (sh.tp * sh.ep);
+}
+
 TrainMemory train_memory(const model::ParamCounts& p, const ModelShape& s, const PassCost& forward,
                          const Scenario& sc) {
   const ParallelScenario& par = sc.parallel;
@@ -74,7 +94,8 @@ TrainMemory train_memory(const model::ParamCounts& p, const ModelShape& s, const
   m.weight_bytes = per_device(z == OptimizerSharding::weights) * s.bytes;
   m.grad_bytes = per_device(z == OptimizerSharding::weights || z == OptimizerSharding::gradients) * s.bytes;
   m.optimizer_bytes = per_device(z != OptimizerSharding::none) * optimizer_bytes_per_param;
-  m.activation_bytes = saved_activation_bytes(forward, s, sc.train.recompute, sc.train.vwn_eta) / (tp * ep);
+  const Sharding sh{tp, ep, 1, par.sequence_parallel || par.tp == 1};
+  m.activation_bytes = activation_bytes_per_device(forward, s, sc.train.recompute, sc.train.vwn_eta, sh);
   return m;
 }
 

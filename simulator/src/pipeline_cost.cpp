@@ -42,12 +42,11 @@ PipelineLayer layer_costs(const CostContext& ctx, const LayerGroupCost& g) {
   PipelineLayer l;
   l.forward_s = time.total_s + comm;
   l.backward_s = time.backward_s + recompute_s(t, time) + (comm_passes - 1) * comm;
-  const double per_device = 1 / (ctx.sharding.tp * ctx.sharding.ep);
-  double bytes = saved_activation_bytes(*one, ctx.shape, t.recompute, t.vwn_eta);
+  l.activation_bytes = activation_bytes_per_device(*one, ctx.shape, t.recompute, t.vwn_eta, ctx.sharding);
   // memory.hpp adds one layer's selective set, live while full recomputation reruns a
   // layer, once per pass; per layer only the kept input counts.
-  if (t.recompute == Recompute::full) bytes -= saved_activation_bytes(*one, ctx.shape, Recompute::selective, t.vwn_eta);
-  l.activation_bytes = bytes * per_device;
+  if (t.recompute == Recompute::full)
+    l.activation_bytes -= activation_bytes_per_device(*one, ctx.shape, Recompute::selective, t.vwn_eta, ctx.sharding);
   return l;
 }
 
@@ -58,8 +57,8 @@ PipelineEndCost end_costs(const CostContext& ctx, const OpTable& outside, std::i
   PipelineEndCost e;
   e.forward_s = time.total_s;
   e.backward_s = time.backward_s;
-  e.activation_bytes = saved_activation_bytes(*p, ctx.shape, ctx.scenario->train.recompute, ctx.scenario->train.vwn_eta) /
-                       (ctx.sharding.tp * ctx.sharding.ep);
+  const TrainScenario& t = ctx.scenario->train;
+  e.activation_bytes = activation_bytes_per_device(*p, ctx.shape, t.recompute, t.vwn_eta, ctx.sharding);
   return e;
 }
 

@@ -9,9 +9,27 @@ namespace hdlab::simulator {
 using model::OpClass;
 using model::OpKind;
 
+bool on_residual_stream(OpKind k) {
+  switch (k) {
+    case OpKind::attn_norm:
+    case OpKind::ffn_norm:
+    case OpKind::residual:
+    case OpKind::ghc_norm:
+    case OpKind::ghc_dynamic:
+    case OpKind::ghc_width:
+    case OpKind::ghc_depth:
+    case OpKind::final_norm: return true;
+    default: return false;
+  }
+}
+
+double Sharding::activation_ways(OpKind k) const {
+  return sequence_parallel || !on_residual_stream(k) ? tp * ep : ep;
+}
+
 model::OpCost device_cost(OpKind k, const OpRow& r, const Sharding& s) {
   const model::OpCost& c = r.cost;
-  const double group = s.tp * s.ep;
+  const double group = s.activation_ways(k);
   // Routed experts are split over every device of the group; other weights over tp only.
   const double weight_split = k == OpKind::experts ? group : s.tp;
   const double kv_split = s.kv_tp * s.ep;
@@ -111,8 +129,9 @@ OpTime op_time(OpKind k, const OpRow& r, const Roofline& rl, const LayerWork* wo
   const OpClass cls = op_classes()[static_cast<std::size_t>(k)];
   // device_cost(), inlined with reciprocals: this runs hundreds of times per evaluation
   const double weight_split = k == OpKind::experts ? rl.inv_group : rl.inv_tp;
-  const double flops = c.flops * rl.inv_group;
-  double bytes = (c.act_bytes_in + c.act_bytes_out) * rl.inv_group + c.weight_bytes * weight_split +
+  const double inv_rows = rl.sharding.sequence_parallel ? rl.inv_group : 1 / rl.sharding.activation_ways(k);
+  const double flops = c.flops * inv_rows;
+  double bytes = (c.act_bytes_in + c.act_bytes_out) * inv_rows + c.weight_bytes * weight_split +
                  (c.kv_bytes_read + c.kv_bytes_written) * rl.inv_kv;
   if (work && work->scores_materialised && k == OpKind::attention) bytes += r.inner_vector_bytes * rl.inv_group;
   double compute = rl.compute_rate[static_cast<std::size_t>(cls)], memory = rl.memory_rate;

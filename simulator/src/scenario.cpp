@@ -159,6 +159,12 @@ Scenario parse_scenario(const json& j, const std::string& pointer) {
     s.parallel.ep = o->integer("ep", s.parallel.ep, 1, max_devices);
     s.parallel.dp = o->integer("dp", s.parallel.dp, 1, max_devices);
     s.parallel.gpus_per_node = o->integer("gpus_per_node", s.parallel.gpus_per_node, 1, max_devices);
+    if (o->has("sequence_parallel")) {
+      const bool sp = o->boolean("sequence_parallel", true);
+      if (sp && s.parallel.tp == 1)
+        model::fail(o->at("sequence_parallel"), "needs tp > 1: with one tensor-parallel rank there is nothing to split");
+      s.parallel.sequence_parallel = sp || s.parallel.tp == 1;  // tp = 1: no effect, kept at the default
+    }
     if (s.parallel.dp % s.parallel.ep != 0)
       model::fail(o->at("ep"), "must divide dp (" + std::to_string(s.parallel.dp) +
                                    "): expert-parallel ranks are carved out of the data-parallel ones");
@@ -171,7 +177,7 @@ Scenario parse_scenario(const json& j, const std::string& pointer) {
 
 json to_json(const Scenario& s) {
   const char* layout = s.attention.layout ? model::to_string(*s.attention.layout) : "auto";
-  return {{"train",
+  json j = {{"train",
            {{"seq_len", s.train.seq_len},
             {"micro_batch", s.train.micro_batch},
             {"grad_accum", s.train.grad_accum},
@@ -192,6 +198,9 @@ json to_json(const Scenario& s) {
           {"attention",
            {{"layout", layout}, {"tile_q", s.attention.tile_q}, {"tile_k", s.attention.tile_k},
             {"count", to_string(s.attention.count)}, {"kernel", to_string(s.attention.kernel)}}}};
+  // Sequence parallelism means nothing at tp = 1, where the key is refused.
+  if (s.parallel.tp > 1) j["parallel"]["sequence_parallel"] = s.parallel.sequence_parallel;
+  return j;
 }
 
 const char* metric_name(Metric m) { return kMetrics[static_cast<int>(m)].name; }

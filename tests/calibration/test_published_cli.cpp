@@ -27,11 +27,13 @@ TEST_CASE("hdlab validate --published: the bundled set, its report files and per
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("trtllm-llama2            h100-7b-b768-tp1-in128-out128") != std::string::npos);
   const nlohmann::json j = nlohmann::json::parse(slurp(out + "/published.json"));
-  // Files in name order: llama3-405b-pretraining.json, trtllm-llama2.json.
-  REQUIRE(j["sources"].size() == 2);
+  // Files in name order: llama3-405b-pretraining, megatron-gpt-table5, trtllm-llama2.
+  REQUIRE(j["sources"].size() == 3);
   CHECK(j["sources"][0]["id"] == "llama3-405b-pretraining");
   CHECK(j["sources"][0]["cases"].size() == 2);
-  const nlohmann::json& trt = j["sources"][1];
+  CHECK(j["sources"][1]["id"] == "megatron-gpt-table5");
+  CHECK(j["sources"][1]["cases"].size() == 8);
+  const nlohmann::json& trt = j["sources"][2];
   CHECK(trt["id"] == "trtllm-llama2");
   CHECK(trt["cases"].size() == 23);
   REQUIRE(trt["metrics"].size() == 2);
@@ -48,10 +50,11 @@ TEST_CASE("hdlab validate --published: the bundled set, its report files and per
     CHECK(c["profile"].get<std::string>().size() > 0);
   }
   const std::string csv = slurp(out + "/published.csv");
-  CHECK(std::count(csv.begin(), csv.end(), '\n') == 26);  // header + 25 rows
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 34);  // header + 33 rows
 #ifdef HDLAB_TEST_HAVE_CHARTS
   CHECK(fs::file_size(out + "/trtllm-llama2.png") > 10000);
   CHECK(fs::file_size(out + "/llama3-405b-pretraining.png") > 10000);
+  CHECK(fs::file_size(out + "/megatron-gpt-table5.png") > 10000);
 #endif
   // The datasheet profiles for comparison: same cases, other predictions.
   const std::string out2 = temp_path("out2");

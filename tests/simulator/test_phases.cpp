@@ -271,6 +271,41 @@ TEST_CASE("training state memory with ZeRO sharding, by hand", "[phases][memory]
         saved_activation_bytes(*m.pass, m.shape, Recompute::selective, 1) / 2);
 }
 
+TEST_CASE("sequence parallelism splits the residual stream over the tp ranks, by hand", "[phases][memory][sp]") {
+  Model m(fixtures::tiny_dense());
+  train_forward_pass(m.config, m.shape, m.plan, 1, 4, PassOptions{}, *m.pass);
+  const model::ParamCounts p = model::count_params(m.config);
+  // Residual-stream inputs kept (bytes): per layer the two norms' [4, 8] inputs, 2 x 64;
+  // two layers, and the final norm's input: 320. Full recomputation: each layer's input
+  // (64) twice, one layer's norm inputs (128) while it reruns, the final norm's input.
+  CHECK(residual_stream_activation_bytes(*m.pass, m.shape, Recompute::selective) == 320);
+  CHECK(residual_stream_activation_bytes(*m.pass, m.shape, Recompute::full) == 2 * 64 + 128 + 64);
+  Scenario s = parse_scenario(model::Json::parse(R"({"parallel": {"tp": 2, "sequence_parallel": false}})"));
+  const double saved = saved_activation_bytes(*m.pass, m.shape, Recompute::selective, 1);
+  // Without: each of the 2 ranks keeps its half of the rest and the whole 320.
+  CHECK(train_memory(p, m.shape, *m.pass, s).activation_bytes == (saved - 320) / 2 + 320);
+  s.parallel.sequence_parallel = true;
+  CHECK(train_memory(p, m.shape, *m.pass, s).activation_bytes == saved / 2);
+
+  // Time: a norm's rows split over tp with it, whole on every rank without; a projection
+  // splits its weight either way.
+  const OpRow& norm = row(m.pass->groups[0].ops, OpKind::attn_norm);
+  const OpRow& qkv = row(m.pass->groups[0].ops, OpKind::qkv_proj);
+  const Sharding with{2, 1, 1, true}, without{2, 1, 1, false};
+  CHECK(device_cost(OpKind::attn_norm, norm, with).act_bytes_in == norm.cost.act_bytes_in / 2);
+  CHECK(device_cost(OpKind::attn_norm, norm, without).act_bytes_in == norm.cost.act_bytes_in);
+  CHECK(device_cost(OpKind::attn_norm, norm, without).flops == norm.cost.flops);
+  CHECK(device_cost(OpKind::qkv_proj, qkv, without).flops == qkv.cost.flops / 2);
+
+  // At tp = 1 there is nothing to split: asking for it is refused, and the JSON leaves it out.
+  CHECK(fixtures::error_of([] { parse_scenario(model::Json::parse(R"({"parallel": {"sequence_parallel": true}})")); }) ==
+        "/scenario/parallel/sequence_parallel: needs tp > 1: with one tensor-parallel rank there is nothing to split");
+  CHECK_FALSE(to_json(Scenario{})["parallel"].contains("sequence_parallel"));
+  CHECK(to_json(s)["parallel"]["sequence_parallel"] == true);
+  s.parallel.sequence_parallel = false;
+  CHECK(parse_scenario(to_json(s)) == s);
+}
+
 TEST_CASE("baseline and HD prefill, by hand", "[phases][prefill]") {
   // tiny_dense, one prompt of 4 tokens: the training forward's layers (5904 FLOPs each,
   // see test_ops) but logits for the last position only, and the cache written.

@@ -100,11 +100,19 @@ struct KvScenario {
 // ranks (ep divides dp); in inference a model replica spans tp * ep devices, its dense
 // part running data-parallel over the ep ranks. Collectives inside one node of
 // gpus_per_node devices use NVLink, larger ones the network.
+//
+// Sequence parallelism (Korthikanti et al. 2022): with tp > 1 the ops on the residual
+// stream (norms, residual adds, VWN's hyper-connections, the final norm) and the inputs
+// they save split their rows over the tp ranks; the TP all-reduces become reduce-scatters
+// and all-gathers of the same bytes, so communication is unchanged. Off, every tp rank
+// runs those ops on the whole [rows, D] and keeps their inputs whole. Default on. At
+// tp = 1 it has no effect: asking for it there is refused, and the JSON leaves it out.
 struct ParallelScenario {
   std::int64_t tp = 1;
   std::int64_t ep = 1;
   std::int64_t dp = 1;
   std::int64_t gpus_per_node = 8;
+  bool sequence_parallel = true;  // only read when tp > 1
   bool operator==(const ParallelScenario&) const = default;
 };
 
@@ -133,7 +141,7 @@ struct Scenario {
 //  "prefill": {"tokens", "batch"}, "decode": {"batch", "context"},
 //  "serving": {"batches": [...], "input_lengths": [...], "output_tokens"},
 //  "kv": {"context", "memory_utilization"},
-//  "parallel": {"tp", "ep", "dp", "gpus_per_node"},
+//  "parallel": {"tp", "ep", "dp", "gpus_per_node", "sequence_parallel"},
 //  "attention": {"layout": "auto"|"interleaved"|"stream_major"|"phd_split",
 //                "tile_q", "tile_k", "count": "executed"|"exact", "kernel": "fused"|"unfused"}}
 // Every key optional (defaults above); unknown keys are ConfigErrors at their pointer.

@@ -22,10 +22,13 @@
 // final-stream rows only (K/V of all positions), which is where their saving shows.
 // Outside the layers: the final norm and head inputs and the logits (e bytes each), VWN's
 // reduce input; VWN MTP every input of its path (embedding ids included) and its logits.
-// With tensor parallelism activations are split over the tp ranks (sequence parallel).
+// With tensor parallelism activations are split over the tp ranks; without sequence
+// parallelism the residual-stream share (the norms' inputs; full recomputation's kept
+// layer inputs; the final norm's input) is whole on every tp rank.
 #include "hdlab/model/params.hpp"
 #include "hdlab/simulator/evaluate.hpp"
 #include "hdlab/simulator/op_table.hpp"
+#include "hdlab/simulator/roofline.hpp"
 
 namespace hdlab::simulator {
 
@@ -42,6 +45,11 @@ struct TrainMemory {
 
 // Saved-activation bytes of a training forward pass (logical: every sequence in it).
 double saved_activation_bytes(const PassCost& forward, const ModelShape& s, Recompute r, double vwn_eta);
+// The residual-stream share of those bytes (logical), which sequence parallelism splits.
+double residual_stream_activation_bytes(const PassCost& forward, const ModelShape& s, Recompute r);
+// Saved-activation bytes one device of the tp x ep group keeps.
+double activation_bytes_per_device(const PassCost& forward, const ModelShape& s, Recompute r, double vwn_eta,
+                                   const Sharding& sh);
 
 // Per device. `forward` is the training forward pass of micro_batch * ep sequences (the
 // tp x ep group's share), as evaluate() builds it.

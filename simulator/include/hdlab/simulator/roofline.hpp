@@ -39,7 +39,14 @@ struct Sharding {
   double tp = 1;
   double ep = 1;
   double kv_tp = 1;  // min(tp, G): K/V heads split this many ways (replicated beyond)
+  bool sequence_parallel = true;  // residual-stream ops split over tp (evaluate.hpp's ParallelScenario)
+  // The ways an op's rows and activations split: tp * ep, or ep alone for the
+  // residual-stream ops without sequence parallelism.
+  double activation_ways(model::OpKind k) const;
 };
+// The ops on the residual stream: norms around the sublayers, residual adds, VWN's
+// hyper-connections, the final norm.
+bool on_residual_stream(model::OpKind k);
 
 struct OpTime {
   double seconds = 0;  // max(compute_s, memory_s) + launch_s (kernel models: their time)
