@@ -242,7 +242,7 @@ PublishedPrediction predict_training(const PublishedCase& c, const model::Config
     const simulator::PipelineResult r =
         at_case(c, [&] { return simulator::simulate_pipeline(config, hw, c.scenario, *c.pipeline); });
     p.devices *= c.pipeline->stages;
-    p.seconds = r.metrics.makespan_s;
+    p.seconds = r.metrics.step_s;
     p.bubble_fraction = r.metrics.bubble_fraction;
   }
   p.value = c.metric == PublishedMetric::train_iteration_s

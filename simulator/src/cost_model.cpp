@@ -35,12 +35,13 @@ void check_parallel(const model::Backbone& b, const ParallelScenario& p, const s
     model::fail(ptr + "/ep", "must divide dp (" + num(p.dp) + "): expert-parallel ranks are data-parallel ranks");
 }
 
+}  // namespace
+
 // Updates that read weights, gradients and fp32 states and write weights and states.
-double optimizer_update_s(const CostContext& ctx) {
+double optimizer_update_s(const CostContext& ctx, double dense, double experts) {
   const Scenario& s = *ctx.scenario;
   const double e = ctx.shape.bytes, states = e >= 4 ? 8 : 12;
   const double tp = d(s.parallel.tp), ep = d(s.parallel.ep), dp = d(s.parallel.dp);
-  const double experts = d(ctx.params.routed_experts), dense = d(ctx.params.total) - experts;
   const bool sharded = s.train.sharding != OptimizerSharding::none;
   const double params = dense / tp / (sharded ? dp : 1) + experts / (tp * ep) / (sharded ? dp / ep : 1);
   const double bytes = params * (3 * e + 2 * states);
@@ -55,12 +56,13 @@ double optimizer_update_s(const CostContext& ctx) {
 
 // Gradient all-reduce over the data-parallel ranks: dense gradients over dp ranks,
 // expert gradients over the dp / ep ranks that hold the same experts.
-double dp_gradient_s(const CostContext& ctx) {
+double dp_gradient_s(const CostContext& ctx, double dense, double experts) {
   const ParallelScenario& p = ctx.scenario->parallel;
   const double e = ctx.shape.bytes, tp = d(p.tp), ep = d(p.ep), dp = d(p.dp);
-  const double experts = d(ctx.params.routed_experts), dense = d(ctx.params.total) - experts;
   return ring_all_reduce_s(dense / tp * e, dp, ctx.dp_link) + ring_all_reduce_s(experts / (tp * ep) * e, dp / ep, ctx.dp_link);
 }
+
+namespace {
 
 double zero3_gather_s(const CostContext& ctx) {
   const ParallelScenario& p = ctx.scenario->parallel;
@@ -185,10 +187,11 @@ void cost_train(const CostContext& ctx, PassCost& forward, TrainResult& out) {
   const double comm_passes = t.recompute == Recompute::full ? 3 : 2;  // forward, backward (, recomputed forward)
   const double micro_comm = out.forward_comm.total() * comm_passes;
   out.micro_step_s = out.forward.total_s + out.forward.backward_s + out.recompute_s + micro_comm;
-  out.dp_comm_s = dp_gradient_s(ctx);
+  const double experts = d(ctx.params.routed_experts), dense = d(ctx.params.total) - experts;
+  out.dp_comm_s = dp_gradient_s(ctx, dense, experts);
   out.exposed_dp_s = t.overlap_dp_comm ? std::max(0.0, out.dp_comm_s - out.forward.backward_s) : out.dp_comm_s;
   out.zero3_gather_s = zero3_gather_s(ctx);
-  out.optimizer_s = optimizer_update_s(ctx);
+  out.optimizer_s = optimizer_update_s(ctx, dense, experts);
   out.step_s = accum * (out.micro_step_s + out.zero3_gather_s) + out.exposed_dp_s + out.optimizer_s;
   out.comm_s = accum * (micro_comm + out.zero3_gather_s) + out.exposed_dp_s;
 

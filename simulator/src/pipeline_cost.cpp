@@ -1,6 +1,7 @@
 // The pipeline workload from the cost model (pipeline_cost.hpp).
 #include "hdlab/simulator/pipeline_cost.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <stdexcept>
 #include <variant>
@@ -32,6 +33,14 @@ std::unique_ptr<PassCost> outside_only(const OpTable& outside, std::initializer_
   return p;
 }
 
+// Parameters an op table owns: the routed experts apart (they shard over ep too).
+void owned_params(const OpTable& t, double& dense, double& experts) {
+  for (int i = 0; i < model::op_kind_count; ++i) {
+    const double p = t[static_cast<std::size_t>(i)].params;
+    (static_cast<OpKind>(i) == OpKind::experts ? experts : dense) += p;
+  }
+}
+
 PipelineLayer layer_costs(const CostContext& ctx, const LayerGroupCost& g) {
   const TrainScenario& t = ctx.scenario->train;
   const auto one = single_layer(g);
@@ -40,6 +49,7 @@ PipelineLayer layer_costs(const CostContext& ctx, const LayerGroupCost& g) {
   const double comm = pass_comm(*one, ctx.shape, ctx.sharding, ctx.tp_link, ctx.ep_link).total();
   const double comm_passes = t.recompute == Recompute::full ? 3 : 2;  // forward, backward (, recomputed forward)
   PipelineLayer l;
+  owned_params(g.ops, l.dense_params, l.expert_params);
   l.forward_s = time.total_s + comm;
   l.backward_s = time.backward_s + recompute_s(t, time) + (comm_passes - 1) * comm;
   l.activation_bytes = activation_bytes_per_device(*one, ctx.shape, t.recompute, t.vwn_eta, ctx.sharding);
@@ -59,6 +69,8 @@ PipelineEndCost end_costs(const CostContext& ctx, const OpTable& outside, std::i
   e.backward_s = time.backward_s;
   const TrainScenario& t = ctx.scenario->train;
   e.activation_bytes = activation_bytes_per_device(*p, ctx.shape, t.recompute, t.vwn_eta, ctx.sharding);
+  double experts = 0;
+  owned_params(p->outside, e.dense_params, experts);
   return e;
 }
 
@@ -88,13 +100,15 @@ void boundary_bytes(const CostContext& ctx, const std::vector<const LayerGroupCo
 
 }  // namespace
 
-PipelineWorkload pipeline_workload(const model::Config& c, const HardwareProfile& hw, const Scenario& s,
-                                   std::int64_t pp, const std::string& pointer) {
-  auto ctx = std::make_unique<CostContext>();
-  make_context(c, hw, s, *ctx);
+namespace {
+
+PipelineWorkload workload_of(const CostContext& ctx, std::int64_t pp, const std::string& pointer) {
+  const model::Config& c = *ctx.config;
+  const HardwareProfile& hw = *ctx.hw;
+  const Scenario& s = *ctx.scenario;
   auto forward = std::make_unique<PassCost>();
   const TrainScenario& t = s.train;
-  train_forward_pass(c, ctx->shape, ctx->plan, d(t.micro_batch) * ctx->sharding.ep, t.seq_len, ctx->options, *forward);
+  train_forward_pass(c, ctx.shape, ctx.plan, d(t.micro_batch) * ctx.sharding.ep, t.seq_len, ctx.options, *forward);
 
   const model::Backbone& b = c.effective;
   PipelineWorkload w;
@@ -106,19 +120,20 @@ PipelineWorkload pipeline_workload(const model::Config& c, const HardwareProfile
       if (forward->groups[static_cast<std::size_t>(i)].plan.sig == sig) g = &forward->groups[static_cast<std::size_t>(i)];
     if (!g) throw std::logic_error("pipeline: layer " + std::to_string(l) + " has no group in the forward pass");
     group_of.push_back(g);
-    w.layers.push_back(layer_costs(*ctx, *g));
+    w.layers.push_back(layer_costs(ctx, *g));
   }
   if (const auto* loop = std::get_if<model::LoopedDesign>(&c.design.method); loop && loop->recurrent > 0) {
     w.loop = PipelineLoop{loop->prelude, loop->recurrent, loop->iterations};
     // The injection adapter's row covers every iteration; one run joins each first recurrent pass.
-    const PipelineEndCost inject = end_costs(*ctx, forward->outside, {OpKind::injection});
+    const PipelineEndCost inject = end_costs(ctx, forward->outside, {OpKind::injection});
     PipelineLayer& first = w.layers[static_cast<std::size_t>(loop->prelude)];
     first.forward_s += inject.forward_s / d(loop->iterations);
     first.backward_s += inject.backward_s / d(loop->iterations);
+    first.dense_params += inject.dense_params;
   }
-  w.embedding = end_costs(*ctx, forward->outside, {OpKind::embedding, OpKind::vwn_embed_proj});
-  w.head = end_costs(*ctx, forward->outside, {OpKind::vwn_reduce, OpKind::final_norm, OpKind::lm_head, OpKind::mtp});
-  boundary_bytes(*ctx, group_of, w.layers);
+  w.embedding = end_costs(ctx, forward->outside, {OpKind::embedding, OpKind::vwn_embed_proj});
+  w.head = end_costs(ctx, forward->outside, {OpKind::vwn_reduce, OpKind::final_norm, OpKind::lm_head, OpKind::mtp});
+  boundary_bytes(ctx, group_of, w.layers);
 
   const ParallelScenario& par = s.parallel;
   if (pp > 1) {
@@ -129,10 +144,59 @@ PipelineWorkload pipeline_workload(const model::Config& c, const HardwareProfile
   return w;
 }
 
+// The optimizer step after the makespan (pipeline_cost.hpp): per device, its parameters'
+// gradient all-reduce (partly hidden behind its last backward) and update.
+void add_optimizer_step(const CostContext& ctx, const PipelineWorkload& w, PipelineResult& r) {
+  const auto devices = r.devices.size();
+  std::vector<double> dense(devices, 0), experts(devices, 0), last_end(devices, 0), last_length(devices, 0);
+  for (const PipelineChunk& ch : r.partition.chunks) {
+    const auto dev = static_cast<std::size_t>(ch.device);
+    for (std::int64_t l = ch.first_layer; l < ch.first_layer + ch.layer_count; ++l) {
+      dense[dev] += w.layers[static_cast<std::size_t>(l)].dense_params;
+      experts[dev] += w.layers[static_cast<std::size_t>(l)].expert_params;
+    }
+    if (ch.embedding) dense[dev] += w.embedding.dense_params;
+    if (ch.head) dense[dev] += w.head.dense_params;
+  }
+  for (const PipelineTask& t : r.tasks) {
+    const auto dev = static_cast<std::size_t>(t.device);
+    if (t.backward && t.end_s >= last_end[dev]) {
+      last_end[dev] = t.end_s;
+      last_length[dev] = t.end_s - t.start_s;
+    }
+  }
+  PipelineMetrics& m = r.metrics;
+  m.step_s = m.makespan_s;
+  for (std::size_t dev = 0; dev < devices; ++dev) {
+    const double reduce = dp_gradient_s(ctx, dense[dev], experts[dev]);
+    const double optimizer = optimizer_update_s(ctx, dense[dev], experts[dev]);
+    const double exposed = ctx.scenario->train.overlap_dp_comm ? std::max(0.0, reduce - last_length[dev]) : reduce;
+    m.dp_reduce_s = std::max(m.dp_reduce_s, reduce);
+    m.optimizer_s = std::max(m.optimizer_s, optimizer);
+    m.step_s = std::max(m.step_s, last_end[dev] + exposed + optimizer);
+  }
+  m.update_s = m.step_s - m.makespan_s;
+  if (m.step_s > 0) m.tokens_per_s = w.tokens_per_microbatch * d(r.options.microbatches) / m.step_s;
+}
+
+}  // namespace
+
+PipelineWorkload pipeline_workload(const model::Config& c, const HardwareProfile& hw, const Scenario& s,
+                                   std::int64_t pp, const std::string& pointer) {
+  auto ctx = std::make_unique<CostContext>();
+  make_context(c, hw, s, *ctx);
+  return workload_of(*ctx, pp, pointer);
+}
+
 PipelineResult simulate_pipeline(const model::Config& c, const HardwareProfile& hw, const Scenario& s,
                                  const PipelineOptions& o, const std::string& pointer) {
   if (o.stages < 1) model::fail(pointer + "/pp", "must be >= 1, got " + std::to_string(o.stages));
-  return simulate_pipeline(pipeline_workload(c, hw, s, o.stages, pointer), o, pointer);
+  auto ctx = std::make_unique<CostContext>();
+  make_context(c, hw, s, *ctx);
+  const PipelineWorkload w = workload_of(*ctx, o.stages, pointer);
+  PipelineResult r = simulate_pipeline(w, o, pointer);
+  add_optimizer_step(*ctx, w, r);
+  return r;
 }
 
 }  // namespace hdlab::simulator

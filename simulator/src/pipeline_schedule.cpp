@@ -126,6 +126,7 @@ PipelineMetrics summarize(const PipelineResult& r, const PipelineWorkload& w) {
   m.bubble_fraction = m.makespan_s > 0 ? 1.0 - busy / (p * m.makespan_s) : 0.0;
   m.imbalance = r.partition.imbalance;
   m.ideal_makespan_s = busy / p;
+  m.step_s = m.makespan_s;
   if (m.makespan_s > 0)
     m.tokens_per_s = w.tokens_per_microbatch * static_cast<double>(r.options.microbatches) / m.makespan_s;
   m.steps_per_microbatch = static_cast<std::int64_t>(r.path.size());

@@ -118,3 +118,48 @@ TEST_CASE("pipeline link: NVLink inside a node, the network beyond", "[pipeline]
   o.stages = 0;
   CHECK(fixtures::error_of([&] { simulate_pipeline(c, hw, s, o); }).rfind("/pipeline/pp:", 0) == 0);
 }
+
+TEST_CASE("the pipeline's optimizer step: each device's reduction and update after its last backward",
+          "[pipeline][cost][optimizer]") {
+  const HardwareProfile hw = fixtures::device(2);
+  const hdlab::model::Config c = fixtures::config(fixtures::tiny_moe(), "{}");
+  Scenario s = scenario(Recompute::selective);
+  s.parallel.dp = 2;
+  s.train.overlap_dp_comm = false;
+  // One stage holds every parameter: the step adds the cost model's own reduction and update.
+  auto ctx = std::make_unique<CostContext>();
+  make_context(c, hw, s, *ctx);
+  auto forward = std::make_unique<PassCost>();
+  TrainResult t;
+  cost_train(*ctx, *forward, t);
+  PipelineOptions o;
+  PipelineResult p = simulate_pipeline(c, hw, s, o);
+  CHECK(fixtures::close(p.metrics.update_s, t.dp_comm_s + t.optimizer_s, 1e-12));
+  CHECK(p.metrics.step_s == p.metrics.makespan_s + p.metrics.update_s);
+  CHECK(fixtures::close(p.metrics.optimizer_s, t.optimizer_s, 1e-12));
+
+  // Two stages: each updates only its own parameters, so the slowest device's update is
+  // less than the whole model's; the parameters split between them add up to the model's.
+  o.stages = 2;
+  o.microbatches = 2;
+  s.train.grad_accum = 2;
+  p = simulate_pipeline(c, hw, s, o);
+  CHECK(p.metrics.optimizer_s < t.optimizer_s);
+  CHECK(p.metrics.dp_reduce_s < t.dp_comm_s);
+  CHECK(p.metrics.step_s > p.metrics.makespan_s);
+  const PipelineWorkload w = pipeline_workload(c, hw, s, 2);
+  double dense = w.embedding.dense_params + w.head.dense_params, experts = 0;
+  for (const PipelineLayer& l : w.layers) {
+    dense += l.dense_params;
+    experts += l.expert_params;
+  }
+  const hdlab::model::ParamCounts counts = hdlab::model::count_params(c);
+  CHECK(experts == static_cast<double>(counts.routed_experts));
+  CHECK(dense + experts == static_cast<double>(counts.total));
+
+  // Overlapped, the reduction hides behind each device's last backward as far as it goes.
+  s.train.overlap_dp_comm = true;
+  const PipelineResult hidden = simulate_pipeline(c, hw, s, o);
+  CHECK(hidden.metrics.step_s < p.metrics.step_s);
+  CHECK(hidden.metrics.update_s > 0);  // the update itself is never hidden
+}

@@ -93,6 +93,12 @@ double selective_recompute_share(model::OpKind k, double vwn_eta);
 // forward (layers_s), selective the shares above of each op's time.
 double recompute_s(const TrainScenario& t, const PassTime& forward);
 
+// The optimizer update and the data-parallel gradient all-reduce of `dense` + `experts`
+// parameters (logical counts; a device holds their tp, and for experts tp * ep, share;
+// a ZeRO-sharded optimizer updates its dp share), as one device runs them.
+double optimizer_update_s(const CostContext& ctx, double dense, double experts);
+double dp_gradient_s(const CostContext& ctx, double dense, double experts);
+
 // FLOPs of the attention op of a pass for a pair count (2*H*(qk+v) per pair).
 double attention_flops(const ModelShape& s, double pairs);
 

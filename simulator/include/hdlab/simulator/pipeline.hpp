@@ -68,6 +68,9 @@ struct PipelineLayer {
   // whatever a later layer still needs (a KV-mirror source's input, the embedding a
   // looped design re-injects). A backward sends gradients of the same size.
   double boundary_bytes = 0;
+  // Parameters the layer owns (logical, before tp/ep sharding; a recurrent layer's once),
+  // for the update after the last backward (pipeline_cost.hpp); the engine ignores them.
+  double dense_params = 0, expert_params = 0;
 };
 
 // Work outside the layers: embedding (first stage) or final norm + head + loss (last).
@@ -75,6 +78,7 @@ struct PipelineEndCost {
   double forward_s = 0;
   double backward_s = 0;
   double activation_bytes = 0;
+  double dense_params = 0;  // as PipelineLayer's
 };
 
 // Layers [first_layer, first_layer + layer_count) run `iterations` times per pass.
@@ -184,7 +188,14 @@ struct PipelineMetrics {
   double ideal_makespan_s = 0;         // all work spread evenly, no bubble, no transfer
   double peak_activation_bytes = 0;    // the most on any device
   std::int64_t peak_activation_device = 0;
-  double tokens_per_s = 0;             // m * tokens per micro-batch / makespan; 0 if unknown
+  double tokens_per_s = 0;             // m * tokens per micro-batch / step_s; 0 if unknown
+  // After the makespan: each device reduces its gradients over the data-parallel ranks
+  // and updates its parameters once its last backward is done (pipeline_cost.hpp fills
+  // these; the engine alone has no update: update_s 0, step_s = makespan_s).
+  double update_s = 0;                 // step_s - makespan_s: what the last device to finish adds
+  double optimizer_s = 0;              // the slowest device's optimizer update
+  double dp_reduce_s = 0;              // the slowest device's gradient all-reduce (before overlap)
+  double step_s = 0;                   // one optimizer step
   std::int64_t steps_per_microbatch = 0;      // forward path steps (visits)
   std::int64_t transfers_per_microbatch = 0;  // point-to-point sends, forward and backward
   double transfer_s_per_microbatch = 0;       // their time, summed along the path

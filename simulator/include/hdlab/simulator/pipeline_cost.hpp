@@ -23,6 +23,15 @@
 // a looped design's embedding until the first recurrent layer (input injection).
 // Point-to-point link: NVLink when tp * dp * pp devices fit in one node of
 // gpus_per_node, else the network (link_for), with its efficiency and latency.
+//
+// The optimizer step (simulate_pipeline below): once a device's last backward ends, it
+// all-reduces the gradients of the parameters it holds over the data-parallel ranks
+// (hidden behind that last backward task when scenario.train.overlap_dp_comm, up to its
+// length) and runs the optimizer update on them, both as the cost model's training step
+// costs them (cost_model.hpp) for that device's share: its chunks' layers, the embedding
+// on the first stage, the final norm and head on the last. step_s is when the last
+// device finishes. Left out: ZeRO-3's weight gathers, and the all-reduce that keeps a
+// tied embedding and head on the first and last stage in step.
 #include <cstdint>
 #include <string>
 
@@ -37,7 +46,8 @@ namespace hdlab::simulator {
 PipelineWorkload pipeline_workload(const model::Config& c, const HardwareProfile& hw, const Scenario& s,
                                    std::int64_t pp, const std::string& pointer = "/pipeline");
 
-// pipeline_workload, then simulate_pipeline: what a sweep point or the CLI calls.
+// pipeline_workload, then simulate_pipeline, then the optimizer step: what a sweep point or
+// the CLI calls.
 PipelineResult simulate_pipeline(const model::Config& c, const HardwareProfile& hw, const Scenario& s,
                                  const PipelineOptions& o, const std::string& pointer = "/pipeline");
 
