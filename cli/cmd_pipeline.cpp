@@ -93,8 +93,8 @@ constexpr double json_bytes_per_task = 1024;
 simulator::PipelineResult simulate(const Options& o, const model::Config& config, const simulator::HardwareProfile& hw,
                                    const simulator::Scenario& scenario, const simulator::PipelineOptions& options) {
   try {
-    const simulator::PipelineWorkload w = simulator::pipeline_workload(config, hw, scenario, options.stages);
     if (o.json && !o.no_timeline) {
+      const simulator::PipelineWorkload w = simulator::pipeline_workload(config, hw, scenario, options.stages);
       simulator::check_pipeline(w, options);
       const auto steps = static_cast<double>(simulator::microbatch_path(w, simulator::partition_stages(w, options)).size());
       const double tasks = 2 * steps * static_cast<double>(options.microbatches);
@@ -103,7 +103,7 @@ simulator::PipelineResult simulate(const Options& o, const model::Config& config
                                             2 * steps),
                                 "leave the timeline out (--no-timeline) or use fewer micro-batches");
     }
-    return simulator::simulate_pipeline(w, options);
+    return simulator::simulate_pipeline(config, hw, scenario, options);  // with the optimizer step
   } catch (const model::ConfigError& e) {
     rethrow_as_flag(e);
   }

@@ -63,6 +63,11 @@ TEST_CASE("hdlab pipeline --json: the timeline covers every task", "[cli][pipeli
     makespan = std::max(makespan, t["end_s"].get<double>());
   }
   CHECK(makespan == p["metrics"]["makespan_s"].get<double>());
+  // The optimizer step comes after the makespan: each stage's update (dp 1: no reduction).
+  const json& m = p["metrics"];
+  CHECK(m["update_s"].get<double>() > 0);
+  CHECK(m["step_s"].get<double>() == makespan + m["update_s"].get<double>());
+  CHECK(m["dp_reduce_s"].get<double>() == 0);
   CHECK(run_json({"--pp", "4", "--microbatches", "6", "--no-timeline"})["pipeline"].count("timeline") == 0);
 }
 
