@@ -47,6 +47,8 @@ constexpr ScenarioFlag kScenarioFlags[] = {
     {"--tp", "/parallel/tp", "tensor-parallel devices"},
     {"--ep", "/parallel/ep", "expert-parallel devices (divides dp)"},
     {"--dp", "/parallel/dp", "data-parallel devices"},
+    {"--cp", "/parallel/cp", "context-parallel devices a training sequence splits over"},
+    {"--cp-comm", "/parallel/cp_comm", "all_gather | ring: how context-parallel ranks exchange K/V"},
     {"--gpus-per-node", "/parallel/gpus_per_node", "devices sharing NVLink"},
     {"--layout", "/attention/layout", "default | interleaved | stream_major | phd_split"},
     {"--tile-q", "/attention/tile_q", "attention kernel tile: query rows"},
@@ -94,8 +96,9 @@ void print_scenario(const json& r) {
   std::cout << fmt::format("{}, {}, on {} ({})\n", r["model"].get<std::string>(), r["design"].get<std::string>(),
                            r["hardware"].get<std::string>(), r["dtype"].get<std::string>());
   std::cout << "scenario (defaults unless set; --scenario FILE or the options override):\n"
-            << fmt::format("  parallel   tp {} x dp {} devices, ep {}, {} per node\n", p["tp"].dump(), p["dp"].dump(),
-                           p["ep"].dump(), p["gpus_per_node"].dump())
+            << fmt::format("  parallel   tp {} x cp {} x dp {} devices, ep {}, {} per node{}\n", p["tp"].dump(),
+                           p["cp"].dump(), p["dp"].dump(), p["ep"].dump(), p["gpus_per_node"].dump(),
+                           p.contains("cp_comm") ? ", K/V exchanged by " + p["cp_comm"].get<std::string>() : "")
             << fmt::format("  train      seq_len {} tokens, micro_batch {} seqs, grad_accum {}, recompute {}, "
                            "optimizer_sharding {}, vwn_eta {}, overlap_dp_comm {}\n",
                            t["seq_len"].dump(), t["micro_batch"].dump(), t["grad_accum"].dump(),

@@ -35,6 +35,8 @@ constexpr ScenarioFlag kScenarioFlags[] = {
     {"--tp", "/parallel/tp", "tensor-parallel devices per stage"},
     {"--ep", "/parallel/ep", "expert-parallel devices (divides dp)"},
     {"--dp", "/parallel/dp", "data-parallel replicas of the pipeline"},
+    {"--cp", "/parallel/cp", "context-parallel devices per stage a sequence splits over"},
+    {"--cp-comm", "/parallel/cp_comm", "all_gather | ring: how context-parallel ranks exchange K/V"},
     {"--gpus-per-node", "/parallel/gpus_per_node", "devices sharing NVLink"},
 };
 
@@ -167,9 +169,9 @@ void print_text(const simulator::PipelineResult& r, const model::Config& c, cons
                 const simulator::Scenario& s, int gantt_width) {
   const auto& o = r.options;
   std::cout << fmt::format("{}, {}, on {}\n", c.effective.name, model::describe(c.design), hw.name)
-            << fmt::format("micro-batch: {} seqs x {} tokens, recompute {}, tp {} x ep {} per stage, dp {}\n",
+            << fmt::format("micro-batch: {} seqs x {} tokens, recompute {}, tp {} x ep {} x cp {} per stage, dp {}\n",
                            s.train.micro_batch, s.train.seq_len, simulator::to_string(s.train.recompute),
-                           s.parallel.tp, s.parallel.ep, s.parallel.dp)
+                           s.parallel.tp, s.parallel.ep, s.parallel.cp, s.parallel.dp)
             << fmt::format("pipeline: {}, pp {}, {} micro-batches in groups of {}, {} partition\n\n",
                            simulator::schedule_label(o), o.stages, o.microbatches, o.group,
                            simulator::to_string(o.partition));

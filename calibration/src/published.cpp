@@ -231,12 +231,13 @@ PublishedPrediction predict_inference(const PublishedCase& c, const model::Confi
 PublishedPrediction predict_training(const PublishedCase& c, const model::Config& config,
                                      const simulator::HardwareProfile& hw) {
   const simulator::Metrics m = at_case(c, [&] { return simulator::evaluate(config, hw, c.scenario); });
-  const double replicas = static_cast<double>(c.scenario.parallel.tp * c.scenario.parallel.dp);
+  const simulator::ParallelScenario& par = c.scenario.parallel;
+  const double replicas = static_cast<double>(par.tp * par.cp * par.dp);
   PublishedPrediction p;
   // evaluate reports MFU, not the model FLOPs themselves: MFU x step x peak x devices.
   p.model_flops = m[simulator::Metric::train_mfu_fraction] * m[simulator::Metric::train_step_s] *
                   hw.matrix_peak_flop_per_s(config.effective.dtype) * replicas;
-  p.devices = c.scenario.parallel.tp * c.scenario.parallel.dp;
+  p.devices = par.tp * par.cp * par.dp;
   p.seconds = m[simulator::Metric::train_step_s];
   if (c.pipeline) {
     const simulator::PipelineResult r =

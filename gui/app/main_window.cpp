@@ -257,7 +257,7 @@ void MainWindow::onResults(const gui_core::Tradeoffs& t) {
   const QString headline =
       tr("<b>%1</b> on %2 x %3: decode %4 at batch %5 / %6 tokens (%7 of the baseline); prefill %8; train step %9.")
           .arg(design.toHtmlEscaped(), session_->hardwareLabel().toHtmlEscaped())
-          .arg(session_->scenario().parallel.tp * session_->scenario().parallel.dp)
+          .arg(session_->scenario().parallel.tp * session_->scenario().parallel.cp * session_->scenario().parallel.dp)
           .arg(QString::fromStdString(gui_core::format_si(m[Metric::decode_tokens_per_s], "tokens/s")))
           .arg(session_->scenario().decode.batch)
           .arg(count(session_->scenario().decode.context),

@@ -35,13 +35,27 @@ void check_parallel(const model::Backbone& b, const ParallelScenario& p, const s
     model::fail(ptr + "/ep", "must divide dp (" + num(p.dp) + "): expert-parallel ranks are data-parallel ranks");
 }
 
+// Context parallelism splits each training sequence into 2 cp chunks (evaluate.hpp).
+void check_context_parallel(const Scenario& s, const HardwareProfile& hw, const std::string& ptr) {
+  const ParallelScenario& p = s.parallel;
+  link_for(hw, p.tp * p.cp, p.gpus_per_node, ptr);
+  if (s.train.seq_len % (2 * p.cp) != 0)
+    model::fail(ptr, "must split the training sequence into 2 x cp equal chunks (two per rank, balancing the causal "
+                     "mask): seq_len " + num(s.train.seq_len) + " is not a multiple of " + num(2 * p.cp));
+  if (s.attention.kernel == AttentionKernel::unfused)
+    model::fail(ptr, "needs the fused attention kernel: context parallelism exchanges K/V between attention tiles, "
+                     "which unfused attention (scenario attention.kernel) does not have");
+}
+
 }  // namespace
+
+double gradient_ranks(const ParallelScenario& p) { return d(p.dp) * d(p.cp); }
 
 // Updates that read weights, gradients and fp32 states and write weights and states.
 double optimizer_update_s(const CostContext& ctx, double dense, double experts) {
   const Scenario& s = *ctx.scenario;
   const double e = ctx.shape.bytes, states = e >= 4 ? 8 : 12;
-  const double tp = d(s.parallel.tp), ep = d(s.parallel.ep), dp = d(s.parallel.dp);
+  const double tp = d(s.parallel.tp), ep = d(s.parallel.ep), dp = gradient_ranks(s.parallel);
   const bool sharded = s.train.sharding != OptimizerSharding::none;
   const double params = dense / tp / (sharded ? dp : 1) + experts / (tp * ep) / (sharded ? dp / ep : 1);
   const double bytes = params * (3 * e + 2 * states);
@@ -54,11 +68,11 @@ double optimizer_update_s(const CostContext& ctx, double dense, double experts) 
          hw.launch_overhead_s();
 }
 
-// Gradient all-reduce over the data-parallel ranks: dense gradients over dp ranks,
-// expert gradients over the dp / ep ranks that hold the same experts.
+// Gradient all-reduce over the data-parallel ranks: dense gradients over dp (x cp) ranks,
+// expert gradients over the dp (x cp) / ep ranks that hold the same experts.
 double dp_gradient_s(const CostContext& ctx, double dense, double experts) {
   const ParallelScenario& p = ctx.scenario->parallel;
-  const double e = ctx.shape.bytes, tp = d(p.tp), ep = d(p.ep), dp = d(p.dp);
+  const double e = ctx.shape.bytes, tp = d(p.tp), ep = d(p.ep), dp = gradient_ranks(p);
   return ring_all_reduce_s(dense / tp * e, dp, ctx.dp_link) + ring_all_reduce_s(experts / (tp * ep) * e, dp / ep, ctx.dp_link);
 }
 
@@ -67,7 +81,7 @@ namespace {
 double zero3_gather_s(const CostContext& ctx) {
   const ParallelScenario& p = ctx.scenario->parallel;
   if (ctx.scenario->train.sharding != OptimizerSharding::weights) return 0;
-  const double e = ctx.shape.bytes, tp = d(p.tp), ep = d(p.ep), dp = d(p.dp);
+  const double e = ctx.shape.bytes, tp = d(p.tp), ep = d(p.ep), dp = gradient_ranks(p);
   const double experts = d(ctx.params.routed_experts), dense = d(ctx.params.total) - experts;
   // weights gathered before the forward and again before the backward
   return 2 * (all_gather_s(dense / tp * e, dp, ctx.dp_link) + all_gather_s(experts / (tp * ep) * e, dp / ep, ctx.dp_link));
@@ -128,7 +142,8 @@ void check_scenario(const model::Config& c, const HardwareProfile& hw, const Sce
   const ParallelScenario& p = s.parallel;
   if (p.tp > 1) link_for(hw, p.tp, p.gpus_per_node, pointer + "/parallel/tp");
   if (p.ep > 1) link_for(hw, p.tp * p.ep, p.gpus_per_node, pointer + "/parallel/ep");
-  if (p.dp > 1) link_for(hw, p.tp * p.dp, p.gpus_per_node, pointer + "/parallel/dp");
+  if (p.cp > 1) check_context_parallel(s, hw, pointer + "/parallel/cp");
+  if (p.dp > 1) link_for(hw, p.tp * p.cp * p.dp, p.gpus_per_node, pointer + "/parallel/dp");
   // Whole-sequence masks count pairs exactly up to model::max_count_positions positions.
   std::int64_t copies = 1;
   if (const auto* hd = std::get_if<model::HdDesign>(&c.design.method)) copies = hd->n;
@@ -168,21 +183,23 @@ void make_context(const model::Config& c, const HardwareProfile& hw, const Scena
   out.options.count_executed = s.attention.count == AttentionCount::executed;
   out.options.unfused = s.attention.kernel == AttentionKernel::unfused;
   const ParallelScenario& p = s.parallel;
-  out.sharding = Sharding{d(p.tp), d(p.ep), d(std::min(p.tp, c.effective.num_kv_heads)), p.sequence_parallel || p.tp == 1};
+  out.sharding = Sharding{d(p.tp), d(p.ep), d(std::min(p.tp, c.effective.num_kv_heads)), p.sequence_parallel || p.tp == 1,
+                          d(p.cp)};
   out.roofline = make_roofline(hw, c.effective.dtype, out.sharding, &out.shape);
   out.tp_link = p.tp > 1 ? link_for(hw, p.tp, p.gpus_per_node, "/scenario/parallel/tp", p.tp) : Link{};
   out.ep_link = p.ep > 1 ? link_for(hw, p.tp * p.ep, p.gpus_per_node, "/scenario/parallel/ep", p.ep) : Link{};
-  out.dp_link = p.dp > 1 ? link_for(hw, p.tp * p.dp, p.gpus_per_node, "/scenario/parallel/dp", p.dp) : Link{};
+  out.cp_link = p.cp > 1 ? link_for(hw, p.tp * p.cp, p.gpus_per_node, "/scenario/parallel/cp", p.cp) : Link{};
+  out.dp_link = p.dp * p.cp > 1 ? link_for(hw, p.tp * p.cp * p.dp, p.gpus_per_node, "/scenario/parallel/dp", p.dp * p.cp) : Link{};
   out.params = model::count_params(c);
 }
 
 void cost_train(const CostContext& ctx, PassCost& forward, TrainResult& out) {
   const Scenario& s = *ctx.scenario;
   const TrainScenario& t = s.train;
-  const double ep = ctx.sharding.ep, accum = d(t.grad_accum);
-  train_forward_pass(*ctx.config, ctx.shape, ctx.plan, d(t.micro_batch) * ep, t.seq_len, ctx.options, forward);
+  const double ep = ctx.sharding.ep, cp = ctx.sharding.cp, accum = d(t.grad_accum);
+  train_forward_pass(*ctx.config, ctx.shape, ctx.plan, d(t.micro_batch) * ep / cp, t.seq_len, ctx.options, forward);
   pass_time(forward, ctx.roofline, out.forward);
-  out.forward_comm = pass_comm(forward, ctx.shape, ctx.sharding, ctx.tp_link, ctx.ep_link);
+  out.forward_comm = train_comm(ctx, forward, out.forward);
   out.recompute_s = recompute_s(t, out.forward);
   const double comm_passes = t.recompute == Recompute::full ? 3 : 2;  // forward, backward (, recomputed forward)
   const double micro_comm = out.forward_comm.total() * comm_passes;
@@ -195,8 +212,8 @@ void cost_train(const CostContext& ctx, PassCost& forward, TrainResult& out) {
   out.step_s = accum * (out.micro_step_s + out.zero3_gather_s) + out.exposed_dp_s + out.optimizer_s;
   out.comm_s = accum * (micro_comm + out.zero3_gather_s) + out.exposed_dp_s;
 
-  // All devices: dp / ep groups of tp x ep devices, each running `forward`.
-  const double groups = d(s.parallel.dp) / ep;
+  // All devices: dp * cp / ep groups of tp x ep devices, each running `forward`.
+  const double groups = d(s.parallel.dp) * cp / ep;
   const model::OpCost total = forward.total();
   out.flops = accum * groups * (3 * total.flops + recompute_flops(ctx, forward));
   const double exact_fwd = total.flops - forward.op_total(OpKind::attention).flops +
@@ -204,6 +221,21 @@ void cost_train(const CostContext& ctx, PassCost& forward, TrainResult& out) {
   out.model_flops = accum * groups * 3 * exact_fwd;
   out.tokens = accum * d(s.parallel.dp) * d(t.micro_batch) * d(t.seq_len);
   out.memory = train_memory(ctx.params, ctx.shape, forward, s);
+}
+
+PassComm train_comm(const CostContext& ctx, const PassCost& pass, const PassTime& time) {
+  const Sharding& sh = ctx.sharding;
+  PassComm c = pass_comm(pass, ctx.shape, sh, ctx.tp_link, ctx.ep_link);
+  if (sh.cp <= 1) return c;
+  for (int g = 0; g < pass.count; ++g) {
+    const LayerGroupCost& lg = pass.groups[static_cast<std::size_t>(g)];
+    const double whole_seqs = lg.work.seqs * sh.cp / sh.ep;  // the sequences this device holds chunks of
+    const double bytes = whole_seqs * lg.work.rows_kv * ctx.shape.kv_out * ctx.shape.bytes / sh.kv_tp;
+    c.cp_s += lg.plan.passes * all_gather_s(bytes, sh.cp, ctx.cp_link);
+  }
+  if (ctx.scenario->parallel.cp_comm == CpComm::ring)
+    c.cp_hidden_s = std::min(c.cp_s, time.op_s[static_cast<std::size_t>(OpKind::attention)]);
+  return c;
 }
 
 void cost_prefill(const CostContext& ctx, PassCost& pass, InferenceResult& out) {

@@ -31,7 +31,7 @@ void train_metrics(Workspace& w, Metrics& m) {
   const CostContext& ctx = w.ctx;
   cost_train(ctx, w.pass, w.train);
   const TrainResult& t = w.train;
-  const double devices = ctx.sharding.tp * static_cast<double>(ctx.scenario->parallel.dp);
+  const double devices = ctx.sharding.tp * ctx.sharding.cp * static_cast<double>(ctx.scenario->parallel.dp);
   m[Metric::train_step_s] = t.step_s;
   m[Metric::train_tokens_per_s] = t.tokens / t.step_s;
   m[Metric::train_flops] = t.flops;

@@ -77,10 +77,27 @@ double activation_bytes_per_device(const PassCost& forward, const ModelShape& s,
   return bytes / (sh.tp * sh.ep);
 }
 
+double cp_kv_buffer_bytes(const PassCost& forward, const ModelShape& s, const ParallelScenario& par) {
+  if (par.cp <= 1) return 0;
+  const double cp = static_cast<double>(par.cp), ep = static_cast<double>(par.ep);
+  const double kv_split = std::min(static_cast<double>(par.tp), s.G);
+  // of the whole sequences' K/V: all_gather holds the other ranks' (cp - 1)/cp, a ring the
+  // chunk in flight besides the one in hand (2/cp)
+  const double share = par.cp_comm == CpComm::all_gather ? (cp - 1) / cp : 2 / cp;
+  double largest = 0;
+  for (int g = 0; g < forward.count; ++g) {
+    const LayerWork& w = forward.groups[static_cast<std::size_t>(g)].work;
+    largest = std::max(largest, w.seqs * cp / ep * w.rows_kv * s.kv_out * s.bytes / kv_split);
+  }
+  return share * largest;
+}
+
 TrainMemory train_memory(const model::ParamCounts& p, const ModelShape& s, const PassCost& forward,
                          const Scenario& sc) {
   const ParallelScenario& par = sc.parallel;
-  const double tp = static_cast<double>(par.tp), ep = static_cast<double>(par.ep), dp = static_cast<double>(par.dp);
+  // context-parallel ranks hold the same weights: the state shards over them too
+  const double tp = static_cast<double>(par.tp), ep = static_cast<double>(par.ep),
+               dp = static_cast<double>(par.dp * par.cp);
   const double experts = static_cast<double>(p.routed_experts);
   const double dense = static_cast<double>(p.total) - experts;
   const OptimizerSharding z = sc.train.sharding;
@@ -95,7 +112,8 @@ TrainMemory train_memory(const model::ParamCounts& p, const ModelShape& s, const
   m.grad_bytes = per_device(z == OptimizerSharding::weights || z == OptimizerSharding::gradients) * s.bytes;
   m.optimizer_bytes = per_device(z != OptimizerSharding::none) * optimizer_bytes_per_param;
   const Sharding sh{tp, ep, 1, par.sequence_parallel || par.tp == 1};
-  m.activation_bytes = activation_bytes_per_device(forward, s, sc.train.recompute, sc.train.vwn_eta, sh);
+  m.activation_bytes = activation_bytes_per_device(forward, s, sc.train.recompute, sc.train.vwn_eta, sh) +
+                      cp_kv_buffer_bytes(forward, s, par);
   return m;
 }
 

@@ -46,7 +46,7 @@ PipelineLayer layer_costs(const CostContext& ctx, const LayerGroupCost& g) {
   const auto one = single_layer(g);
   PassTime time;
   pass_time(*one, ctx.roofline, time);
-  const double comm = pass_comm(*one, ctx.shape, ctx.sharding, ctx.tp_link, ctx.ep_link).total();
+  const double comm = train_comm(ctx, *one, time).total();
   const double comm_passes = t.recompute == Recompute::full ? 3 : 2;  // forward, backward (, recomputed forward)
   PipelineLayer l;
   owned_params(g.ops, l.dense_params, l.expert_params);
@@ -80,7 +80,7 @@ void boundary_bytes(const CostContext& ctx, const std::vector<const LayerGroupCo
                     std::vector<PipelineLayer>& layers) {
   const model::Backbone& b = ctx.config->effective;
   const ModelShape& s = ctx.shape;
-  const double seqs = d(ctx.scenario->train.micro_batch);  // one device's sequences
+  const double seqs = d(ctx.scenario->train.micro_batch) / ctx.sharding.cp;  // one device's sequences (cp: its share)
   const double width = s.vwn ? s.vwn_n / s.vwn_m * s.D : s.D;
   const double per_row = width * s.bytes / ctx.sharding.tp;
   const auto* loop = std::get_if<model::LoopedDesign>(&ctx.config->design.method);
@@ -108,7 +108,8 @@ PipelineWorkload workload_of(const CostContext& ctx, std::int64_t pp, const std:
   const Scenario& s = *ctx.scenario;
   auto forward = std::make_unique<PassCost>();
   const TrainScenario& t = s.train;
-  train_forward_pass(c, ctx.shape, ctx.plan, d(t.micro_batch) * ctx.sharding.ep, t.seq_len, ctx.options, *forward);
+  train_forward_pass(c, ctx.shape, ctx.plan, d(t.micro_batch) * ctx.sharding.ep / ctx.sharding.cp, t.seq_len,
+                     ctx.options, *forward);
 
   const model::Backbone& b = c.effective;
   PipelineWorkload w;
@@ -137,7 +138,7 @@ PipelineWorkload workload_of(const CostContext& ctx, std::int64_t pp, const std:
 
   const ParallelScenario& par = s.parallel;
   if (pp > 1) {
-    const Link link = link_for(hw, par.tp * par.dp * pp, par.gpus_per_node, pointer + "/pp");
+    const Link link = link_for(hw, par.tp * par.cp * par.dp * pp, par.gpus_per_node, pointer + "/pp");
     w.link = PipelineLink{link.bytes_per_s, link.latency_s};
   }
   w.tokens_per_microbatch = d(t.micro_batch) * d(t.seq_len);

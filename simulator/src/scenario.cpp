@@ -125,6 +125,7 @@ const char* to_string(OptimizerSharding s) {
   return "?";
 }
 
+const char* to_string(CpComm c) { return c == CpComm::all_gather ? "all_gather" : "ring"; }
 const char* to_string(AttentionCount c) { return c == AttentionCount::executed ? "executed" : "exact"; }
 const char* to_string(AttentionKernel k) { return k == AttentionKernel::fused ? "fused" : "unfused"; }
 
@@ -165,6 +166,13 @@ Scenario parse_scenario(const json& j, const std::string& pointer) {
         model::fail(o->at("sequence_parallel"), "needs tp > 1: with one tensor-parallel rank there is nothing to split");
       s.parallel.sequence_parallel = sp || s.parallel.tp == 1;  // tp = 1: no effect, kept at the default
     }
+    s.parallel.cp = o->integer("cp", s.parallel.cp, 1, max_devices);
+    if (o->has("cp_comm")) {
+      if (s.parallel.cp == 1)
+        model::fail(o->at("cp_comm"), "needs cp > 1: with one context-parallel rank no K/V is exchanged");
+      s.parallel.cp_comm =
+          o->choice<CpComm>("cp_comm", {{"all_gather", CpComm::all_gather}, {"ring", CpComm::ring}}, s.parallel.cp_comm);
+    }
     if (s.parallel.dp % s.parallel.ep != 0)
       model::fail(o->at("ep"), "must divide dp (" + std::to_string(s.parallel.dp) +
                                    "): expert-parallel ranks are carved out of the data-parallel ones");
@@ -193,13 +201,14 @@ json to_json(const Scenario& s) {
             {"output_tokens", s.serving.output_tokens}}},
           {"kv", {{"context", s.kv.context}, {"memory_utilization", s.kv.memory_utilization}}},
           {"parallel",
-           {{"tp", s.parallel.tp}, {"ep", s.parallel.ep}, {"dp", s.parallel.dp},
+           {{"tp", s.parallel.tp}, {"ep", s.parallel.ep}, {"dp", s.parallel.dp}, {"cp", s.parallel.cp},
             {"gpus_per_node", s.parallel.gpus_per_node}}},
           {"attention",
            {{"layout", layout}, {"tile_q", s.attention.tile_q}, {"tile_k", s.attention.tile_k},
             {"count", to_string(s.attention.count)}, {"kernel", to_string(s.attention.kernel)}}}};
   // Sequence parallelism means nothing at tp = 1, where the key is refused.
   if (s.parallel.tp > 1) j["parallel"]["sequence_parallel"] = s.parallel.sequence_parallel;
+  if (s.parallel.cp > 1) j["parallel"]["cp_comm"] = to_string(s.parallel.cp_comm);  // likewise at cp = 1
   return j;
 }
 

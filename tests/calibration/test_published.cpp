@@ -94,15 +94,18 @@ TEST_CASE("published errors, efficiencies and statistics per source and metric",
   CHECK(to_csv(r).find("mini,tput,output_tokens_per_s_per_gpu,tokens/s/GPU,H100,l7,2,NVIDIA H100") != std::string::npos);
 }
 
-TEST_CASE("the bundled Llama 3 set: the two rows hdlab can express, with the paper's parallel layout", "[published]") {
+TEST_CASE("the bundled Llama 3 set: every row of the table, with the paper's parallel layout", "[published]") {
   const std::string file = testing::source_path("profiles/validation/published/llama3-405b-pretraining.json");
   const PublishedSource s = parse_published(model::read_json_file(file), file,
                                             testing::source_path("profiles/validation/published"));
-  REQUIRE(s.cases.size() == 2);
+  REQUIRE(s.cases.size() == 3);
   for (const PublishedCase& c : s.cases) {
-    CHECK(c.scenario.parallel.tp * c.scenario.parallel.dp * c.pipeline->stages == (c.scenario.parallel.dp == 64 ? 8192 : 16384));
-    CHECK(c.scenario.train.grad_accum * c.scenario.parallel.dp == 2048);  // 16M tokens of 8,192 per step
+    const auto& par = c.scenario.parallel;
+    CHECK(par.tp * par.cp * par.dp * c.pipeline->stages == (par.dp == 64 ? 8192 : 16384));
+    // 16M tokens per step: 2,048 sequences of 8,192, or 128 of 131,072 (the CP = 16 row)
+    CHECK(c.scenario.train.grad_accum * par.dp * c.scenario.train.seq_len == 16'777'216);
   }
+  CHECK(s.cases[2].scenario.parallel.cp == 16);
   CHECK(model::count_params(s.models.at("llama3-405b")).total == 405'853'388'800);  // Llama-3.1-405B on HF
 }
 

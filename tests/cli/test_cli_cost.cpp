@@ -126,6 +126,17 @@ TEST_CASE("hdlab cost: bad input exits with 2 and names the place", "[cli][cost]
   CHECK(r.err == "hdlab: error: /scenario/parallel/tp: must divide the 32 query heads, got 3\n");
   CHECK(r.out.empty());
 
+  // context parallelism that does not cut the training sequence into 2 x cp chunks
+  r = run_cli({"cost", kModel, "--hw", "h100-sxm", "--seq-len", "4096", "--cp", "3"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "hdlab: error: /scenario/parallel/cp: must split the training sequence into 2 x cp equal chunks (two "
+                 "per rank, balancing the causal mask): seq_len 4096 is not a multiple of 6\n");
+  CHECK(r.out.empty());
+  r = run_cli({"cost", kModel, "--hw", "h100-sxm", "--cp-comm", "ring"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "hdlab: error: /scenario/parallel/cp_comm: needs cp > 1: with one context-parallel rank no K/V is "
+                 "exchanged\n");
+
   r = run_cli({"cost", kModel, "--hw", "h100-sxm", "--tp", "two"});
   CHECK(r.exit_code == 2);
   CHECK(r.err == "hdlab: error: /scenario/parallel/tp: must be an integer, got string \"two\"\n");

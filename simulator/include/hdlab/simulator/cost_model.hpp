@@ -15,6 +15,12 @@
 //          all-gathers (forward and backward of each micro-step) + the optimizer update
 //          (memory bound: reads weights, gradients and fp32 states, writes weights and
 //          states)
+// Context parallelism (evaluate.hpp's ParallelScenario): the training pass is built for
+// 1/cp of the sequences (1/cp of every op's rows and of the attention pairs per device);
+// each layer pass all-gathers its K/V over the cp ranks in the forward and reduce-scatters
+// their gradients in the backward (again gathered for full recomputation), a ring hiding
+// each exchange behind the layer's forward attention as far as that lasts; gradients
+// all-reduce and ZeRO shards over dp * cp ranks.
 // Prefill and decode: the pass's op times plus its collectives, nothing overlapped.
 #include <memory>
 
@@ -38,7 +44,7 @@ struct CostContext {
   PassOptions options;
   Sharding sharding;
   Roofline roofline;
-  Link tp_link, ep_link, dp_link;
+  Link tp_link, ep_link, cp_link, dp_link;
   model::ParamCounts params;
 };
 // Checks the scenario (check_scenario) and derives the context. The context points at
@@ -66,6 +72,14 @@ struct TrainResult {
 };
 // `forward` receives the training forward pass (micro_batch * ep sequences).
 void cost_train(const CostContext& ctx, PassCost& forward, TrainResult& out);
+// The collectives of a training forward pass (or of one layer pass) on one device, timed
+// `time`: TP and EP as pass_comm, and context parallelism's K/V all-gather per layer pass
+// (each device receives the whole sequences' K/V of its layer, split over min(tp, G)),
+// its ring share hidden behind the pass's attention time.
+PassComm train_comm(const CostContext& ctx, const PassCost& pass, const PassTime& time);
+// Ranks a data-parallel collective spans: dp, times cp (context-parallel ranks hold the
+// same weights); routed experts' copies are spread over this / ep.
+double gradient_ranks(const ParallelScenario& p);
 
 struct InferenceResult {
   PassTime time;

@@ -107,12 +107,27 @@ struct KvScenario {
 // and all-gathers of the same bytes, so communication is unchanged. Off, every tp rank
 // runs those ops on the whole [rows, D] and keeps their inputs whole. Default on. At
 // tp = 1 it has no effect: asking for it there is refused, and the JSON leaves it out.
+//
+// Context parallelism (training only): each training sequence splits over cp ranks, in
+// 2 x cp chunks with rank i holding chunks i and 2cp - 1 - i, so every rank carries 1/cp
+// of the rows and, under a causal mask, 1/cp of the attention pairs; the weights are
+// replicated over the cp ranks, which join the data-parallel ranks in the gradient
+// all-reduce and in ZeRO's sharding. Before each layer's attention the ranks exchange
+// their K/V ([tokens/cp, kv entry] each): all_gather gathers the whole sequence's K/V
+// first (Llama 3; nothing hidden), ring passes the chunks around while attending to the
+// one in hand (ring attention; hidden behind the attention as far as it lasts). The
+// backward reduce-scatters the K/V gradients the same way. Devices: world = tp * cp * dp.
+// Prefill and decode run without it: the cp ranks serve as more replicas, as dp's do.
+enum class CpComm { all_gather, ring };
+const char* to_string(CpComm c);
 struct ParallelScenario {
   std::int64_t tp = 1;
   std::int64_t ep = 1;
   std::int64_t dp = 1;
+  std::int64_t cp = 1;
   std::int64_t gpus_per_node = 8;
   bool sequence_parallel = true;  // only read when tp > 1
+  CpComm cp_comm = CpComm::all_gather;  // only read when cp > 1
   bool operator==(const ParallelScenario&) const = default;
 };
 
@@ -141,7 +156,8 @@ struct Scenario {
 //  "prefill": {"tokens", "batch"}, "decode": {"batch", "context"},
 //  "serving": {"batches": [...], "input_lengths": [...], "output_tokens"},
 //  "kv": {"context", "memory_utilization"},
-//  "parallel": {"tp", "ep", "dp", "gpus_per_node", "sequence_parallel"},
+//  "parallel": {"tp", "ep", "dp", "cp", "gpus_per_node", "sequence_parallel",
+//               "cp_comm": "all_gather"|"ring"},
 //  "attention": {"layout": "auto"|"interleaved"|"stream_major"|"phd_split",
 //                "tile_q", "tile_k", "count": "executed"|"exact", "kernel": "fused"|"unfused"}}
 // Every key optional (defaults above); unknown keys are ConfigErrors at their pointer.

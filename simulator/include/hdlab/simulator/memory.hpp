@@ -5,7 +5,8 @@
 // Training state per parameter: weights and gradients in the model's dtype (e bytes
 // each) plus the optimizer: an fp32 master copy and two fp32 Adam moments (12 bytes;
 // 8 when the model itself is fp32 and needs no master copy), as in ZeRO's accounting.
-// Sharding over the data-parallel ranks: ZeRO-1 shards the optimizer, ZeRO-2 also the
+// Sharding over the data-parallel ranks (and context-parallel: they hold the same
+// weights): ZeRO-1 shards the optimizer, ZeRO-2 also the
 // gradients, ZeRO-3 also the weights; routed experts shard over the dp / ep ranks that
 // hold copies of the same experts.
 //
@@ -51,8 +52,13 @@ double residual_stream_activation_bytes(const PassCost& forward, const ModelShap
 double activation_bytes_per_device(const PassCost& forward, const ModelShape& s, Recompute r, double vwn_eta,
                                    const Sharding& sh);
 
-// Per device. `forward` is the training forward pass of micro_batch * ep sequences (the
-// tp x ep group's share), as evaluate() builds it.
+// Context parallelism: K/V of other ranks' chunks one device holds while a layer's
+// attention runs (the largest layer's): all_gather the (cp - 1)/cp of the whole sequences'
+// K/V it gathers, ring the chunk in flight next to the one in hand. 0 at cp = 1.
+double cp_kv_buffer_bytes(const PassCost& forward, const ModelShape& s, const ParallelScenario& par);
+
+// Per device. `forward` is the training forward pass of micro_batch * ep / cp sequences
+// (the tp x ep group's share), as evaluate() builds it; the state shards over dp * cp.
 TrainMemory train_memory(const model::ParamCounts& p, const ModelShape& s, const PassCost& forward,
                          const Scenario& sc);
 

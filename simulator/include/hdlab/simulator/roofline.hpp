@@ -40,6 +40,11 @@ struct Sharding {
   double ep = 1;
   double kv_tp = 1;  // min(tp, G): K/V heads split this many ways (replicated beyond)
   bool sequence_parallel = true;  // residual-stream ops split over tp (evaluate.hpp's ParallelScenario)
+  // Context-parallel ranks a training sequence splits over. The split is made where the
+  // training pass is built (for micro_batch * ep / cp sequences: each op's rows, FLOPs and
+  // activations, and the attention pairs, 1/cp of the whole); here it sizes the K/V
+  // exchange (cost_model.hpp's train_comm).
+  double cp = 1;
   // The ways an op's rows and activations split: tp * ep, or ep alone for the
   // residual-stream ops without sequence parallelism.
   double activation_ways(model::OpKind k) const;
@@ -127,11 +132,14 @@ double all_to_all_s(double bytes_sent, double ranks, const Link& l);
 double inference_all_reduce_s(double bytes, double ranks, const Link& l);
 
 // Collective time of one forward pass on one device: tensor-parallel all-reduces and
-// expert-parallel all-to-alls per layer pass.
+// expert-parallel all-to-alls per layer pass; in training also context parallelism's K/V
+// exchange and the part of it a ring hides behind the attention (cost_model's train_comm).
 struct PassComm {
   double tp_s = 0;
   double ep_s = 0;
-  double total() const { return tp_s + ep_s; }
+  double cp_s = 0;
+  double cp_hidden_s = 0;  // <= cp_s
+  double total() const { return tp_s + ep_s + cp_s - cp_hidden_s; }  // the exposed time
 };
 // `inference`: prefill and decode (an engine's one-node all-reduce where the profile has one).
 PassComm pass_comm(const PassCost& p, const ModelShape& s, const Sharding& sh, const Link& tp_link,
