@@ -54,6 +54,9 @@ constexpr ScenarioFlag kScenarioFlags[] = {
     {"--tile-q", "/attention/tile_q", "attention kernel tile: query rows"},
     {"--tile-k", "/attention/tile_k", "attention kernel tile: keys"},
     {"--attention-count", "/attention/count", "executed | exact pairs time the attention op"},
+    {"--framework-train-step", "/framework/train_step_s", "framework overhead per training step [s]"},
+    {"--framework-prefill", "/framework/prefill_s", "framework overhead per prefill [s]"},
+    {"--framework-decode-step", "/framework/decode_step_s", "framework overhead per decode step [s]"},
 };
 
 struct Options {
@@ -92,7 +95,7 @@ std::string join(const json& list) {
 
 void print_scenario(const json& r) {
   const json& s = r["scenario"];
-  const json &t = s["train"], &p = s["parallel"], &a = s["attention"];
+  const json &t = s["train"], &p = s["parallel"], &a = s["attention"], &f = s["framework"];
   std::cout << fmt::format("{}, {}, on {} ({})\n", r["model"].get<std::string>(), r["design"].get<std::string>(),
                            r["hardware"].get<std::string>(), r["dtype"].get<std::string>());
   std::cout << "scenario (defaults unless set; --scenario FILE or the options override):\n"
@@ -113,9 +116,11 @@ void print_scenario(const json& r) {
                            s["serving"]["output_tokens"].dump())
             << fmt::format("  kv         context {} tokens, memory_utilization {}\n", s["kv"]["context"].dump(),
                            s["kv"]["memory_utilization"].dump())
-            << fmt::format("  attention  layout {}, tile {}x{} (query rows x keys), timed by {} pairs\n\n",
+            << fmt::format("  attention  layout {}, tile {}x{} (query rows x keys), timed by {} pairs\n",
                            a["layout"].get<std::string>(), a["tile_q"].dump(), a["tile_k"].dump(),
-                           a["count"].get<std::string>());
+                           a["count"].get<std::string>())
+            << fmt::format("  framework  overhead {} s per train step, {} s per prefill, {} s per decode step\n\n",
+                           f["train_step_s"].dump(), f["prefill_s"].dump(), f["decode_step_s"].dump());
 }
 
 void print_phases(const json& r) {

@@ -38,6 +38,7 @@ constexpr ScenarioFlag kScenarioFlags[] = {
     {"--cp", "/parallel/cp", "context-parallel devices per stage a sequence splits over"},
     {"--cp-comm", "/parallel/cp_comm", "all_gather | ring: how context-parallel ranks exchange K/V"},
     {"--gpus-per-node", "/parallel/gpus_per_node", "devices sharing NVLink"},
+    {"--framework-train-step", "/framework/train_step_s", "framework overhead per optimizer step [s]"},
 };
 
 struct Options {
@@ -149,8 +150,9 @@ void print_summary(const simulator::PipelineResult& r, const simulator::Hardware
   std::cout << fmt::format("makespan          {:.3f} ms (all work spread evenly, no bubble: {:.3f} ms)\n",
                            1e3 * m.makespan_s, 1e3 * m.ideal_makespan_s)
             << fmt::format("optimizer step    {:.3f} ms = makespan + {:.3f} ms (gradient all-reduce {:.3f} ms, hidden "
-                           "behind the last backward as far as it goes; update {:.3f} ms)\n",
-                           1e3 * m.step_s, 1e3 * m.update_s, 1e3 * m.dp_reduce_s, 1e3 * m.optimizer_s)
+                           "behind the last backward as far as it goes; update {:.3f} ms; framework {:.3f} ms)\n",
+                           1e3 * m.step_s, 1e3 * m.update_s, 1e3 * m.dp_reduce_s, 1e3 * m.optimizer_s,
+                           1e3 * m.framework_s)
             << fmt::format("bubble            {:.1f} % of {} devices x makespan (uniform stages, one pass: {:.1f} %)\n",
                            100 * m.bubble_fraction, o.stages, 100 * closed)
             << fmt::format("imbalance         {:.3f} (slowest device's work / mean)\n", m.imbalance)

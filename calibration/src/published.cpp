@@ -78,15 +78,16 @@ std::vector<Assumption> parse_assumptions(ObjectReader& parent, const std::strin
   return out;
 }
 
-// A training case's setup: the cost model's train, parallel and attention scenario, and
-// the pipeline.
+// A training case's setup: the cost model's train, parallel, attention and framework
+// scenario, and the pipeline.
 void parse_training_setup(ObjectReader& r, PublishedCase& c) {
   const json& scenario = r.required("scenario");
   if (!scenario.is_object()) fail(r.at("scenario"), "must be an object with \"train\" and \"parallel\"");
   for (const auto& [key, value] : scenario.items())
-    if (key != "train" && key != "parallel" && key != "attention")
+    if (key != "train" && key != "parallel" && key != "attention" && key != "framework")
       fail(model::pointer_join(r.at("scenario"), key),
-           "does not apply to a training case (give \"train\", \"parallel\" and optionally \"attention\")");
+           "does not apply to a training case (give \"train\", \"parallel\" and optionally \"attention\" and "
+           "\"framework\")");
   c.scenario = simulator::parse_scenario(scenario, r.at("scenario"));
   if (const json* p = r.find("pipeline")) {
     c.pipeline = simulator::parse_pipeline_options(*p, r.at("pipeline"));
@@ -351,7 +352,10 @@ json to_json(const PublishedReport& r) {
       json setup = {{"device", c.device}, {"model", c.model}};
       if (is_training(c.metric)) {
         const json scenario = simulator::to_json(c.scenario);
-        setup["scenario"] = {{"train", scenario["train"]}, {"parallel", scenario["parallel"]}};
+        setup["scenario"] = {{"train", scenario["train"]},
+                             {"parallel", scenario["parallel"]},
+                             {"attention", scenario["attention"]},
+                             {"framework", scenario["framework"]}};
         if (c.pipeline) setup["pipeline"] = simulator::to_json(*c.pipeline);
       } else {
         setup.update({{"tp", c.tp}, {"gpus_per_node", c.gpus_per_node}, {"batch", c.batch}, {"input", c.input}});

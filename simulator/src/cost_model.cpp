@@ -189,7 +189,10 @@ void make_context(const model::Config& c, const HardwareProfile& hw, const Scena
   out.tp_link = p.tp > 1 ? link_for(hw, p.tp, p.gpus_per_node, "/scenario/parallel/tp", p.tp) : Link{};
   out.ep_link = p.ep > 1 ? link_for(hw, p.tp * p.ep, p.gpus_per_node, "/scenario/parallel/ep", p.ep) : Link{};
   out.cp_link = p.cp > 1 ? link_for(hw, p.tp * p.cp, p.gpus_per_node, "/scenario/parallel/cp", p.cp) : Link{};
-  out.dp_link = p.dp * p.cp > 1 ? link_for(hw, p.tp * p.cp * p.dp, p.gpus_per_node, "/scenario/parallel/dp", p.dp * p.cp) : Link{};
+  const std::int64_t gradient_group = p.dp * p.cp;
+  out.dp_link = gradient_group > 1 ? link_for(hw, p.tp * gradient_group, p.gpus_per_node, "/scenario/parallel/dp",
+                                              gradient_group)
+                                   : Link{};
   out.params = model::count_params(c);
 }
 
@@ -209,7 +212,8 @@ void cost_train(const CostContext& ctx, PassCost& forward, TrainResult& out) {
   out.exposed_dp_s = t.overlap_dp_comm ? std::max(0.0, out.dp_comm_s - out.forward.backward_s) : out.dp_comm_s;
   out.zero3_gather_s = zero3_gather_s(ctx);
   out.optimizer_s = optimizer_update_s(ctx, dense, experts);
-  out.step_s = accum * (out.micro_step_s + out.zero3_gather_s) + out.exposed_dp_s + out.optimizer_s;
+  out.framework_s = s.framework.train_step_s;
+  out.step_s = accum * (out.micro_step_s + out.zero3_gather_s) + out.exposed_dp_s + out.optimizer_s + out.framework_s;
   out.comm_s = accum * (micro_comm + out.zero3_gather_s) + out.exposed_dp_s;
 
   // All devices: dp * cp / ep groups of tp x ep devices, each running `forward`.
@@ -243,7 +247,8 @@ void cost_prefill(const CostContext& ctx, PassCost& pass, InferenceResult& out) 
   prefill_pass(*ctx.config, ctx.shape, ctx.plan, d(p.batch), p.tokens, ctx.options, pass);
   pass_time(pass, ctx.roofline, out.time);
   out.comm = pass_comm(pass, ctx.shape, ctx.sharding, ctx.tp_link, ctx.ep_link, true);
-  out.seconds = out.time.total_s + out.comm.total();
+  out.framework_s = ctx.scenario->framework.prefill_s;
+  out.seconds = out.time.total_s + out.comm.total() + out.framework_s;
 }
 
 void cost_decode(const CostContext& ctx, bool baseline, std::int64_t batch, std::int64_t context, PassCost& pass,
@@ -254,7 +259,8 @@ void cost_decode(const CostContext& ctx, bool baseline, std::int64_t batch, std:
   decode_pass(m, shape, baseline ? ctx.baseline_plan : ctx.plan, d(batch), context, ctx.options, pass);
   pass_time(pass, ctx.roofline, out.time);
   out.comm = pass_comm(pass, shape, ctx.sharding, ctx.tp_link, ctx.ep_link, true);
-  out.seconds = out.time.total_s + out.comm.total();
+  out.framework_s = ctx.scenario->framework.decode_step_s;  // the baseline runs on the same framework
+  out.seconds = out.time.total_s + out.comm.total() + out.framework_s;
 }
 
 double inference_weight_bytes(const CostContext& ctx) {

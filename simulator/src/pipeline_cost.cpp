@@ -176,6 +176,8 @@ void add_optimizer_step(const CostContext& ctx, const PipelineWorkload& w, Pipel
     m.optimizer_s = std::max(m.optimizer_s, optimizer);
     m.step_s = std::max(m.step_s, last_end[dev] + exposed + optimizer);
   }
+  m.framework_s = ctx.scenario->framework.train_step_s;
+  m.step_s += m.framework_s;
   m.update_s = m.step_s - m.makespan_s;
   if (m.step_s > 0) m.tokens_per_s = w.tokens_per_microbatch * d(r.options.microbatches) / m.step_s;
 }

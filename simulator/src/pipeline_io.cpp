@@ -95,6 +95,7 @@ json to_json(const PipelineMetrics& m) {
           {"update_s", m.update_s},
           {"optimizer_s", m.optimizer_s},
           {"dp_reduce_s", m.dp_reduce_s},
+          {"framework_s", m.framework_s},
           {"step_s", m.step_s},
           {"peak_activation_bytes", m.peak_activation_bytes},
           {"peak_activation_device", m.peak_activation_device},

@@ -105,6 +105,7 @@ json train_json(const TrainResult& t) {
           {"exposed_dp_s", t.exposed_dp_s},
           {"zero3_gather_s", t.zero3_gather_s},
           {"optimizer_s", t.optimizer_s},
+          {"framework_s", t.framework_s},
           {"comm_s", t.comm_s},
           {"flops", t.flops},
           {"model_flops", t.model_flops},

@@ -18,6 +18,7 @@ constexpr std::int64_t max_batch = std::int64_t{1} << 20;
 constexpr std::int64_t max_devices = std::int64_t{1} << 16;
 constexpr std::int64_t max_tile = 1 << 14;
 constexpr std::size_t max_list = 64;
+constexpr double max_overhead_s = 3600;  // an hour per iteration: beyond any framework
 
 struct MetricInfo {
   const char* name;
@@ -179,6 +180,13 @@ Scenario parse_scenario(const json& j, const std::string& pointer) {
     o->finish();
   }
   if (auto o = r.optional_object("attention")) parse_attention(*o, s.attention);
+  if (auto o = r.optional_object("framework")) {
+    FrameworkScenario& f = s.framework;
+    f.train_step_s = o->number("train_step_s", f.train_step_s, 0.0, max_overhead_s);
+    f.prefill_s = o->number("prefill_s", f.prefill_s, 0.0, max_overhead_s);
+    f.decode_step_s = o->number("decode_step_s", f.decode_step_s, 0.0, max_overhead_s);
+    o->finish();
+  }
   r.finish();
   return s;
 }
@@ -205,7 +213,11 @@ json to_json(const Scenario& s) {
             {"gpus_per_node", s.parallel.gpus_per_node}}},
           {"attention",
            {{"layout", layout}, {"tile_q", s.attention.tile_q}, {"tile_k", s.attention.tile_k},
-            {"count", to_string(s.attention.count)}, {"kernel", to_string(s.attention.kernel)}}}};
+            {"count", to_string(s.attention.count)}, {"kernel", to_string(s.attention.kernel)}}},
+          {"framework",
+           {{"train_step_s", s.framework.train_step_s},
+            {"prefill_s", s.framework.prefill_s},
+            {"decode_step_s", s.framework.decode_step_s}}}};
   // Sequence parallelism means nothing at tp = 1, where the key is refused.
   if (s.parallel.tp > 1) j["parallel"]["sequence_parallel"] = s.parallel.sequence_parallel;
   if (s.parallel.cp > 1) j["parallel"]["cp_comm"] = to_string(s.parallel.cp_comm);  // likewise at cp = 1

@@ -229,6 +229,28 @@ TEST_CASE("training step composition and optimizer update, by hand", "[evaluate]
   CHECK(t.exposed_dp_s == t.dp_comm_s);
 }
 
+TEST_CASE("the framework overhead adds once per training step, prefill and decode step", "[evaluate][framework]") {
+  const model::Config c = fixtures::config(fixtures::tiny_dense(), "{}");
+  Scenario s;
+  s.train.seq_len = 16;
+  s.train.grad_accum = 4;
+  const Metrics without = eval(c, s);
+  s = parse_scenario(model::Json::parse(R"({"train": {"seq_len": 16, "grad_accum": 4},
+      "framework": {"train_step_s": 0.5, "prefill_s": 0.25, "decode_step_s": 0.125}})"));
+  const Metrics with = eval(c, s);
+  // once per optimizer step, not per micro-step; the baseline decodes on the same framework
+  CHECK(with[Metric::train_step_s] == Approx(without[Metric::train_step_s] + 0.5).epsilon(1e-12));
+  CHECK(with[Metric::train_comm_s] == without[Metric::train_comm_s]);
+  CHECK(with[Metric::prefill_s] == Approx(without[Metric::prefill_s] + 0.25).epsilon(1e-12));
+  CHECK(with[Metric::decode_step_s] == Approx(without[Metric::decode_step_s] + 0.125).epsilon(1e-12));
+  CHECK(with[Metric::decode_vs_baseline_ratio] == Approx(1).epsilon(1e-12));
+  CHECK(parse_scenario(to_json(s)) == s);
+  CHECK(error_of([] { parse_scenario(model::Json::parse(R"({"framework": {"decode_step_s": -1}})")); }) ==
+        "/scenario/framework/decode_step_s: must be >= 0.0, got -1.0");
+  CHECK(error_of([] { parse_scenario(model::Json::parse(R"({"framework": {"step_s": 1}})")); })
+            .rfind("/scenario/framework/step_s:", 0) == 0);
+}
+
 TEST_CASE("memory metrics: KV bytes and the largest batch, by hand", "[evaluate][memory]") {
   const Metrics m = eval(fixtures::config(fixtures::tiny_dense(), "{}"));
   // 2 layers x 32768 tokens x (K + V of one head of 4) x 2 B

@@ -163,3 +163,19 @@ TEST_CASE("the pipeline's optimizer step: each device's reduction and update aft
   CHECK(hidden.metrics.step_s < p.metrics.step_s);
   CHECK(hidden.metrics.update_s > 0);  // the update itself is never hidden
 }
+
+TEST_CASE("a framework overhead per step is added once to the pipeline's optimizer step", "[pipeline][cost][framework]") {
+  const HardwareProfile hw = fixtures::device(2);
+  const hdlab::model::Config c = fixtures::config(fixtures::tiny_dense(), "{}");
+  Scenario s = scenario(Recompute::selective);
+  PipelineOptions o;
+  o.stages = 2;
+  o.microbatches = 4;
+  const PipelineResult without = simulate_pipeline(c, hw, s, o);
+  s.framework.train_step_s = 0.125;
+  const PipelineResult with = simulate_pipeline(c, hw, s, o);
+  CHECK(with.metrics.makespan_s == without.metrics.makespan_s);
+  CHECK(with.metrics.framework_s == 0.125);
+  CHECK(with.metrics.step_s == Approx(without.metrics.step_s + 0.125).epsilon(1e-12));
+  CHECK(with.metrics.step_s == with.metrics.makespan_s + with.metrics.update_s);
+}

@@ -14,14 +14,15 @@
 //          backward of the last micro-step when overlap_dp_comm) + ZeRO-3 weight
 //          all-gathers (forward and backward of each micro-step) + the optimizer update
 //          (memory bound: reads weights, gradients and fp32 states, writes weights and
-//          states)
+//          states) + the scenario's framework overhead per step
 // Context parallelism (evaluate.hpp's ParallelScenario): the training pass is built for
 // 1/cp of the sequences (1/cp of every op's rows and of the attention pairs per device);
 // each layer pass all-gathers its K/V over the cp ranks in the forward and reduce-scatters
 // their gradients in the backward (again gathered for full recomputation), a ring hiding
 // each exchange behind the layer's forward attention as far as that lasts; gradients
 // all-reduce and ZeRO shards over dp * cp ranks.
-// Prefill and decode: the pass's op times plus its collectives, nothing overlapped.
+// Prefill and decode: the pass's op times plus its collectives, nothing overlapped, plus
+// the framework overhead per prefill or step.
 #include <memory>
 
 #include "hdlab/model/params.hpp"
@@ -63,6 +64,7 @@ struct TrainResult {
   double exposed_dp_s = 0;
   double zero3_gather_s = 0;   // per micro-step
   double optimizer_s = 0;
+  double framework_s = 0;      // the scenario's framework overhead per step
   double step_s = 0;
   double comm_s = 0;           // collectives not hidden, per step
   double flops = 0;            // per step, all devices, attention executed
@@ -84,7 +86,8 @@ double gradient_ranks(const ParallelScenario& p);
 struct InferenceResult {
   PassTime time;
   PassComm comm;
-  double seconds = 0;  // op times + collectives
+  double framework_s = 0;  // the scenario's framework overhead per prefill or decode step
+  double seconds = 0;      // op times + collectives + framework overhead
 };
 void cost_prefill(const CostContext& ctx, PassCost& pass, InferenceResult& out);
 // A decode step of `batch` sequences at `context`; baseline = the base backbone (before

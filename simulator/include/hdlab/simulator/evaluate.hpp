@@ -140,6 +140,17 @@ struct AttentionScenario {
   bool operator==(const AttentionScenario&) const = default;
 };
 
+// Time the framework spends per iteration outside the kernels and collectives hdlab times
+// (Python dispatch, a serving engine's scheduler and sampling, a data loader that is not
+// overlapped): added once per training optimizer step (the pipeline's too), per prefill
+// and per decode step. 0 unless given: hdlab does not guess a framework's overhead.
+struct FrameworkScenario {
+  double train_step_s = 0;
+  double prefill_s = 0;
+  double decode_step_s = 0;
+  bool operator==(const FrameworkScenario&) const = default;
+};
+
 struct Scenario {
   TrainScenario train;
   PrefillScenario prefill;
@@ -148,6 +159,7 @@ struct Scenario {
   KvScenario kv;
   ParallelScenario parallel;
   AttentionScenario attention;
+  FrameworkScenario framework;
   bool operator==(const Scenario&) const = default;
 };
 
@@ -159,7 +171,8 @@ struct Scenario {
 //  "parallel": {"tp", "ep", "dp", "cp", "gpus_per_node", "sequence_parallel",
 //               "cp_comm": "all_gather"|"ring"},
 //  "attention": {"layout": "auto"|"interleaved"|"stream_major"|"phd_split",
-//                "tile_q", "tile_k", "count": "executed"|"exact", "kernel": "fused"|"unfused"}}
+//                "tile_q", "tile_k", "count": "executed"|"exact", "kernel": "fused"|"unfused"},
+//  "framework": {"train_step_s", "prefill_s", "decode_step_s"}}
 // Every key optional (defaults above); unknown keys are ConfigErrors at their pointer.
 Scenario parse_scenario(const nlohmann::json& j, const std::string& pointer = "/scenario");
 nlohmann::json to_json(const Scenario& s);  // every field explicit

@@ -195,6 +195,7 @@ struct PipelineMetrics {
   double update_s = 0;                 // step_s - makespan_s: what the last device to finish adds
   double optimizer_s = 0;              // the slowest device's optimizer update
   double dp_reduce_s = 0;              // the slowest device's gradient all-reduce (before overlap)
+  double framework_s = 0;              // the scenario's framework overhead per step (in update_s)
   double step_s = 0;                   // one optimizer step
   std::int64_t steps_per_microbatch = 0;      // forward path steps (visits)
   std::int64_t transfers_per_microbatch = 0;  // point-to-point sends, forward and backward
