@@ -34,6 +34,8 @@ void check_executable(const Backbone& b, const model::Method& method) {
     throw ConfigError("/backbone/positions", std::string("the runner executes rope, got ") + to_string(b.positions));
   if (b.output_bias) throw ConfigError("/backbone/output_bias", "the runner executes no output-projection bias");
   if (b.mlp_bias) throw ConfigError("/backbone/mlp_bias", "the runner executes no FFN biases");
+  if (b.padded_input_vocab() != b.padded_vocab())
+    throw ConfigError("/backbone/input_vocab_size", "the runner reads token ids and writes logits over one vocabulary");
   if (b.head_dim % 2 != 0)
     throw ConfigError("/backbone/head_dim", "RoPE needs an even head dim, got " + std::to_string(b.head_dim));
   if (std::holds_alternative<model::VwnDesign>(method) && b.kv_mirror_layers > 0)

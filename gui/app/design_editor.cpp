@@ -51,6 +51,8 @@ QString backbone_summary(const model::Backbone& b) {
   if (b.num_sliding_layers() > 0) s += QObject::tr(", %1 sliding layers").arg(b.num_sliding_layers());
   if (b.kv_mirror_layers > 0) s += QObject::tr(", KV mirror on the last %1").arg(b.kv_mirror_layers);
   s += QObject::tr(", vocabulary %1").arg(count(b.vocab_size));
+  if (b.input_vocab_size > 0 && b.input_vocab_size != b.vocab_size)
+    s += QObject::tr(" (input table %1 rows)").arg(count(b.input_vocab_size));
   if (b.max_context > 0) s += QObject::tr(", %1-token context").arg(count(b.max_context));
   return s;
 }

@@ -40,9 +40,17 @@ const char* to_string(PositionKind kind) {
 
 const char* to_string(RouterKind kind) { return kind == RouterKind::softmax ? "softmax" : "sigmoid"; }
 
-std::int64_t Backbone::padded_vocab() const {
-  const std::int64_t m = vocab_pad_multiple < 1 ? 1 : vocab_pad_multiple;
-  return (vocab_size + m - 1) / m * m;
+namespace {
+std::int64_t padded(std::int64_t rows, std::int64_t multiple) {
+  const std::int64_t m = multiple < 1 ? 1 : multiple;
+  return (rows + m - 1) / m * m;
+}
+}  // namespace
+
+std::int64_t Backbone::padded_vocab() const { return padded(vocab_size, vocab_pad_multiple); }
+
+std::int64_t Backbone::padded_input_vocab() const {
+  return padded(input_vocab_size > 0 ? input_vocab_size : vocab_size, vocab_pad_multiple);
 }
 
 std::int64_t Backbone::dense_ffn_params() const {

@@ -182,6 +182,10 @@ void validate(const Backbone& b, const std::string& p) {
   }
   range("vocab_size", b.vocab_size, 1, Limits::max_vocab);
   range("vocab_pad_multiple", b.vocab_pad_multiple, 1, 1 << 16);
+  range("input_vocab_size", b.input_vocab_size, 0, Limits::max_vocab);
+  if (b.tie_embeddings && b.input_vocab_size > 0 && b.input_vocab_size != b.vocab_size)
+    fail(at("input_vocab_size"), "must equal vocab_size (" + num(b.vocab_size) + ") with tie_embeddings: a tied head "
+                                 "is the input table, got " + num(b.input_vocab_size));
   if (static_cast<std::int64_t>(b.layers.size()) != b.num_layers)
     fail(at("attention") + "/layers", "has " + num(static_cast<std::int64_t>(b.layers.size())) +
                                           " entries but the backbone has " + num(b.num_layers) + " layers");
@@ -247,6 +251,9 @@ Backbone parse_backbone(const Json& j, const std::string& pointer) {
   b.vocab_size = r.integer("vocab_size", std::nullopt, 1, Limits::max_vocab);
   b.vocab_pad_multiple = r.integer("vocab_pad_multiple", 1, 1, 1 << 16);
   noted("vocab_pad_multiple", "1 (the vocabulary is not padded)");
+  b.input_vocab_size = r.integer("input_vocab_size", 0, 1, Limits::max_vocab);
+  if (b.input_vocab_size == b.vocab_size) b.input_vocab_size = 0;  // one vocabulary, however written
+  noted("input_vocab_size", "vocab_size (one vocabulary in and out)");
   b.tie_embeddings = r.boolean("tie_embeddings", false);
   noted("tie_embeddings", "false (a separate output head)");
   if (auto a = r.optional_object("attention")) {
@@ -315,6 +322,7 @@ Json to_json(const Backbone& b) {
                 {"v_head_dim", m.v_head_dim}};
   }
   j["vocab_size"] = b.vocab_size;
+  j["input_vocab_size"] = b.input_vocab_size > 0 ? b.input_vocab_size : b.vocab_size;
   j["vocab_pad_multiple"] = b.vocab_pad_multiple;
   j["tie_embeddings"] = b.tie_embeddings;
   j["attention"] = attention_to_json(b);

@@ -18,14 +18,14 @@ std::int64_t ghc_params(const VwnDesign& v, std::int64_t D) {
 
 ParamCounts count_params(const Config& c) {
   const Backbone& b = c.effective;
-  const std::int64_t D = b.hidden, V = b.padded_vocab();
+  const std::int64_t D = b.hidden, V = b.padded_vocab(), V_in = b.padded_input_vocab();
   ParamCounts p;
 
   // Embeddings: input tables are lookups; the head is a D x V matrix unless tied.
   std::int64_t input_tables = 1;
   if (const auto* hd = std::get_if<HdDesign>(&c.design.method)) input_tables = hd->n;
   // A learned position table (GPT) is one more input table, shared by every stream.
-  p.embedding_input = input_tables * V * D + b.position_rows() * D;
+  p.embedding_input = input_tables * V_in * D + b.position_rows() * D;
   p.embedding_output = b.tie_embeddings ? 0 : V * D;
 
   const AttentionShape att = attention_shape(b);
@@ -49,7 +49,7 @@ ParamCounts count_params(const Config& c) {
   if (const auto* v = std::get_if<VwnDesign>(&c.design.method)) {
     const std::int64_t wide = D * v->n / v->m;  // D' = (n/m) D, D divisible by m
     if (v->embedding == VwnEmbedding::full) {
-      p.embedding_input = V * wide;
+      p.embedding_input = V_in * wide;
     } else {
       p.adapters += D * wide;  // D -> D' projection of the normal table
     }

@@ -215,7 +215,7 @@ void mtp_op(const ModelShape& s, double rows, OpRow& mtp) {
   mtp.params = 2 * slot * slot;
   if (rows <= 0) return;  // prefill and decode: resident, not run
   std::array<OpRow, 6> parts{};
-  lookup_op(parts[0], rows, s.V, s.vwn_projected ? D : wide, e);
+  lookup_op(parts[0], rows, s.V_in, s.vwn_projected ? D : wide, e);
   if (s.vwn_projected) gemm_op(parts[1], rows, D, wide, 0, e);
   gemm_op(parts[2], rows * s.vwn_n, 2 * slot, slot, 0, e);
   vwn_reduce_op(parts[3], rows, wide, D, e);
@@ -256,8 +256,8 @@ void outside_ops(const ModelShape& s, const OutsideWork& w, OpTable& out) {
   // Resident parameters are every table; HD looks up one row per stream from its table.
   OpRow& emb = row(out, OpKind::embedding);
   const double width = s.vwn && !s.vwn_projected ? wide : D;
-  lookup_op(emb, embed_rows, s.hd_n * s.V, width, e);
-  emb.params = s.vwn && !s.vwn_projected ? s.V * wide : s.hd_n * s.V * D;
+  lookup_op(emb, embed_rows, s.hd_n * s.V_in, width, e);
+  emb.params = s.vwn && !s.vwn_projected ? s.V_in * wide : s.hd_n * s.V_in * D;
   if (s.position_rows > 0) {  // learned positions: a row per position, read and added
     emb.params += s.position_rows * D;
     emb.cost.weight_bytes += std::fmin(w.embed_rows, s.position_rows) * D * e;

@@ -69,6 +69,7 @@ ModelShape model_shape(const Backbone& b, const Method& m) {
     s.Fs = static_cast<double>(b.moe->shared_expert_intermediate);
   }
   s.V = static_cast<double>(b.padded_vocab());
+  s.V_in = static_cast<double>(b.padded_input_vocab());
   s.tied = b.tie_embeddings;
   s.dtype = b.dtype;
   s.bytes = dtype_bytes(b.dtype);

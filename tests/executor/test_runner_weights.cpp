@@ -377,4 +377,36 @@ TEST_CASE("memory: the estimate bounds what a run allocates - a run that cannot 
   CHECK(backend->memory().peak_bytes == 0);
 }
 
+TEST_CASE("backbone settings the simulator costs but the runner does not execute are refused by field",
+          "[runner][bad-input]") {
+  auto refused_at = [](model::Backbone b) {
+    try {
+      weight_specs(b, model::BaselineDesign{});
+    } catch (const model::ConfigError& e) {
+      const std::string what = e.what();
+      return what.substr(0, what.find(':'));
+    }
+    return std::string("accepted");
+  };
+  CHECK(refused_at(tiny_dense()) == "accepted");
+  model::Backbone b = tiny_dense();
+  b.input_vocab_size = 1000;
+  CHECK(refused_at(b) == "/backbone/input_vocab_size");
+  b = tiny_dense();
+  b.norm = model::NormKind::layernorm;
+  CHECK(refused_at(b) == "/backbone/norm");
+  b = tiny_dense();
+  b.mlp = model::MlpKind::gelu;
+  CHECK(refused_at(b) == "/backbone/mlp");
+  b = tiny_dense();
+  b.positions = model::PositionKind::alibi;
+  CHECK(refused_at(b) == "/backbone/positions");
+  b = tiny_dense();
+  b.output_bias = true;
+  CHECK(refused_at(b) == "/backbone/output_bias");
+  b = tiny_dense();
+  b.mlp_bias = true;
+  CHECK(refused_at(b) == "/backbone/mlp_bias");
+}
+
 }  // namespace hdlab::executor::testing

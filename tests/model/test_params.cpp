@@ -133,3 +133,42 @@ TEST_CASE("Qwen3-8B embeddings under HD: 1.2B -> 1.9B / 3.1B / 5.6B", "[params][
   CHECK(base.total == 8190735360);
   CHECK(billions(base.non_embedding()) == 6.9);
 }
+
+TEST_CASE("a separate input vocabulary sizes the input tables, the head keeps vocab_size", "[params][vocab]") {
+  Json big_input = tiny_dense();
+  big_input["input_vocab_size"] = 1000;
+  ParamCounts p = params_of(big_input, "{}");
+  CHECK(p.embedding_input == 1000 * 8);
+  CHECK(p.embedding_output == 10 * 8);
+  CHECK(p.total == 1368 - 80 + 8000);
+  CHECK(p.active_per_token == 1208);  // lookups are not active parameters
+  // HD: every stream's table has the input rows; VWN's over-width table too.
+  CHECK(params_of(big_input, R"({"hd": {"n": 3}})").embedding_input == 3 * 8000);
+  CHECK(params_of(big_input, R"({"vwn": {"m": 2, "n": 3}})").embedding_input == 1000 * 12);
+  // Padding applies to both tables.
+  big_input["vocab_pad_multiple"] = 64;
+  p = params_of(big_input, "{}");
+  CHECK(p.embedding_input == 1024 * 8);
+  CHECK(p.embedding_output == 64 * 8);
+
+  // One vocabulary however it is written; the JSON always states the input rows.
+  Json same = tiny_dense();
+  same["input_vocab_size"] = 10;
+  CHECK(parse_backbone(same).input_vocab_size == 0);
+  CHECK(parse_backbone(same).padded_input_vocab() == 10);
+  const Backbone b = parse_backbone(big_input);
+  CHECK(to_json(b)["input_vocab_size"] == 1000);
+  CHECK(to_json(parse_backbone(tiny_dense()))["input_vocab_size"] == 10);
+  CHECK(parse_backbone(to_json(b)) == b);
+
+  // A tied head is the input table: the two cannot differ.
+  Json tied = big_input;
+  tied["tie_embeddings"] = true;
+  try {
+    parse_backbone(tied);
+    FAIL("a tied head with its own vocabulary was accepted");
+  } catch (const ConfigError& e) {
+    CHECK(std::string(e.what()) == "/backbone/input_vocab_size: must equal vocab_size (10) with tie_embeddings: a tied "
+                                   "head is the input table, got 1000");
+  }
+}

@@ -110,6 +110,25 @@ TEST_CASE("resident weights equal model/'s parameter counts", "[ops][params]") {
   CHECK(read == 2.0 * static_cast<double>(p.total - p.embedding_input));
 }
 
+TEST_CASE("a separate input vocabulary: the lookup's table has its rows, the head keeps vocab_size", "[ops][vocab]") {
+  model::Json big_input = fixtures::tiny_dense();
+  big_input["input_vocab_size"] = 1000;
+  for (const char* d : {"{}", R"({"hd": {"n": 2}})", R"({"vwn": {"m": 2, "n": 3, "mtp": true}})"}) {
+    INFO(d);
+    Built b = train_pass(big_input, d, 1, 4);
+    CHECK(params_in(*b.pass) == static_cast<double>(model::count_params(b.config).total));
+  }
+  Built big = train_pass(big_input, "{}", 1, 4), base = train_pass(fixtures::tiny_dense(), "{}", 1, 4);
+  const OpRow& emb = row(big.pass->outside, OpKind::embedding);
+  CHECK(emb.params == 1000 * 8);
+  const OpRow& base_emb = row(base.pass->outside, OpKind::embedding);
+  CHECK(emb.cost.weight_bytes == base_emb.cost.weight_bytes);  // 4 rows read either way
+  CHECK(emb.cost.weight_bytes == 4 * 8 * 2);
+  const OpRow& head = row(big.pass->outside, OpKind::lm_head);
+  CHECK(head.params == 10 * 8);
+  CHECK(head.cost.flops == 2 * 4 * 8 * 10);
+}
+
 TEST_CASE("attention FLOPs are 4 hd H per visible pair, both counts from model/", "[ops][attention]") {
   PassOptions o;
   o.layout = model::Layout::stream_major;

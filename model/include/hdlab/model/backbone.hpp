@@ -84,8 +84,11 @@ struct Backbone {
   std::int64_t intermediate = 0;        // dense FFN width F (0 when every layer is MoE)
   std::optional<MoeConfig> moe;
   std::optional<MlaConfig> mla;
-  std::int64_t vocab_size = 0;
-  std::int64_t vocab_pad_multiple = 1;  // vocabulary padded up to a multiple of this
+  std::int64_t vocab_size = 0;          // the output head's rows (and the input table's, unless below)
+  // Rows of the input table when they differ from the head's (a model reading a very large
+  // input vocabulary, e.g. hashed n-grams, through an ordinary head); 0: vocab_size.
+  std::int64_t input_vocab_size = 0;
+  std::int64_t vocab_pad_multiple = 1;  // both vocabularies padded up to a multiple of this
   bool tie_embeddings = false;
   std::vector<LayerAttention> layers;   // one entry per layer
   std::int64_t norms_per_layer = 2;     // norms of size D per layer (Gemma: 4, pre and post)
@@ -99,7 +102,8 @@ struct Backbone {
 
   bool operator==(const Backbone&) const = default;
 
-  std::int64_t padded_vocab() const;
+  std::int64_t padded_vocab() const;        // the head's rows
+  std::int64_t padded_input_vocab() const;  // the input table's rows
   // Layer l uses the routed-expert FFN (false: dense SwiGLU).
   bool is_moe_layer(std::int64_t l) const;
   // For a KV-mirror layer, the early layer whose input hidden states feed its K/V; else -1.

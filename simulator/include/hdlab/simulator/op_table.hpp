@@ -81,7 +81,8 @@ struct ModelShape {
   bool mlp_bias = false;                 // dense FFN biases
   double position_rows = 0;              // learned position table rows (0: none)
   double E = 0, top_k = 0, Fe = 0, S = 0, Fs = 0;  // MoE
-  double V = 0;                          // padded vocabulary
+  double V = 0;                          // padded vocabulary of the head
+  double V_in = 0;                       // padded rows of the input table (backbone input_vocab_size)
   bool tied = false;
   double bytes = 2;                      // bytes per stored element (the backbone's dtype)
   model::DType dtype = model::DType::bf16;
