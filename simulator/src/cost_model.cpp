@@ -211,10 +211,16 @@ void cost_train(const CostContext& ctx, PassCost& forward, TrainResult& out) {
   out.dp_comm_s = dp_gradient_s(ctx, dense, experts);
   out.exposed_dp_s = t.overlap_dp_comm ? std::max(0.0, out.dp_comm_s - out.forward.backward_s) : out.dp_comm_s;
   out.zero3_gather_s = zero3_gather_s(ctx);
+  out.exposed_zero3_s = out.zero3_gather_s;
+  if (t.overlap_weight_gather) {  // one gather before the forward's layers, one before the backward's
+    const double gather = out.zero3_gather_s / 2;
+    out.exposed_zero3_s = std::max(0.0, gather - out.forward.total_s) +
+                          std::max(0.0, gather - (out.forward.backward_s + out.recompute_s));
+  }
   out.optimizer_s = optimizer_update_s(ctx, dense, experts);
   out.framework_s = s.framework.train_step_s;
-  out.step_s = accum * (out.micro_step_s + out.zero3_gather_s) + out.exposed_dp_s + out.optimizer_s + out.framework_s;
-  out.comm_s = accum * (micro_comm + out.zero3_gather_s) + out.exposed_dp_s;
+  out.step_s = accum * (out.micro_step_s + out.exposed_zero3_s) + out.exposed_dp_s + out.optimizer_s + out.framework_s;
+  out.comm_s = accum * (micro_comm + out.exposed_zero3_s) + out.exposed_dp_s;
 
   // All devices: dp * cp / ep groups of tp x ep devices, each running `forward`.
   const double groups = d(s.parallel.dp) * cp / ep;

@@ -104,6 +104,7 @@ json train_json(const TrainResult& t) {
           {"dp_comm_s", t.dp_comm_s},
           {"exposed_dp_s", t.exposed_dp_s},
           {"zero3_gather_s", t.zero3_gather_s},
+          {"exposed_zero3_s", t.exposed_zero3_s},
           {"optimizer_s", t.optimizer_s},
           {"framework_s", t.framework_s},
           {"comm_s", t.comm_s},

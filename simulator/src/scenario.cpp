@@ -85,6 +85,7 @@ void parse_train(ObjectReader r, TrainScenario& t) {
                                            t.sharding);
   t.vwn_eta = r.number("vwn_eta", t.vwn_eta, 0.0, 1.0);
   t.overlap_dp_comm = r.boolean("overlap_dp_comm", t.overlap_dp_comm);
+  t.overlap_weight_gather = r.boolean("overlap_weight_gather", t.overlap_weight_gather);
   r.finish();
 }
 
@@ -200,7 +201,8 @@ json to_json(const Scenario& s) {
             {"recompute", to_string(s.train.recompute)},
             {"optimizer_sharding", to_string(s.train.sharding)},
             {"vwn_eta", s.train.vwn_eta},
-            {"overlap_dp_comm", s.train.overlap_dp_comm}}},
+            {"overlap_dp_comm", s.train.overlap_dp_comm},
+            {"overlap_weight_gather", s.train.overlap_weight_gather}}},
           {"prefill", {{"tokens", s.prefill.tokens}, {"batch", s.prefill.batch}}},
           {"decode", {{"batch", s.decode.batch}, {"context", s.decode.context}}},
           {"serving",

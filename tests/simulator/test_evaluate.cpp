@@ -229,6 +229,38 @@ TEST_CASE("training step composition and optimizer update, by hand", "[evaluate]
   CHECK(t.exposed_dp_s == t.dp_comm_s);
 }
 
+TEST_CASE("ZeRO-3 weight gathers hide behind their pass's compute, at most the shorter of the two", "[evaluate][train]") {
+  const model::Config c = fixtures::config(fixtures::tiny_dense(), "{}");
+  for (double launch_us : {0.0, 100.0}) {  // compute far shorter, then far longer, than a gather
+    const HardwareProfile hw = fixtures::device(launch_us);
+    Scenario s;
+    s.train.seq_len = 16;
+    s.train.grad_accum = 2;
+    s.parallel.dp = 4;
+    s.train.sharding = OptimizerSharding::weights;
+    CostContext ctx;
+    make_context(c, hw, s, ctx);
+    auto pass = std::make_unique<PassCost>();
+    TrainResult hidden, serial;
+    cost_train(ctx, *pass, hidden);
+    // 1368 x 2 B all-gathered over 4 ranks on NVLink (50 GB/s, 1 us), before the forward
+    // and again before the backward
+    const double gather = 0.75 * 2736 / 50e9 + 3e-6;
+    CHECK(hidden.zero3_gather_s == Approx(2 * gather).epsilon(1e-12));
+    const double forward = hidden.forward.total_s, backward = hidden.forward.backward_s + hidden.recompute_s;
+    INFO("launch " << launch_us << " us: forward " << forward << " s, backward " << backward << " s");
+    const double expected = std::max(0.0, gather - forward) + std::max(0.0, gather - backward);
+    CHECK(hidden.exposed_zero3_s == Approx(expected).margin(1e-18));
+    if (launch_us == 0) CHECK(hidden.exposed_zero3_s > 0);
+    else CHECK(hidden.exposed_zero3_s == 0);
+    s.train.overlap_weight_gather = false;
+    make_context(c, hw, s, ctx);
+    cost_train(ctx, *pass, serial);
+    CHECK(serial.exposed_zero3_s == serial.zero3_gather_s);
+    CHECK(serial.step_s - hidden.step_s == Approx(2 * (serial.zero3_gather_s - hidden.exposed_zero3_s)).epsilon(1e-9));
+  }
+}
+
 TEST_CASE("the framework overhead adds once per training step, prefill and decode step", "[evaluate][framework]") {
   const model::Config c = fixtures::config(fixtures::tiny_dense(), "{}");
   Scenario s;

@@ -12,7 +12,9 @@
 //                reruns every layer's forward
 //   step = grad_accum x micro-step + exposed DP gradient all-reduce (hidden behind the
 //          backward of the last micro-step when overlap_dp_comm) + ZeRO-3 weight
-//          all-gathers (forward and backward of each micro-step) + the optimizer update
+//          all-gathers (forward and backward of each micro-step; with
+//          overlap_weight_gather each hidden behind the compute of its pass as far as that
+//          lasts, so at most the shorter of the two is hidden) + the optimizer update
 //          (memory bound: reads weights, gradients and fp32 states, writes weights and
 //          states) + the scenario's framework overhead per step
 // Context parallelism (evaluate.hpp's ParallelScenario): the training pass is built for
@@ -63,6 +65,7 @@ struct TrainResult {
   double dp_comm_s = 0;        // gradient all-reduce per step
   double exposed_dp_s = 0;
   double zero3_gather_s = 0;   // per micro-step
+  double exposed_zero3_s = 0;  // its part not hidden behind the micro-step's compute
   double optimizer_s = 0;
   double framework_s = 0;      // the scenario's framework overhead per step
   double step_s = 0;

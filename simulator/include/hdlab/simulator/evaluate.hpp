@@ -63,6 +63,9 @@ struct TrainScenario {
   OptimizerSharding sharding = OptimizerSharding::none;
   double vwn_eta = 1.0;             // VWN: share of width-connection inputs saved, not recomputed
   bool overlap_dp_comm = true;      // gradient all-reduce hidden behind the backward pass
+  // ZeRO-3 / FSDP: the next layer's weights gathered while the current one computes
+  // (FSDP's prefetch), hidden behind the forward and the backward as far as they last
+  bool overlap_weight_gather = true;
   bool operator==(const TrainScenario&) const = default;
 };
 
@@ -164,7 +167,7 @@ struct Scenario {
 };
 
 // {"train": {"seq_len", "micro_batch", "grad_accum", "recompute", "optimizer_sharding",
-//            "vwn_eta", "overlap_dp_comm"},
+//            "vwn_eta", "overlap_dp_comm", "overlap_weight_gather"},
 //  "prefill": {"tokens", "batch"}, "decode": {"batch", "context"},
 //  "serving": {"batches": [...], "input_lengths": [...], "output_tokens"},
 //  "kv": {"context", "memory_utilization"},
