@@ -103,10 +103,14 @@ void print_scenario(const json& r) {
                            p["cp"].dump(), p["dp"].dump(), p["ep"].dump(), p["gpus_per_node"].dump(),
                            p.contains("cp_comm") ? ", K/V exchanged by " + p["cp_comm"].get<std::string>() : "")
             << fmt::format("  train      seq_len {} tokens, micro_batch {} seqs, grad_accum {}, recompute {}, "
-                           "optimizer_sharding {}, vwn_eta {}, overlap_dp_comm {}, overlap_weight_gather {}\n",
+                           "optimizer_sharding {}, vwn_eta {}\n",
                            t["seq_len"].dump(), t["micro_batch"].dump(), t["grad_accum"].dump(),
                            t["recompute"].get<std::string>(), t["optimizer_sharding"].get<std::string>(),
-                           t["vwn_eta"].dump(), t["overlap_dp_comm"].dump(), t["overlap_weight_gather"].dump())
+                           t["vwn_eta"].dump())
+            << fmt::format("  overlap    dp gradients {}, ZeRO-3 weight gathers {}, tp {}, ep {} (each hidden behind "
+                           "compute as far as that lasts)\n",
+                           t["overlap_dp_comm"].dump(), t["overlap_weight_gather"].dump(),
+                           t["overlap_tp_comm"].dump(), t["overlap_ep_comm"].dump())
             << fmt::format("  prefill    tokens {}, batch {} seqs\n", s["prefill"]["tokens"].dump(),
                            s["prefill"]["batch"].dump())
             << fmt::format("  decode     batch {} seqs, context {} tokens\n", s["decode"]["batch"].dump(),

@@ -88,6 +88,8 @@ json pass_json(const CostContext& ctx, const PassCost& p, const PassTime& t, con
           {"comm_ep_s", comm.ep_s},
           {"comm_cp_s", comm.cp_s},
           {"comm_cp_hidden_s", comm.cp_hidden_s},
+          {"comm_tp_hidden_s", comm.tp_hidden_s},
+          {"comm_ep_hidden_s", comm.ep_hidden_s},
           {"totals", cost_json(p.total())},
           {"attention_pairs_exact", p.attention_pairs_exact()},
           {"attention_pairs_executed", p.attention_pairs_executed()},

@@ -86,6 +86,8 @@ void parse_train(ObjectReader r, TrainScenario& t) {
   t.vwn_eta = r.number("vwn_eta", t.vwn_eta, 0.0, 1.0);
   t.overlap_dp_comm = r.boolean("overlap_dp_comm", t.overlap_dp_comm);
   t.overlap_weight_gather = r.boolean("overlap_weight_gather", t.overlap_weight_gather);
+  t.overlap_tp_comm = r.boolean("overlap_tp_comm", t.overlap_tp_comm);
+  t.overlap_ep_comm = r.boolean("overlap_ep_comm", t.overlap_ep_comm);
   r.finish();
 }
 
@@ -202,7 +204,9 @@ json to_json(const Scenario& s) {
             {"optimizer_sharding", to_string(s.train.sharding)},
             {"vwn_eta", s.train.vwn_eta},
             {"overlap_dp_comm", s.train.overlap_dp_comm},
-            {"overlap_weight_gather", s.train.overlap_weight_gather}}},
+            {"overlap_weight_gather", s.train.overlap_weight_gather},
+            {"overlap_tp_comm", s.train.overlap_tp_comm},
+            {"overlap_ep_comm", s.train.overlap_ep_comm}}},
           {"prefill", {{"tokens", s.prefill.tokens}, {"batch", s.prefill.batch}}},
           {"decode", {{"batch", s.decode.batch}, {"context", s.decode.context}}},
           {"serving",

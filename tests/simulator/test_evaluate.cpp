@@ -261,6 +261,43 @@ TEST_CASE("ZeRO-3 weight gathers hide behind their pass's compute, at most the s
   }
 }
 
+TEST_CASE("TP and EP collectives overlapped with compute: at most the shorter of the two hidden", "[evaluate][train]") {
+  for (double launch_us : {0.0, 100.0}) {  // compute far shorter, then far longer, than the collectives
+    const HardwareProfile hw = fixtures::device(launch_us);
+    const model::Config c = fixtures::config(fixtures::tiny_moe(), "{}");
+    Scenario s;
+    s.train.seq_len = 16;
+    s.parallel.tp = 2;
+    s.parallel.ep = 2;
+    s.parallel.dp = 2;
+    CostContext ctx;
+    make_context(c, hw, s, ctx);
+    auto pass = std::make_unique<PassCost>();
+    TrainResult serial, hidden;
+    cost_train(ctx, *pass, serial);
+    s.train.overlap_tp_comm = s.train.overlap_ep_comm = true;
+    make_context(c, hw, s, ctx);
+    cost_train(ctx, *pass, hidden);
+    const PassComm& sc = serial.forward_comm;
+    const PassComm& hc = hidden.forward_comm;
+    REQUIRE(sc.tp_s > 0);
+    REQUIRE(sc.ep_s > 0);
+    CHECK(sc.tp_hidden_s == 0);
+    CHECK(sc.ep_hidden_s == 0);
+    auto op = [&](model::OpKind k) { return hidden.forward.op_s[static_cast<std::size_t>(k)]; };
+    using model::OpKind;
+    const double projections = op(OpKind::qkv_proj) + op(OpKind::o_proj) + op(OpKind::ffn_gate_up) +
+                               op(OpKind::ffn_down) + op(OpKind::shared_experts);
+    INFO("launch " << launch_us << " us");
+    CHECK(hc.tp_hidden_s == std::min(sc.tp_s, projections));
+    CHECK(hc.ep_hidden_s == std::min(sc.ep_s, hidden.forward.layers_s - op(OpKind::experts)));
+    if (launch_us > 0) CHECK(hc.total() == Approx(0).margin(1e-18));  // the compute outlasts both
+    else CHECK(hc.total() > 0);
+    // forward and backward each hide the same share
+    CHECK(serial.micro_step_s - hidden.micro_step_s == Approx(2 * (hc.tp_hidden_s + hc.ep_hidden_s)).epsilon(1e-9));
+  }
+}
+
 TEST_CASE("the framework overhead adds once per training step, prefill and decode step", "[evaluate][framework]") {
   const model::Config c = fixtures::config(fixtures::tiny_dense(), "{}");
   Scenario s;

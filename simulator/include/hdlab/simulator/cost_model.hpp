@@ -79,8 +79,11 @@ struct TrainResult {
 void cost_train(const CostContext& ctx, PassCost& forward, TrainResult& out);
 // The collectives of a training forward pass (or of one layer pass) on one device, timed
 // `time`: TP and EP as pass_comm, and context parallelism's K/V all-gather per layer pass
-// (each device receives the whole sequences' K/V of its layer, split over min(tp, G)),
-// its ring share hidden behind the pass's attention time.
+// (each device receives the whole sequences' K/V of its layer, split over min(tp, G)).
+// Hidden, each at most the shorter of the collective and the compute it runs under: a
+// ring's K/V behind the pass's attention; with overlap_tp_comm the TP collectives behind
+// the TP-sharded projections (qkv, o, FFN and shared-expert GEMMs); with overlap_ep_comm
+// the all-to-alls behind the layers' compute outside the routed experts.
 PassComm train_comm(const CostContext& ctx, const PassCost& pass, const PassTime& time);
 // Ranks a data-parallel collective spans: dp, times cp (context-parallel ranks hold the
 // same weights); routed experts' copies are spread over this / ep.

@@ -66,6 +66,14 @@ struct TrainScenario {
   // ZeRO-3 / FSDP: the next layer's weights gathered while the current one computes
   // (FSDP's prefetch), hidden behind the forward and the backward as far as they last
   bool overlap_weight_gather = true;
+  // Tensor-parallel collectives split into chunks that run under the projections next to
+  // them (Megatron / Transformer Engine's TP communication overlap; off by default, as
+  // there): hidden behind the pass's TP-sharded GEMMs as far as they last.
+  bool overlap_tp_comm = false;
+  // Expert-parallel all-to-alls of one micro-batch run under another's compute
+  // (DualPipe-style two-micro-batch overlap; off by default): hidden behind the pass's
+  // layer compute outside the routed experts as far as it lasts.
+  bool overlap_ep_comm = false;
   bool operator==(const TrainScenario&) const = default;
 };
 
@@ -167,7 +175,8 @@ struct Scenario {
 };
 
 // {"train": {"seq_len", "micro_batch", "grad_accum", "recompute", "optimizer_sharding",
-//            "vwn_eta", "overlap_dp_comm", "overlap_weight_gather"},
+//            "vwn_eta", "overlap_dp_comm", "overlap_weight_gather", "overlap_tp_comm",
+//            "overlap_ep_comm"},
 //  "prefill": {"tokens", "batch"}, "decode": {"batch", "context"},
 //  "serving": {"batches": [...], "input_lengths": [...], "output_tokens"},
 //  "kv": {"context", "memory_utilization"},

@@ -133,13 +133,14 @@ double inference_all_reduce_s(double bytes, double ranks, const Link& l);
 
 // Collective time of one forward pass on one device: tensor-parallel all-reduces and
 // expert-parallel all-to-alls per layer pass; in training also context parallelism's K/V
-// exchange and the part of it a ring hides behind the attention (cost_model's train_comm).
+// exchange, and what the scenario's overlaps hide of each kind (cost_model's train_comm).
 struct PassComm {
   double tp_s = 0;
   double ep_s = 0;
   double cp_s = 0;
-  double cp_hidden_s = 0;  // <= cp_s
-  double total() const { return tp_s + ep_s + cp_s - cp_hidden_s; }  // the exposed time
+  // the parts hidden behind compute (training, cost_model's train_comm), each <= its kind's
+  double tp_hidden_s = 0, ep_hidden_s = 0, cp_hidden_s = 0;
+  double total() const { return tp_s + ep_s + cp_s - tp_hidden_s - ep_hidden_s - cp_hidden_s; }  // exposed
 };
 // `inference`: prefill and decode (an engine's one-node all-reduce where the profile has one).
 PassComm pass_comm(const PassCost& p, const ModelShape& s, const Sharding& sh, const Link& tp_link,
