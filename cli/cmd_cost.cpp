@@ -34,6 +34,7 @@ constexpr ScenarioFlag kScenarioFlags[] = {
     {"--grad-accum", "/train/grad_accum", "micro-steps per optimizer step"},
     {"--recompute", "/train/recompute", "none | selective | full"},
     {"--optimizer-sharding", "/train/optimizer_sharding", "none | optimizer | gradients | weights (ZeRO 1/2/3)"},
+    {"--zero-stage", "/train/zero_stage", "0-3: the same setting as --optimizer-sharding, by ZeRO stage"},
     {"--vwn-eta", "/train/vwn_eta", "VWN: share of width-connection inputs kept, in [0, 1]", false, is_vwn, "VWN designs"},
     {"--prompt", "/prefill/tokens", "prefill prompt length [tokens]"},
     {"--prefill-batch", "/prefill/batch", "prompts prefilled together [seqs]"},

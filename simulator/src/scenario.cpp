@@ -83,6 +83,15 @@ void parse_train(ObjectReader r, TrainScenario& t) {
                                             {"gradients", OptimizerSharding::gradients},
                                             {"weights", OptimizerSharding::weights}},
                                            t.sharding);
+  // The stage number as DeepSpeed writes it, for the same setting: 0 none ... 3 weights.
+  if (r.has("zero_stage")) {
+    if (r.has("optimizer_sharding"))
+      model::fail(r.at("zero_stage"), "gives the same setting as optimizer_sharding: give one of them");
+    constexpr OptimizerSharding stages[] = {OptimizerSharding::none, OptimizerSharding::optimizer,
+                                            OptimizerSharding::gradients, OptimizerSharding::weights};
+    const std::int64_t stage = r.integer("zero_stage", 0, 0, 3);
+    t.sharding = stages[stage];
+  }
   t.vwn_eta = r.number("vwn_eta", t.vwn_eta, 0.0, 1.0);
   t.overlap_dp_comm = r.boolean("overlap_dp_comm", t.overlap_dp_comm);
   t.overlap_weight_gather = r.boolean("overlap_weight_gather", t.overlap_weight_gather);

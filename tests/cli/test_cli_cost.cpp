@@ -132,6 +132,9 @@ TEST_CASE("hdlab cost: bad input exits with 2 and names the place", "[cli][cost]
   CHECK(r.err == "hdlab: error: /scenario/parallel/cp: must split the training sequence into 2 x cp equal chunks (two "
                  "per rank, balancing the causal mask): seq_len 4096 is not a multiple of 6\n");
   CHECK(r.out.empty());
+  r = run_cli({"cost", kModel, "--hw", "h100-sxm", "--zero-stage", "4"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "hdlab: error: /scenario/train/zero_stage: must be <= 3, got 4\n");
   r = run_cli({"cost", kModel, "--hw", "h100-sxm", "--cp-comm", "ring"});
   CHECK(r.exit_code == 2);
   CHECK(r.err == "hdlab: error: /scenario/parallel/cp_comm: needs cp > 1: with one context-parallel rank no K/V is "

@@ -298,6 +298,21 @@ TEST_CASE("TP and EP collectives overlapped with compute: at most the shorter of
   }
 }
 
+TEST_CASE("ZeRO stages by number: 0-3 as the sharding names, 4 and a second spelling refused", "[evaluate][scenario]") {
+  const OptimizerSharding expected[] = {OptimizerSharding::none, OptimizerSharding::optimizer,
+                                        OptimizerSharding::gradients, OptimizerSharding::weights};
+  for (int stage = 0; stage < 4; ++stage) {
+    const Scenario s = parse_scenario(model::Json{{"train", {{"zero_stage", stage}}}});
+    CHECK(s.train.sharding == expected[stage]);
+    CHECK(to_json(s)["train"]["optimizer_sharding"] == to_string(expected[stage]));
+  }
+  CHECK(error_of([] { parse_scenario(model::Json::parse(R"({"train": {"zero_stage": 4}})")); }) ==
+        "/scenario/train/zero_stage: must be <= 3, got 4");
+  CHECK(error_of([] {
+          parse_scenario(model::Json::parse(R"({"train": {"zero_stage": 1, "optimizer_sharding": "optimizer"}})"));
+        }) == "/scenario/train/zero_stage: gives the same setting as optimizer_sharding: give one of them");
+}
+
 TEST_CASE("the framework overhead adds once per training step, prefill and decode step", "[evaluate][framework]") {
   const model::Config c = fixtures::config(fixtures::tiny_dense(), "{}");
   Scenario s;

@@ -186,6 +186,8 @@ struct Scenario {
 //                "tile_q", "tile_k", "count": "executed"|"exact", "kernel": "fused"|"unfused"},
 //  "framework": {"train_step_s", "prefill_s", "decode_step_s"}}
 // Every key optional (defaults above); unknown keys are ConfigErrors at their pointer.
+// "train": {"zero_stage": 0-3} may stand for optimizer_sharding (none, optimizer,
+// gradients, weights), not next to it; to_json writes optimizer_sharding.
 Scenario parse_scenario(const nlohmann::json& j, const std::string& pointer = "/scenario");
 nlohmann::json to_json(const Scenario& s);  // every field explicit
 
