@@ -115,12 +115,15 @@ QWidget* ScenarioEditor::parallelGroup() {
   auto* form = new QFormLayout(box);
   tp_ = int_spin(1, 4096, static_cast<int>(d.tp), tr("Tensor parallel: every layer sharded over tp devices"));
   ep_ = int_spin(1, 4096, static_cast<int>(d.ep), tr("Expert parallel: routed experts over ep of the dp ranks"));
-  dp_ = int_spin(1, 1 << 20, static_cast<int>(d.dp), tr("Data parallel replicas (world = tp x dp)"));
+  dp_ = int_spin(1, 1 << 20, static_cast<int>(d.dp), tr("Data parallel replicas (world = tp x cp x dp)"));
+  cp_ = int_spin(1, 4096, static_cast<int>(d.cp),
+                 tr("Context parallel (training): each sequence split over cp devices, K/V gathered per layer"));
   gpus_per_node_ = int_spin(1, 1024, static_cast<int>(d.gpus_per_node),
                             tr("Devices per node: collectives inside use NVLink, larger ones the network"));
   addField(form, tr("tensor parallel"), tp_, "/scenario/parallel/tp");
   addField(form, tr("expert parallel"), ep_, "/scenario/parallel/ep");
   addField(form, tr("data parallel"), dp_, "/scenario/parallel/dp");
+  addField(form, tr("context parallel"), cp_, "/scenario/parallel/cp");
   addField(form, tr("devices per node"), gpus_per_node_, "/scenario/parallel/gpus_per_node");
   return box;
 }
@@ -208,7 +211,11 @@ nlohmann::json ScenarioEditor::scenarioJson() const {
             {"output_tokens", serving_output_->value()}}},
           {"kv", {{"context", kv_context_->value()}, {"memory_utilization", memory_utilization_->value()}}},
           {"parallel",
-           {{"tp", tp_->value()}, {"ep", ep_->value()}, {"dp", dp_->value()}, {"gpus_per_node", gpus_per_node_->value()}}},
+           {{"tp", tp_->value()},
+            {"ep", ep_->value()},
+            {"dp", dp_->value()},
+            {"cp", cp_->value()},
+            {"gpus_per_node", gpus_per_node_->value()}}},
           {"attention",
            {{"layout", choice_value(layout_).toStdString()},
             {"tile_q", tile_q_->value()},

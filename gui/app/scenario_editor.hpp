@@ -53,7 +53,7 @@ class ScenarioEditor : public QWidget {
   QComboBox* hardware_box_;
   QLabel* hardware_summary_;
   QLabel* hardware_error_;
-  QSpinBox *tp_, *ep_, *dp_, *gpus_per_node_;
+  QSpinBox *tp_, *ep_, *dp_, *cp_, *gpus_per_node_;
   QSpinBox *decode_batch_, *decode_context_, *prefill_tokens_, *prefill_batch_;
   QSpinBox *train_seq_, *train_micro_, *train_accum_;
   QComboBox *recompute_, *sharding_;
