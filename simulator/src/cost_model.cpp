@@ -237,19 +237,22 @@ PassComm train_comm(const CostContext& ctx, const PassCost& pass, const PassTime
   const Sharding& sh = ctx.sharding;
   const TrainScenario& t = ctx.scenario->train;
   PassComm c = pass_comm(pass, ctx.shape, sh, ctx.tp_link, ctx.ep_link);
-  auto op_s = [&](OpKind k) { return time.op_s[static_cast<std::size_t>(k)]; };
-  if (t.overlap_tp_comm)
-    c.tp_hidden_s = std::min(c.tp_s, op_s(OpKind::qkv_proj) + op_s(OpKind::o_proj) + op_s(OpKind::ffn_gate_up) +
-                                         op_s(OpKind::ffn_down) + op_s(OpKind::shared_experts));
-  if (t.overlap_ep_comm) c.ep_hidden_s = std::min(c.ep_s, std::max(0.0, time.layers_s - op_s(OpKind::experts)));
-  if (sh.cp <= 1) return c;
-  for (int g = 0; g < pass.count; ++g) {
+  for (int g = 0; sh.cp > 1 && g < pass.count; ++g) {
     const LayerGroupCost& lg = pass.groups[static_cast<std::size_t>(g)];
     const double whole_seqs = lg.work.seqs * sh.cp / sh.ep;  // the sequences this device holds chunks of
     const double bytes = whole_seqs * lg.work.rows_kv * ctx.shape.kv_out * ctx.shape.bytes / sh.kv_tp;
     c.cp_s += lg.plan.passes * all_gather_s(bytes, sh.cp, ctx.cp_link);
   }
-  if (ctx.scenario->parallel.cp_comm == CpComm::ring) c.cp_hidden_s = std::min(c.cp_s, op_s(OpKind::attention));
+  // Each kind hides under its own compute; the all-to-alls under what the other two left.
+  auto op_s = [&](OpKind k) { return time.op_s[static_cast<std::size_t>(k)]; };
+  if (t.overlap_tp_comm)
+    c.tp_hidden_s = std::min(c.tp_s, op_s(OpKind::qkv_proj) + op_s(OpKind::o_proj) + op_s(OpKind::ffn_gate_up) +
+                                         op_s(OpKind::ffn_down) + op_s(OpKind::shared_experts));
+  if (sh.cp > 1 && ctx.scenario->parallel.cp_comm == CpComm::ring)
+    c.cp_hidden_s = std::min(c.cp_s, op_s(OpKind::attention));
+  if (t.overlap_ep_comm)
+    c.ep_hidden_s =
+        std::min(c.ep_s, std::max(0.0, time.layers_s - op_s(OpKind::experts) - c.tp_hidden_s - c.cp_hidden_s));
   return c;
 }
 

@@ -83,7 +83,8 @@ void cost_train(const CostContext& ctx, PassCost& forward, TrainResult& out);
 // Hidden, each at most the shorter of the collective and the compute it runs under: a
 // ring's K/V behind the pass's attention; with overlap_tp_comm the TP collectives behind
 // the TP-sharded projections (qkv, o, FFN and shared-expert GEMMs); with overlap_ep_comm
-// the all-to-alls behind the layers' compute outside the routed experts.
+// the all-to-alls behind the layers' compute outside the routed experts that the other
+// two left (no compute hides two collectives).
 PassComm train_comm(const CostContext& ctx, const PassCost& pass, const PassTime& time);
 // Ranks a data-parallel collective spans: dp, times cp (context-parallel ranks hold the
 // same weights); routed experts' copies are spread over this / ep.
