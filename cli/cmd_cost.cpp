@@ -58,6 +58,12 @@ constexpr ScenarioFlag kScenarioFlags[] = {
     {"--framework-train-step", "/framework/train_step_s", "framework overhead per training step [s]"},
     {"--framework-prefill", "/framework/prefill_s", "framework overhead per prefill [s]"},
     {"--framework-decode-step", "/framework/decode_step_s", "framework overhead per decode step [s]"},
+    {"--weights-dtype", "/precision/weights", "weights' precision: model | bf16 | fp16 | fp32 | fp8"},
+    {"--activations-dtype", "/precision/activations", "activations' precision (attention runs in it)"},
+    {"--kv-cache-dtype", "/precision/kv_cache", "KV cache precision"},
+    {"--compute-dtype", "/precision/compute", "weight products' matrix precision"},
+    {"--comm-dtype", "/precision/communication", "collectives' and gradients' precision"},
+    {"--optimizer-dtype", "/precision/optimizer_state", "Adam state precision (default fp32)"},
 };
 
 struct Options {
@@ -96,7 +102,7 @@ std::string join(const json& list) {
 
 void print_scenario(const json& r) {
   const json& s = r["scenario"];
-  const json &t = s["train"], &p = s["parallel"], &a = s["attention"], &f = s["framework"];
+  const json &t = s["train"], &p = s["parallel"], &a = s["attention"], &f = s["framework"], &pr = s["precision"];
   std::cout << fmt::format("{}, {}, on {} ({})\n", r["model"].get<std::string>(), r["design"].get<std::string>(),
                            r["hardware"].get<std::string>(), r["dtype"].get<std::string>());
   std::cout << "scenario (defaults unless set; --scenario FILE or the options override):\n"
@@ -124,6 +130,12 @@ void print_scenario(const json& r) {
             << fmt::format("  attention  layout {}, tile {}x{} (query rows x keys), timed by {} pairs\n",
                            a["layout"].get<std::string>(), a["tile_q"].dump(), a["tile_k"].dump(),
                            a["count"].get<std::string>())
+            << fmt::format("  precision  weights {}, activations {}, kv_cache {}, compute {}, communication {}, "
+                           "optimizer_state {} (model: the model's {})\n",
+                           pr["weights"].get<std::string>(), pr["activations"].get<std::string>(),
+                           pr["kv_cache"].get<std::string>(), pr["compute"].get<std::string>(),
+                           pr["communication"].get<std::string>(), pr["optimizer_state"].get<std::string>(),
+                           r["dtype"].get<std::string>())
             << fmt::format("  framework  overhead {} s per train step, {} s per prefill, {} s per decode step\n\n",
                            f["train_step_s"].dump(), f["prefill_s"].dump(), f["decode_step_s"].dump());
 }

@@ -13,6 +13,7 @@
 
 #include "hdlab/model/config_io.hpp"
 #include "hdlab/model/json_reader.hpp"
+#include "hdlab/simulator/cost_model.hpp"
 #include "hdlab/simulator/evaluate.hpp"
 #include "hdlab/simulator/pipeline_cost.hpp"
 #include "hdlab/simulator/pipeline_io.hpp"
@@ -78,16 +79,16 @@ std::vector<Assumption> parse_assumptions(ObjectReader& parent, const std::strin
   return out;
 }
 
-// A training case's setup: the cost model's train, parallel, attention and framework
-// scenario, and the pipeline.
+// A training case's setup: the cost model's train, parallel, attention, framework and
+// precision scenario, and the pipeline.
 void parse_training_setup(ObjectReader& r, PublishedCase& c) {
   const json& scenario = r.required("scenario");
   if (!scenario.is_object()) fail(r.at("scenario"), "must be an object with \"train\" and \"parallel\"");
   for (const auto& [key, value] : scenario.items())
-    if (key != "train" && key != "parallel" && key != "attention" && key != "framework")
+    if (key != "train" && key != "parallel" && key != "attention" && key != "framework" && key != "precision")
       fail(model::pointer_join(r.at("scenario"), key),
-           "does not apply to a training case (give \"train\", \"parallel\" and optionally \"attention\" and "
-           "\"framework\")");
+           "does not apply to a training case (give \"train\", \"parallel\" and optionally \"attention\", "
+           "\"framework\" and \"precision\")");
   c.scenario = simulator::parse_scenario(scenario, r.at("scenario"));
   if (const json* p = r.find("pipeline")) {
     c.pipeline = simulator::parse_pipeline_options(*p, r.at("pipeline"));
@@ -122,6 +123,8 @@ PublishedCase parse_case(ObjectReader r, const PublishedSource& s) {
     c.batch = r.integer("batch", std::nullopt, 1, max_batch);
     c.input = r.integer("input", std::nullopt, 1, max_tokens);
     if (c.metric == PublishedMetric::output_tokens_per_s_per_gpu) c.output = r.integer("output", std::nullopt, 1, max_tokens);
+    if (const json* precision = r.find("precision"))  // the scenario's precision section, by tensor class
+      c.scenario = simulator::parse_scenario(json{{"precision", *precision}}, r.pointer());
   }
   c.assumptions = parse_assumptions(r, "assumptions");
   r.finish();  // a key of the other kind of case ("output" on a first-token case) is refused here
@@ -211,6 +214,7 @@ PublishedPrediction predict_inference(const PublishedCase& c, const model::Confi
   s.decode.batch = c.batch;
   s.decode.context = c.input + c.output / 2;
   s.kv.context = c.input + c.output;
+  s.precision = c.scenario.precision;
   const simulator::Metrics m = at_case(c, [&] { return simulator::evaluate(config, hw, s); });
   PublishedPrediction p;
   p.devices = c.tp;
@@ -237,7 +241,8 @@ PublishedPrediction predict_training(const PublishedCase& c, const model::Config
   PublishedPrediction p;
   // evaluate reports MFU, not the model FLOPs themselves: MFU x step x peak x devices.
   p.model_flops = m[simulator::Metric::train_mfu_fraction] * m[simulator::Metric::train_step_s] *
-                  hw.matrix_peak_flop_per_s(config.effective.dtype) * replicas;
+                  hw.matrix_peak_flop_per_s(simulator::tensor_precision(config.effective, c.scenario.precision).compute) *
+                  replicas;
   p.devices = par.tp * par.cp * par.dp;
   p.seconds = m[simulator::Metric::train_step_s];
   if (c.pipeline) {
@@ -296,8 +301,8 @@ PublishedReport predict_sources(std::vector<PublishedSource> sources, const Prof
       x.spec = c;
       x.profile = hw.name;
       x.predicted = predict_published(c, s.models.at(c.model), hw);
-      const double peak =
-          hw.matrix_peak_flop_per_s(s.models.at(c.model).effective.dtype) * static_cast<double>(x.predicted.devices);
+      const model::DType compute = simulator::tensor_precision(s.models.at(c.model).effective, c.scenario.precision).compute;
+      const double peak = hw.matrix_peak_flop_per_s(compute) * static_cast<double>(x.predicted.devices);
       x.predicted_mfu = x.predicted.model_flops / (x.predicted.seconds * peak);
       x.published_mfu = x.predicted.model_flops / (published_seconds(c, x.predicted) * peak);
       r.results.push_back(std::move(x));
@@ -355,10 +360,15 @@ json to_json(const PublishedReport& r) {
         setup["scenario"] = {{"train", scenario["train"]},
                              {"parallel", scenario["parallel"]},
                              {"attention", scenario["attention"]},
-                             {"framework", scenario["framework"]}};
+                             {"framework", scenario["framework"]},
+                             {"precision", scenario["precision"]}};
         if (c.pipeline) setup["pipeline"] = simulator::to_json(*c.pipeline);
       } else {
-        setup.update({{"tp", c.tp}, {"gpus_per_node", c.gpus_per_node}, {"batch", c.batch}, {"input", c.input}});
+        setup.update({{"tp", c.tp},
+                      {"gpus_per_node", c.gpus_per_node},
+                      {"batch", c.batch},
+                      {"input", c.input},
+                      {"precision", simulator::to_json(c.scenario)["precision"]}});
         if (c.metric == PublishedMetric::output_tokens_per_s_per_gpu) setup["output"] = c.output;
       }
       src["cases"].push_back({{"id", c.id},

@@ -75,7 +75,7 @@ CasePrediction predict_case(const ValidationCase& c, const simulator::HardwarePr
       simulator::decode_pass(c.config.design.method, shape, plan, 1, out.context, po, *pass);
       break;
   }
-  const simulator::Roofline rl = simulator::make_roofline(hw, shape.dtype, simulator::Sharding{});
+  const simulator::Roofline rl = simulator::make_roofline(hw, shape.precision.compute, simulator::Sharding{});
   simulator::PassTime t;
   simulator::pass_time(*pass, rl, t);
   out.seconds = t.total_s;

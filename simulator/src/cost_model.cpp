@@ -51,14 +51,15 @@ void check_context_parallel(const Scenario& s, const HardwareProfile& hw, const 
 
 double gradient_ranks(const ParallelScenario& p) { return d(p.dp) * d(p.cp); }
 
-// Updates that read weights, gradients and fp32 states and write weights and states.
+// Updates that read weights, gradients and the optimizer states and write weights and
+// states, each in its precision.
 double optimizer_update_s(const CostContext& ctx, double dense, double experts) {
   const Scenario& s = *ctx.scenario;
-  const double e = ctx.shape.bytes, states = e >= 4 ? 8 : 12;
+  const ModelShape& sh = ctx.shape;
   const double tp = d(s.parallel.tp), ep = d(s.parallel.ep), dp = gradient_ranks(s.parallel);
   const bool sharded = s.train.sharding != OptimizerSharding::none;
   const double params = dense / tp / (sharded ? dp : 1) + experts / (tp * ep) / (sharded ? dp / ep : 1);
-  const double bytes = params * (3 * e + 2 * states);
+  const double bytes = params * (2 * sh.weight_el_bytes + sh.comm_el_bytes + 2 * sh.optimizer_bytes_per_param);
   const HardwareProfile& hw = *ctx.hw;
   if (hw.kernel_models) {  // a fused update streams like any element-wise kernel
     const VectorKernel& v = hw.kernel_models->vector;
@@ -72,7 +73,7 @@ double optimizer_update_s(const CostContext& ctx, double dense, double experts) 
 // expert gradients over the dp (x cp) / ep ranks that hold the same experts.
 double dp_gradient_s(const CostContext& ctx, double dense, double experts) {
   const ParallelScenario& p = ctx.scenario->parallel;
-  const double e = ctx.shape.bytes, tp = d(p.tp), ep = d(p.ep), dp = gradient_ranks(p);
+  const double e = ctx.shape.comm_el_bytes, tp = d(p.tp), ep = d(p.ep), dp = gradient_ranks(p);
   return ring_all_reduce_s(dense / tp * e, dp, ctx.dp_link) + ring_all_reduce_s(experts / (tp * ep) * e, dp / ep, ctx.dp_link);
 }
 
@@ -81,7 +82,7 @@ namespace {
 double zero3_gather_s(const CostContext& ctx) {
   const ParallelScenario& p = ctx.scenario->parallel;
   if (ctx.scenario->train.sharding != OptimizerSharding::weights) return 0;
-  const double e = ctx.shape.bytes, tp = d(p.tp), ep = d(p.ep), dp = gradient_ranks(p);
+  const double e = ctx.shape.weight_el_bytes, tp = d(p.tp), ep = d(p.ep), dp = gradient_ranks(p);
   const double experts = d(ctx.params.routed_experts), dense = d(ctx.params.total) - experts;
   // weights gathered before the forward and again before the backward
   return 2 * (all_gather_s(dense / tp * e, dp, ctx.dp_link) + all_gather_s(experts / (tp * ep) * e, dp / ep, ctx.dp_link));
@@ -162,7 +163,25 @@ void check_scenario(const model::Config& c, const HardwareProfile& hw, const Sce
   if (!(s.kv.memory_utilization > 0 && s.kv.memory_utilization <= 1))
     model::fail(pointer + "/kv/memory_utilization", "must be in (0, 1]");
   if (!(s.train.vwn_eta >= 0 && s.train.vwn_eta <= 1)) model::fail(pointer + "/train/vwn_eta", "must be in [0, 1]");
-  hw.matrix_peak_flop_per_s(c.effective.dtype);  // throws when the device lacks the dtype's rate
+  // the matrix rates the products and the attention run at
+  const TensorPrecision prec = tensor_precision(c.effective, s.precision);
+  const struct {
+    model::DType dtype;
+    bool given;
+    const char* key;
+  } rates[] = {{prec.compute, s.precision.compute.has_value(), "compute"},
+               {prec.activations, s.precision.activations.has_value(), "activations"}};
+  for (const auto& r : rates) {
+    if (r.given && r.dtype == model::DType::fp8 && !hw.peak_fp8_tflop_per_s)
+      model::fail(pointer + "/precision/" + r.key, "is fp8, but " + hw.name + " has no fp8 matrix rate");
+    hw.matrix_peak_flop_per_s(r.dtype);  // throws when the device lacks the model dtype's rate
+  }
+}
+
+TensorPrecision tensor_precision(const model::Backbone& b, const PrecisionScenario& p) {
+  const model::DType m = b.dtype;
+  return {p.weights.value_or(m),     p.activations.value_or(m),   p.kv_cache.value_or(m),
+          p.compute.value_or(m),     p.communication.value_or(m), p.optimizer_state};
 }
 
 void make_context(const model::Config& c, const HardwareProfile& hw, const Scenario& s, CostContext& out) {
@@ -170,12 +189,15 @@ void make_context(const model::Config& c, const HardwareProfile& hw, const Scena
   out.config = &c;
   out.hw = &hw;
   out.scenario = &s;
+  const TensorPrecision precision = tensor_precision(c.effective, s.precision);
   out.shape = model_shape(c.effective, c.design.method);
+  set_precision(out.shape, precision);
   out.plan = plan_layers(c.effective, c.design.method);
   // The baseline is the base backbone before growth, without the method: what the
   // design as a whole (growth included) costs over the model it starts from.
   const model::Method baseline = model::BaselineDesign{};
   out.baseline_shape = model_shape(c.base, baseline);
+  set_precision(out.baseline_shape, precision);  // the same deployment
   out.baseline_plan = plan_layers(c.base, baseline);
   out.options.layout = resolve_layout(c, s);
   out.options.tile_q = s.attention.tile_q;
@@ -185,7 +207,7 @@ void make_context(const model::Config& c, const HardwareProfile& hw, const Scena
   const ParallelScenario& p = s.parallel;
   out.sharding = Sharding{d(p.tp), d(p.ep), d(std::min(p.tp, c.effective.num_kv_heads)), p.sequence_parallel || p.tp == 1,
                           d(p.cp)};
-  out.roofline = make_roofline(hw, c.effective.dtype, out.sharding, &out.shape);
+  out.roofline = make_roofline(hw, precision.compute, out.sharding, &out.shape);
   out.tp_link = p.tp > 1 ? link_for(hw, p.tp, p.gpus_per_node, "/scenario/parallel/tp", p.tp) : Link{};
   out.ep_link = p.ep > 1 ? link_for(hw, p.tp * p.ep, p.gpus_per_node, "/scenario/parallel/ep", p.ep) : Link{};
   out.cp_link = p.cp > 1 ? link_for(hw, p.tp * p.cp, p.gpus_per_node, "/scenario/parallel/cp", p.cp) : Link{};
@@ -240,7 +262,7 @@ PassComm train_comm(const CostContext& ctx, const PassCost& pass, const PassTime
   for (int g = 0; sh.cp > 1 && g < pass.count; ++g) {
     const LayerGroupCost& lg = pass.groups[static_cast<std::size_t>(g)];
     const double whole_seqs = lg.work.seqs * sh.cp / sh.ep;  // the sequences this device holds chunks of
-    const double bytes = whole_seqs * lg.work.rows_kv * ctx.shape.kv_out * ctx.shape.bytes / sh.kv_tp;
+    const double bytes = whole_seqs * lg.work.rows_kv * ctx.shape.kv_out * ctx.shape.comm_el_bytes / sh.kv_tp;
     c.cp_s += lg.plan.passes * all_gather_s(bytes, sh.cp, ctx.cp_link);
   }
   // Each kind hides under its own compute; the all-to-alls under what the other two left.
@@ -278,7 +300,7 @@ void cost_decode(const CostContext& ctx, bool baseline, std::int64_t batch, std:
 }
 
 double inference_weight_bytes(const CostContext& ctx) {
-  return params_per_device(ctx.params, ctx.sharding.tp, ctx.sharding.ep) * ctx.shape.bytes;
+  return params_per_device(ctx.params, ctx.sharding.tp, ctx.sharding.ep) * ctx.shape.weight_el_bytes;
 }
 
 double kv_bytes_per_seq(const CostContext& ctx, std::int64_t context) {

@@ -74,7 +74,8 @@ OpTime attention_time(const OpRow& r, const Roofline& rl, const LayerWork& w) {
     d.head_dim = kv_dim;
     d.query_rows = w.rows_q;
     d.keys = w.kv_read;
-    d.kv_bytes = d.element_bytes = m.bytes;
+    d.element_bytes = m.bytes;
+    d.kv_bytes = m.kv_el_bytes;
     t.seconds = rl.decode ? decode_attention_seconds(*rl.decode, rl.kernels->sms, d) : 0;
   } else {
     PrefillAttentionShape p;

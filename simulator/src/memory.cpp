@@ -87,7 +87,7 @@ double cp_kv_buffer_bytes(const PassCost& forward, const ModelShape& s, const Pa
   double largest = 0;
   for (int g = 0; g < forward.count; ++g) {
     const LayerWork& w = forward.groups[static_cast<std::size_t>(g)].work;
-    largest = std::max(largest, w.seqs * cp / ep * w.rows_kv * s.kv_out * s.bytes / kv_split);
+    largest = std::max(largest, w.seqs * cp / ep * w.rows_kv * s.kv_out * s.comm_el_bytes / kv_split);
   }
   return share * largest;
 }
@@ -106,11 +106,10 @@ TrainMemory train_memory(const model::ParamCounts& p, const ModelShape& s, const
     const double sd = sharded ? dp : 1, se = sharded ? dp / ep : 1;
     return dense / tp / sd + experts / (tp * ep) / se;
   };
-  const double optimizer_bytes_per_param = s.bytes >= 4 ? 8 : 12;
   TrainMemory m;
-  m.weight_bytes = per_device(z == OptimizerSharding::weights) * s.bytes;
-  m.grad_bytes = per_device(z == OptimizerSharding::weights || z == OptimizerSharding::gradients) * s.bytes;
-  m.optimizer_bytes = per_device(z != OptimizerSharding::none) * optimizer_bytes_per_param;
+  m.weight_bytes = per_device(z == OptimizerSharding::weights) * s.weight_el_bytes;
+  m.grad_bytes = per_device(z == OptimizerSharding::weights || z == OptimizerSharding::gradients) * s.comm_el_bytes;
+  m.optimizer_bytes = per_device(z != OptimizerSharding::none) * s.optimizer_bytes_per_param;
   const Sharding sh{tp, ep, 1, par.sequence_parallel || par.tp == 1};
   m.activation_bytes = activation_bytes_per_device(forward, s, sc.train.recompute, sc.train.vwn_eta, sh) +
                       cp_kv_buffer_bytes(forward, s, par);

@@ -262,7 +262,7 @@ double kv_cache_bytes_per_seq(const Method& m, const ModelShape& s, const LayerP
     const LayerGroupPlan& gp = plan.groups[static_cast<std::size_t>(g)];
     entries += gp.kv_caches * kv_entries(m, gp.sig, context);
   }
-  return entries * s.kv_out * s.bytes;
+  return entries * s.kv_out * s.kv_el_bytes;
 }
 
 }  // namespace hdlab::simulator

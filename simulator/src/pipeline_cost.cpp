@@ -82,7 +82,7 @@ void boundary_bytes(const CostContext& ctx, const std::vector<const LayerGroupCo
   const ModelShape& s = ctx.shape;
   const double seqs = d(ctx.scenario->train.micro_batch) / ctx.sharding.cp;  // one device's sequences (cp: its share)
   const double width = s.vwn ? s.vwn_n / s.vwn_m * s.D : s.D;
-  const double per_row = width * s.bytes / ctx.sharding.tp;
+  const double per_row = width * s.comm_el_bytes / ctx.sharding.tp;
   const auto* loop = std::get_if<model::LoopedDesign>(&ctx.config->design.method);
   const auto n = static_cast<std::int64_t>(layers.size());
   for (std::int64_t l = 0; l + 1 < n; ++l) {
@@ -93,7 +93,7 @@ void boundary_bytes(const CostContext& ctx, const std::vector<const LayerGroupCo
       if (source >= 0 && source <= l) bytes += seqs * group_of[static_cast<std::size_t>(j)]->work.rows_kv * per_row;
     }
     if (loop && loop->input_injection && l < loop->prelude)
-      bytes += seqs * next.rows_kv * s.D * s.bytes / ctx.sharding.tp;
+      bytes += seqs * next.rows_kv * s.D * s.comm_el_bytes / ctx.sharding.tp;
     layers[static_cast<std::size_t>(l)].boundary_bytes = bytes;
   }
 }

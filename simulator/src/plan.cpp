@@ -47,6 +47,16 @@ model::OpCost table_total(const OpTable& t) {
   return c;
 }
 
+void set_precision(ModelShape& s, const TensorPrecision& p) {
+  s.precision = p;
+  s.bytes = dtype_bytes(p.activations);
+  s.weight_el_bytes = dtype_bytes(p.weights);
+  s.kv_el_bytes = dtype_bytes(p.kv_cache);
+  s.comm_el_bytes = dtype_bytes(p.communication);
+  const double state = dtype_bytes(p.optimizer_state);
+  s.optimizer_bytes_per_param = 2 * state + (p.optimizer_state == p.weights ? 0 : state);
+}
+
 ModelShape model_shape(const Backbone& b, const Method& m) {
   ModelShape s;
   s.D = static_cast<double>(b.hidden);
@@ -71,8 +81,7 @@ ModelShape model_shape(const Backbone& b, const Method& m) {
   s.V = static_cast<double>(b.padded_vocab());
   s.V_in = static_cast<double>(b.padded_input_vocab());
   s.tied = b.tie_embeddings;
-  s.dtype = b.dtype;
-  s.bytes = dtype_bytes(b.dtype);
+  set_precision(s, TensorPrecision{b.dtype, b.dtype, b.dtype, b.dtype, b.dtype, DType::fp32});
   if (const auto* hd = std::get_if<HdDesign>(&m)) s.hd_n = static_cast<double>(hd->n);
   if (const auto* phd = std::get_if<PhdDesign>(&m)) s.phd_K = static_cast<double>(phd->K);
   if (const auto* v = std::get_if<VwnDesign>(&m)) {

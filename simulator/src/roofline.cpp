@@ -55,9 +55,13 @@ Roofline make_roofline(const HardwareProfile& hw, model::DType dtype, const Shar
   rl.hw = &hw;
   rl.sharding = s;
   rl.matrix_peak = hw.matrix_peak_flop_per_s(dtype);
+  // attention runs in the activations' precision, decode's kernel in the cache's
+  const model::DType attention = shape ? shape->precision.activations : dtype;
+  const model::DType cache = shape ? shape->precision.kv_cache : dtype;
+  rl.attention_peak = hw.matrix_peak_flop_per_s(attention);
   rl.compute_rate[static_cast<std::size_t>(OpClass::gemm)] = rl.matrix_peak * hw.scalar_efficiency(EfficiencyClass::gemm);
   rl.compute_rate[static_cast<std::size_t>(OpClass::attention)] =
-      rl.matrix_peak * hw.scalar_efficiency(EfficiencyClass::attention);
+      rl.attention_peak * hw.scalar_efficiency(EfficiencyClass::attention);
   rl.compute_rate[static_cast<std::size_t>(OpClass::vector)] =
       hw.vector_peak_flop_per_s() * hw.scalar_efficiency(EfficiencyClass::vector);
   rl.memory_rate = hw.memory_bandwidth_bytes_per_s() * hw.scalar_efficiency(EfficiencyClass::memory);
@@ -70,8 +74,8 @@ Roofline make_roofline(const HardwareProfile& hw, model::DType dtype, const Shar
     const KernelModels& k = *hw.kernel_models;
     rl.kernels = &k;
     rl.gemm = kernel_of(k.gemm, dtype);
-    rl.prefill = kernel_of(k.prefill_attention, dtype);
-    rl.decode = kernel_of(k.decode_attention, dtype);
+    rl.prefill = kernel_of(k.prefill_attention, attention);
+    rl.decode = kernel_of(k.decode_attention, cache);
     rl.shape = *shape;
     rl.kv_group = shape->G / s.kv_tp;
     if (!rl.gemm)  // the parser requires a GEMM model; kept as a guard for hand-built profiles
@@ -109,7 +113,7 @@ void curve_rates(OpKind k, OpClass cls, const OpRow& r, double bytes, const Roof
       break;
     }
     case OpClass::attention:
-      compute = rl.matrix_peak * hw.compute_efficiency_at(k, ec, std::max(1.0, r.rows));
+      compute = rl.attention_peak * hw.compute_efficiency_at(k, ec, std::max(1.0, r.rows));
       break;
     case OpClass::vector:
       compute = hw.vector_peak_flop_per_s() * hw.compute_efficiency_at(k, ec, std::max(1.0, bytes));
@@ -240,11 +244,11 @@ PassComm pass_comm(const PassCost& p, const ModelShape& s, const Sharding& sh, c
     const LayerGroupCost& lg = p.groups[static_cast<std::size_t>(g)];
     // rows one device of the ep group holds: [seqs / ep * rows_q, D]
     const double rows = lg.work.seqs / sh.ep * lg.work.rows_q;
-    const double bytes = rows * s.D * s.bytes;
+    const double bytes = rows * s.D * s.comm_el_bytes;
     c.tp_s += lg.plan.passes * 2 *
               (inference ? inference_all_reduce_s(bytes, sh.tp, tp_link) : ring_all_reduce_s(bytes, sh.tp, tp_link));
     if (lg.plan.sig.moe)
-      c.ep_s += lg.plan.passes * 2 * all_to_all_s(rows * s.top_k * s.D * s.bytes, sh.ep, ep_link);
+      c.ep_s += lg.plan.passes * 2 * all_to_all_s(rows * s.top_k * s.D * s.comm_el_bytes, sh.ep, ep_link);
   }
   return c;
 }

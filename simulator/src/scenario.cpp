@@ -1,4 +1,6 @@
 // Scenario JSON and the metric catalogue (names, units, columns).
+#include <map>
+#include <optional>
 #include <string>
 
 #include "hdlab/model/json_reader.hpp"
@@ -117,6 +119,34 @@ void parse_attention(ObjectReader r, AttentionScenario& a) {
   r.finish();
 }
 
+const std::map<std::string, model::DType> kDTypes{
+    {"bf16", model::DType::bf16}, {"fp16", model::DType::fp16}, {"fp32", model::DType::fp32}, {"fp8", model::DType::fp8}};
+
+// A tensor class's dtype: one of kDTypes, or "model" (unset: the backbone's dtype).
+std::optional<model::DType> class_dtype(ObjectReader& r, const char* key, std::optional<model::DType> fallback) {
+  if (!r.has(key)) return fallback;
+  const std::string name = r.string(key, std::nullopt);
+  if (name == "model") return std::nullopt;
+  if (auto it = kDTypes.find(name); it != kDTypes.end()) return it->second;
+  model::fail(r.at(key), "must be one of model, bf16, fp16, fp32, fp8, got \"" + name + "\"");
+}
+
+void parse_precision(ObjectReader r, PrecisionScenario& p) {
+  p.weights = class_dtype(r, "weights", p.weights);
+  p.activations = class_dtype(r, "activations", p.activations);
+  p.kv_cache = class_dtype(r, "kv_cache", p.kv_cache);
+  p.compute = class_dtype(r, "compute", p.compute);
+  p.communication = class_dtype(r, "communication", p.communication);
+  if (r.has("optimizer_state")) {
+    const auto o = class_dtype(r, "optimizer_state", p.optimizer_state);
+    if (!o) model::fail(r.at("optimizer_state"), "must name a dtype (bf16, fp16, fp32, fp8): it does not follow the model's");
+    p.optimizer_state = *o;
+  }
+  r.finish();
+}
+
+const char* class_name(std::optional<model::DType> d) { return d ? model::to_string(*d) : "model"; }
+
 }  // namespace
 
 const char* to_string(Recompute r) {
@@ -199,6 +229,7 @@ Scenario parse_scenario(const json& j, const std::string& pointer) {
     f.decode_step_s = o->number("decode_step_s", f.decode_step_s, 0.0, max_overhead_s);
     o->finish();
   }
+  if (auto o = r.optional_object("precision")) parse_precision(*o, s.precision);
   r.finish();
   return s;
 }
@@ -232,7 +263,14 @@ json to_json(const Scenario& s) {
           {"framework",
            {{"train_step_s", s.framework.train_step_s},
             {"prefill_s", s.framework.prefill_s},
-            {"decode_step_s", s.framework.decode_step_s}}}};
+            {"decode_step_s", s.framework.decode_step_s}}},
+          {"precision",
+           {{"weights", class_name(s.precision.weights)},
+            {"activations", class_name(s.precision.activations)},
+            {"kv_cache", class_name(s.precision.kv_cache)},
+            {"compute", class_name(s.precision.compute)},
+            {"communication", class_name(s.precision.communication)},
+            {"optimizer_state", model::to_string(s.precision.optimizer_state)}}}};
   // Sequence parallelism means nothing at tp = 1, where the key is refused.
   if (s.parallel.tp > 1) j["parallel"]["sequence_parallel"] = s.parallel.sequence_parallel;
   if (s.parallel.cp > 1) j["parallel"]["cp_comm"] = to_string(s.parallel.cp_comm);  // likewise at cp = 1

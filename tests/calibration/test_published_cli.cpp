@@ -27,15 +27,16 @@ TEST_CASE("hdlab validate --published: the bundled set, its report files and per
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("trtllm-llama2            h100-7b-b768-tp1-in128-out128") != std::string::npos);
   const nlohmann::json j = nlohmann::json::parse(slurp(out + "/published.json"));
-  // Files in name order: llama3-405b-pretraining, megatron-gpt-table5, trtllm-llama2.
-  REQUIRE(j["sources"].size() == 3);
-  CHECK(j["sources"][0]["id"] == "llama3-405b-pretraining");
-  CHECK(j["sources"][0]["cases"].size() == 3);
-  CHECK(j["sources"][1]["id"] == "megatron-gpt-table5");
-  CHECK(j["sources"][1]["cases"].size() == 8);
-  const nlohmann::json& trt = j["sources"][2];
-  CHECK(trt["id"] == "trtllm-llama2");
-  CHECK(trt["cases"].size() == 23);
+  // One report per source file, in name order, each with all its cases.
+  const std::vector<std::pair<std::string, std::size_t>> expected = {
+      {"flashattention2-table1", 8}, {"llama3-405b-pretraining", 3}, {"megatron-gpt-table5", 8},
+      {"megatron-ptdp-table1", 10},  {"trtllm-llama2", 23}};
+  REQUIRE(j["sources"].size() == expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    CHECK(j["sources"][i]["id"] == expected[i].first);
+    CHECK(j["sources"][i]["cases"].size() == expected[i].second);
+  }
+  const nlohmann::json& trt = j["sources"][4];
   REQUIRE(trt["metrics"].size() == 2);
   for (const auto& m : trt["metrics"]) {
     CHECK(m["median_abs_error"].get<double>() >= 0);
@@ -50,7 +51,7 @@ TEST_CASE("hdlab validate --published: the bundled set, its report files and per
     CHECK(c["profile"].get<std::string>().size() > 0);
   }
   const std::string csv = slurp(out + "/published.csv");
-  CHECK(std::count(csv.begin(), csv.end(), '\n') == 35);  // header + 34 rows
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 53);  // header + 52 rows
 #ifdef HDLAB_TEST_HAVE_CHARTS
   CHECK(fs::file_size(out + "/trtllm-llama2.png") > 10000);
   CHECK(fs::file_size(out + "/llama3-405b-pretraining.png") > 10000);
@@ -108,7 +109,7 @@ TEST_CASE("hdlab validate --published: bad files and flags exit 2 naming the pla
       {"--hw-dir alone", {"validate", "profiles/validation/cpu.json", "--hw-dir", dir, "-o", out}, "--hw-dir requires --published"},
       {"no profile in --hw-dir",
        {"validate", "--published", source_path("profiles/validation/published"), "--hw-dir", dir, "-o", out},
-       "llama3-405b-pretraining.json:/devices/H100: \"" + dir + "/h100-sxm.json\": No such file or directory"},
+       "flashattention2-table1.json:/devices/A100: \"" + dir + "/a100-80gb-sxm.json\": No such file or directory"},
       {"negative share", {"validate", "--published", dir, "--max-signed-error", "-1", "-o", out}, "--max-signed-error"},
       {"no -o", {"validate", "--published", dir + "/bad.json"}, "-o: give the folder"},
   };

@@ -106,6 +106,24 @@ TEST_CASE("hdlab cost: numbers worked out by hand", "[cli][cost]") {
   CHECK(vwn["metrics"]["decode_weight_bytes"].get<double>() > m["decode_weight_bytes"].get<double>());
 }
 
+TEST_CASE("hdlab cost: the precision flags set each tensor class", "[cli][cost][precision]") {
+  const auto cost = [](std::vector<std::string> flags) {
+    std::vector<std::string> args{"cost", kModel, "--hw", "h100-sxm", "--json"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    const auto r = run_cli(args);
+    REQUIRE(r.exit_code == 0);
+    return json::parse(r.out);
+  };
+  const json base = cost({});
+  const json fp8 = cost({"--weights-dtype", "fp8", "--kv-cache-dtype", "fp8"});
+  CHECK(fp8["scenario"]["precision"]["weights"] == "fp8");
+  CHECK(fp8["scenario"]["precision"]["activations"] == "model");
+  const json &a = base["metrics"], &b = fp8["metrics"];
+  CHECK(b["inference_weight_bytes"].get<double>() == a["inference_weight_bytes"].get<double>() / 2);
+  CHECK(b["kv_bytes_per_seq"].get<double>() == a["kv_bytes_per_seq"].get<double>() / 2);
+  CHECK(b["train_activation_bytes"].get<double>() == a["train_activation_bytes"].get<double>());
+}
+
 TEST_CASE("hdlab cost: bad input exits with 2 and names the place", "[cli][cost][errors]") {
   // An unknown --hw lists the bundled profiles (whatever profiles/hardware holds).
   auto r = run_cli({"cost", kModel, "--hw", "h999"});
@@ -139,6 +157,15 @@ TEST_CASE("hdlab cost: bad input exits with 2 and names the place", "[cli][cost]
   CHECK(r.exit_code == 2);
   CHECK(r.err == "hdlab: error: /scenario/parallel/cp_comm: needs cp > 1: with one context-parallel rank no K/V is "
                  "exchanged\n");
+
+  // precision per tensor class: a dtype hdlab does not know, fp8 products on a device without fp8
+  r = run_cli({"cost", kModel, "--hw", "h100-sxm", "--kv-cache-dtype", "int4"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "hdlab: error: /scenario/precision/kv_cache: must be one of model, bf16, fp16, fp32, fp8, got "
+                 "\"int4\"\n");
+  r = run_cli({"cost", kModel, "--hw", "a100-80gb-sxm", "--compute-dtype", "fp8"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "hdlab: error: /scenario/precision/compute: is fp8, but NVIDIA A100 SXM4 80GB has no fp8 matrix rate\n");
 
   r = run_cli({"cost", kModel, "--hw", "h100-sxm", "--tp", "two"});
   CHECK(r.exit_code == 2);

@@ -14,9 +14,11 @@
 //               "published": 19694,      // in the metric's unit
 //               "device": "H100", "model": "llama2-7b-fp8",
 //               "tp": 1, "gpus_per_node": 8, "batch": 768, "input": 128, "output": 128,
+//               "precision": {"weights": "fp8", ...},  // optional: the scenario's, by tensor class
 //               "assumptions": [...]}]}   // this case only (optional)
-// A training case instead of tp ... output: "scenario": the cost model's scenario
-// (evaluate.hpp: "train" and "parallel" only) and, with pipeline parallelism, "pipeline":
+// A training case instead of tp ... precision: "scenario": the cost model's scenario
+// (evaluate.hpp: "train", "parallel" and optionally "attention", "framework" and
+// "precision") and, with pipeline parallelism, "pipeline":
 // the pipeline options (pipeline_io.hpp; its "microbatches" must equal the scenario's
 // train.grad_accum, so that both count the same step).
 //
@@ -28,12 +30,12 @@
 //       step) / tp.
 //   first_token_latency_s        the prefill of `batch` prompts of `input` tokens.
 //   train_iteration_s            one optimizer step: the cost model's train step, or with
-//       "pipeline" the pipeline's makespan (which leaves out the optimizer step and the
-//       data-parallel gradient reduction: a case must state that as an assumption).
+//       "pipeline" the pipeline's step (its makespan, then each stage's data-parallel
+//       gradient reduction and optimizer update).
 //   train_tflops_per_gpu         the step's model FLOPs (no recomputation) per second per
 //       GPU, in TFLOP/s; the published figure is read with hdlab's FLOP count.
 // The efficiency of a case (MFU) is the model FLOPs it runs per second per GPU over the
-// matrix peak of the model's precision; published and predicted efficiencies share the
+// matrix peak of the compute precision (the case's, else the model's); published and predicted efficiencies share the
 // FLOPs and differ only in the time, so their ranking tests whether hdlab orders the
 // rows' efficiency as the real system did.
 #include <cstdint>

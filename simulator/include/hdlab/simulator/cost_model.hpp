@@ -35,6 +35,9 @@
 
 namespace hdlab::simulator {
 
+// Each tensor class's precision: the scenario's where it sets one, else the model's dtype.
+TensorPrecision tensor_precision(const model::Backbone& b, const PrecisionScenario& p);
+
 // What every phase needs, derived once per evaluation.
 struct CostContext {
   const model::Config* config = nullptr;

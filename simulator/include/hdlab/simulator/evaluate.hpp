@@ -162,6 +162,27 @@ struct FrameworkScenario {
   bool operator==(const FrameworkScenario&) const = default;
 };
 
+// Precision per tensor class, for mixed-precision deployments (fp8 weights with 16-bit
+// activations, an fp8 KV cache, bf16 optimizer states...). A class left unset takes the
+// model's dtype (backbone "dtype"); the optimizer state is fp32 unless set.
+//   weights          resident weights: memory, the bytes a pass reads, ZeRO-3's gathers
+//   activations      tensors between ops, what training keeps for its backward, the
+//                    attention's queries and outputs (and an unfused kernel's scores);
+//                    prefill attention runs in it (its matrix rate and fitted kernel)
+//   kv_cache         the KV cache: memory, the bytes decode reads and writes, the decode
+//                    attention kernel fitted for that cache dtype
+//   compute          the weight products' matrix rate and fitted GEMM kernel (fp8: the
+//                    16-bit inputs quantised on the fly, as the fitted kernel's passes say)
+//   communication    the element of every collective and pipeline transfer, and of the
+//                    gradients, which are kept and reduced in it
+//   optimizer_state  Adam's two moments and, when it differs from the weights' dtype,
+//                    the master copy of the weights
+struct PrecisionScenario {
+  std::optional<model::DType> weights, activations, kv_cache, compute, communication;
+  model::DType optimizer_state = model::DType::fp32;
+  bool operator==(const PrecisionScenario&) const = default;
+};
+
 struct Scenario {
   TrainScenario train;
   PrefillScenario prefill;
@@ -171,6 +192,7 @@ struct Scenario {
   ParallelScenario parallel;
   AttentionScenario attention;
   FrameworkScenario framework;
+  PrecisionScenario precision;
   bool operator==(const Scenario&) const = default;
 };
 
@@ -184,7 +206,10 @@ struct Scenario {
 //               "cp_comm": "all_gather"|"ring"},
 //  "attention": {"layout": "auto"|"interleaved"|"stream_major"|"phd_split",
 //                "tile_q", "tile_k", "count": "executed"|"exact", "kernel": "fused"|"unfused"},
-//  "framework": {"train_step_s", "prefill_s", "decode_step_s"}}
+//  "framework": {"train_step_s", "prefill_s", "decode_step_s"},
+//  "precision": {"weights", "activations", "kv_cache", "compute", "communication",
+//                "optimizer_state"}: each "bf16" | "fp16" | "fp32" | "fp8", or "model"
+//                (the backbone's dtype; optimizer_state: "fp32" unless given)}
 // Every key optional (defaults above); unknown keys are ConfigErrors at their pointer.
 // "train": {"zero_stage": 0-3} may stand for optimizer_sharding (none, optimizer,
 // gradients, weights), not next to it; to_json writes optimizer_sharding.

@@ -2,9 +2,12 @@
 // Device memory: resident weights, training state (mixed-precision Adam, optional ZeRO
 // sharding) and saved activations.
 //
-// Training state per parameter: weights and gradients in the model's dtype (e bytes
-// each) plus the optimizer: an fp32 master copy and two fp32 Adam moments (12 bytes;
-// 8 when the model itself is fp32 and needs no master copy), as in ZeRO's accounting.
+// Training state per parameter, each in its class's precision (the scenario's, else the
+// model's dtype): weights; gradients in the communication precision they are reduced in;
+// the optimizer's two Adam moments plus a master copy of the weights when its precision
+// differs from theirs (fp32 state: 12 bytes, 8 when the weights are fp32 too), as in
+// ZeRO's accounting. Activations below are e bytes per element (the activations'
+// precision); context parallelism's gathered K/V are in the communication precision.
 // Sharding over the data-parallel ranks (and context-parallel: they hold the same
 // weights): ZeRO-1 shards the optimizer, ZeRO-2 also the
 // gradients, ZeRO-3 also the weights; routed experts shard over the dp / ep ranks that

@@ -65,6 +65,17 @@ inline const OpRow& row(const OpTable& t, model::OpKind k) { return t[static_cas
 // Sum of the cost records of a table.
 model::OpCost table_total(const OpTable& t);
 
+// The dtype of each tensor class (evaluate.hpp's PrecisionScenario says what each covers).
+struct TensorPrecision {
+  model::DType weights = model::DType::bf16;
+  model::DType activations = model::DType::bf16;
+  model::DType kv_cache = model::DType::bf16;
+  model::DType compute = model::DType::bf16;  // the weight products' matrix precision
+  model::DType communication = model::DType::bf16;
+  model::DType optimizer_state = model::DType::fp32;
+  bool operator==(const TensorPrecision&) const = default;
+};
+
 // The sizes a layer's ops are made of, derived once per (backbone, method).
 struct ModelShape {
   double D = 0, H = 0, G = 0;
@@ -84,8 +95,13 @@ struct ModelShape {
   double V = 0;                          // padded vocabulary of the head
   double V_in = 0;                       // padded rows of the input table (backbone input_vocab_size)
   bool tied = false;
-  double bytes = 2;                      // bytes per stored element (the backbone's dtype)
-  model::DType dtype = model::DType::bf16;
+  // Precision per tensor class (set_precision), and its bytes per element.
+  TensorPrecision precision;
+  double bytes = 2;                       // activations
+  double weight_el_bytes = 2;             // weights
+  double kv_el_bytes = 2;                 // KV cache
+  double comm_el_bytes = 2;               // collectives, pipeline transfers, gradients
+  double optimizer_bytes_per_param = 12;  // fp32 master copy + two fp32 Adam moments
   // Method parameters (zero when the method is another).
   double hd_n = 1;                       // HD streams (input tables)
   double phd_K = 1;
@@ -94,7 +110,12 @@ struct ModelShape {
   double loop_iterations = 1;
   bool injection = false;
 };
+// Every tensor class in the backbone's dtype, the optimizer state in fp32.
 ModelShape model_shape(const model::Backbone& b, const model::Method& m);
+// Sets the precision and the bytes per element derived from it. Optimizer state per
+// parameter: two Adam moments, plus a master copy of the weights when the state's dtype
+// differs from theirs (bf16 weights, fp32 state: 12 bytes; fp32 both: 8).
+void set_precision(ModelShape& s, const TensorPrecision& p);
 
 // What makes two layers cost the same.
 enum class LoopRole : std::uint8_t { none, prelude, recurrent, coda };

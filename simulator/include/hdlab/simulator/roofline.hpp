@@ -69,7 +69,8 @@ model::OpCost device_cost(model::OpKind k, const OpRow& r, const Sharding& s);
 struct Roofline {
   const HardwareProfile* hw = nullptr;
   Sharding sharding;
-  double matrix_peak = 0;  // FLOP/s of the model's dtype
+  double matrix_peak = 0;     // FLOP/s of the weight products' precision (the scenario's compute)
+  double attention_peak = 0;  // FLOP/s of the activations' precision, which attention runs in
   // peak * scalar efficiency by OpClass (memory ops: 0, no compute term), FLOP/s
   std::array<double, 4> compute_rate{};
   double memory_rate = 0;  // bandwidth * scalar memory efficiency, B/s
@@ -85,7 +86,10 @@ struct Roofline {
   ModelShape shape{};    // a copy (the roofline may outlive the caller's)
   double kv_group = 1;  // G / kv_tp: KV heads one device holds
 };
-// ConfigError when the device has no matrix rate for the dtype (fp8 on a device without).
+// `dtype`: the weight products' precision; attention runs in the shape's activations
+// precision and decode attention's kernel is the one of its KV-cache precision (without a
+// shape both are `dtype`). ConfigError when the device has no matrix rate for one of them
+// (fp8 on a device without).
 // `shape` is needed (and used, copied) only with kernel models; without it the profile's
 // kernel models are left unused (the roofline's rates time every op).
 Roofline make_roofline(const HardwareProfile& hw, model::DType dtype, const Sharding& s,
