@@ -115,10 +115,20 @@ TEST_CASE("the bundled TensorRT-LLM set: every row of the source, each with its 
                                             testing::source_path("profiles/validation/published"));
   CHECK(s.cases.size() == 23);  // 15 throughput rows and 8 first-token rows
   CHECK(s.assumptions.size() >= 5);
+  // As the source runs them: H100 with fp8 weights and cache, fp16 activations and
+  // communication; A100 in fp16 throughout.
   int h100_fp8 = 0;
-  for (const PublishedCase& c : s.cases)
-    if (c.device == "H100") h100_fp8 += s.models.at(c.model).effective.dtype == model::DType::fp8;
-  CHECK(h100_fp8 == 12);  // as the source runs them
+  for (const PublishedCase& c : s.cases) {
+    CAPTURE(c.id);
+    CHECK(s.models.at(c.model).effective.dtype == model::DType::fp16);
+    const simulator::PrecisionScenario& p = c.scenario.precision;
+    if (c.device == "A100") CHECK(p == simulator::PrecisionScenario{});
+    if (c.device != "H100") continue;
+    h100_fp8 += p.weights == model::DType::fp8 && p.kv_cache == model::DType::fp8;
+    CHECK(p.activations == model::DType::fp16);
+    CHECK(p.communication == model::DType::fp16);
+  }
+  CHECK(h100_fp8 == 12);
 }
 
 namespace {

@@ -6,13 +6,13 @@
 //
 // A published-source file (JSON; every key checked, errors name the JSON pointer):
 //   {"source": {"id": "trtllm-perf-v0.6", "title": "...", "citation": "...", "url": "..."},
-//    "models": {"llama2-7b-fp8": "../../models/llama2-7b-fp8.json"},  // relative to this file
+//    "models": {"llama2-7b-fp16": "../../models/llama2-7b-fp16.json"},  // relative to this file
 //    "devices": {"H100": "h100-sxm"},      // the source's device -> hardware profile name
 //    "assumptions": [{"setting": "...", "value": "...", "why": "..."}],  // every case
 //    "cases": [{"id": "h100-7b-b768-tp1-128-128",
 //               "metric": "output_tokens_per_s_per_gpu" | "first_token_latency_s",
 //               "published": 19694,      // in the metric's unit
-//               "device": "H100", "model": "llama2-7b-fp8",
+//               "device": "H100", "model": "llama2-7b-fp16",
 //               "tp": 1, "gpus_per_node": 8, "batch": 768, "input": 128, "output": 128,
 //               "precision": {"weights": "fp8", ...},  // optional: the scenario's, by tensor class
 //               "assumptions": [...]}]}   // this case only (optional)
