@@ -1,10 +1,11 @@
-// hdlab pipeline MODEL --design D --hw H --pp P --microbatches M --schedule gpipe|1f1b|interleaved[:v]
+// hdlab pipeline MODEL --design D --hw H --pp P --microbatches M --schedule gpipe|1f1b|zb-h1|interleaved[:v]
 // One training step of a design under pipeline parallelism: stage partition, per-device
 // busy time and activation memory, makespan and bubble, a text Gantt chart for small
 // cases; --json prints everything, the timeline (every task's device, start, end) too.
 //
 // The per-layer costs come from the cost model (simulator/pipeline_cost.hpp) for one
 // micro-batch of the training scenario: --scenario FILE and the options below set it.
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <cstring>
@@ -100,10 +101,11 @@ simulator::PipelineResult simulate(const Options& o, const model::Config& config
       const simulator::PipelineWorkload w = simulator::pipeline_workload(config, hw, scenario, options.stages);
       simulator::check_pipeline(w, options);
       const auto steps = static_cast<double>(simulator::microbatch_path(w, simulator::partition_stages(w, options)).size());
-      const double tasks = 2 * steps * static_cast<double>(options.microbatches);
+      const double per_step = options.schedule == simulator::ScheduleKind::zb_h1 ? 3 : 2;  // F, B (, W)
+      const double tasks = per_step * steps * static_cast<double>(options.microbatches);
       simulator::require_memory(tasks * json_bytes_per_task, "--microbatches",
                                 fmt::format("{} micro-batches x {:.0f} tasks each, as a JSON timeline,", options.microbatches,
-                                            2 * steps),
+                                            per_step * steps),
                                 "leave the timeline out (--no-timeline) or use fewer micro-batches");
     }
     return simulator::simulate_pipeline(config, hw, scenario, options);  // with the optimizer step
@@ -117,36 +119,52 @@ std::string layers_label(std::int64_t first, std::int64_t count) {
 }
 
 void print_partition(const simulator::PipelineResult& r) {
-  std::cout << fmt::format("{:>5} {:>6} {:>10} {:>6} {:>13} {:>14} {:>18}\n", "chunk", "device", "layers", "ends",
-                           "forward [ms]", "backward [ms]", "activations [GB]");
+  std::cout << fmt::format("{:>5} {:>6} {:>10} {:>6} {:>13} {:>14} {:>9} {:>18}\n", "chunk", "device", "layers", "ends",
+                           "forward [ms]", "backward [ms]", "W [ms]", "activations [GB]");
   for (std::size_t c = 0; c < r.partition.chunks.size(); ++c) {
     const auto& ch = r.partition.chunks[c];
     const std::string ends = std::string(ch.embedding ? "E" : "") + (ch.head ? "H" : "");
-    std::cout << fmt::format("{:>5} {:>6} {:>10} {:>6} {:>13.3f} {:>14.3f} {:>18.3f}\n", c, ch.device,
+    std::cout << fmt::format("{:>5} {:>6} {:>10} {:>6} {:>13.3f} {:>14.3f} {:>9.3f} {:>18.3f}\n", c, ch.device,
                              layers_label(ch.first_layer, ch.layer_count), ends, 1e3 * ch.forward_s,
-                             1e3 * ch.backward_s, ch.activation_bytes / 1e9);
+                             1e3 * ch.backward_s, 1e3 * ch.backward_weight_s, ch.activation_bytes / 1e9);
   }
-  std::cout << "  per micro-batch, every pass of a recurrent layer counted; E embedding, H final norm + head + loss\n\n";
+  std::cout << "  per micro-batch, every pass of a recurrent layer counted; E embedding, H final norm + head + loss;\n"
+               "  W: the backward's weight-gradient products (part of backward; zb-h1 runs them as separate tasks)\n\n";
 }
 
 void print_devices(const simulator::PipelineResult& r) {
-  std::cout << fmt::format("{:>6} {:>22} {:>10} {:>9} {:>9} {:>22} {:>21}\n", "device", "work/micro-batch [ms]",
-                           "busy [ms]", "idle [%]", "warm-up", "peak activations [GB]", "peak in flight [mb]");
+  std::cout << fmt::format("{:>6} {:>22} {:>10} {:>9} {:>9} {:>10} {:>22} {:>21}\n", "device", "work/micro-batch [ms]",
+                           "busy [ms]", "idle [%]", "warm-up", "W deferred", "peak activations [GB]",
+                           "peak in flight [mb]");
   for (std::size_t d = 0; d < r.devices.size(); ++d) {
     const auto& dev = r.devices[d];
     const double idle = r.metrics.makespan_s > 0 ? 100 * (1 - dev.busy_s / r.metrics.makespan_s) : 0;
-    std::cout << fmt::format("{:>6} {:>22.3f} {:>10.3f} {:>9.1f} {:>9} {:>22.3f} {:>21}\n", d, 1e3 * dev.stage_time_s,
-                             1e3 * dev.busy_s, idle, dev.warmup_forwards, dev.peak_activation_bytes / 1e9,
-                             dev.peak_inflight_microbatches);
+    std::cout << fmt::format("{:>6} {:>22.3f} {:>10.3f} {:>9.1f} {:>9} {:>10} {:>22.3f} {:>21}\n", d,
+                             1e3 * dev.stage_time_s, 1e3 * dev.busy_s, idle, dev.warmup_forwards, dev.deferred_weights,
+                             dev.peak_activation_bytes / 1e9, dev.peak_inflight_microbatches);
   }
-  std::cout << "  warm-up: forwards a device may hold before a backward must run (GPipe: all)\n\n";
+  std::cout << "  warm-up: forwards a device may hold before a backward must run (GPipe: all); W deferred (zb-h1):\n"
+               "  weight-gradient tasks a device may leave waiting when it starts a forward\n\n";
+}
+
+// The bubble share uniform stages would leave (one pass per micro-batch): (p-1)/(vm+p-1);
+// ZB-H1 (m >= p), with the stages' mean F, B and W: (p-1) X / (m(F+B+W) + (p-1) X),
+// X = max(F, B, F+B-W) (pipeline.hpp).
+double uniform_bubble(const simulator::PipelineResult& r) {
+  const auto& o = r.options;
+  const double p = static_cast<double>(o.stages), v = static_cast<double>(o.virtual_stages);
+  const double m = static_cast<double>(o.microbatches);
+  if (o.schedule != simulator::ScheduleKind::zb_h1) return (p - 1) / (v * m + p - 1);
+  double f = 0, b = 0, w = 0;  // per micro-batch, summed over the path
+  for (const auto& s : r.path) f += s.forward_s, b += s.backward_s - s.backward_weight_s, w += s.backward_weight_s;
+  const double x = std::max({f, b, f + b - w}) / p, work = m * (f + b + w) / p;
+  return work + (p - 1) * x > 0 ? (p - 1) * x / (work + (p - 1) * x) : 0;
 }
 
 void print_summary(const simulator::PipelineResult& r, const simulator::HardwareProfile& hw) {
   const auto& m = r.metrics;
   const auto& o = r.options;
-  const double p = static_cast<double>(o.stages), v = static_cast<double>(o.virtual_stages);
-  const double closed = (p - 1) / (v * static_cast<double>(o.microbatches) + p - 1);
+  const double closed = uniform_bubble(r);
   std::cout << fmt::format("makespan          {:.3f} ms (all work spread evenly, no bubble: {:.3f} ms)\n",
                            1e3 * m.makespan_s, 1e3 * m.ideal_makespan_s)
             << fmt::format("optimizer step    {:.3f} ms = makespan + {:.3f} ms (gradient all-reduce {:.3f} ms, hidden "
@@ -182,7 +200,8 @@ void print_text(const simulator::PipelineResult& r, const model::Config& c, cons
   print_summary(r, hw);
   const std::string gantt = simulator::pipeline_gantt(r, gantt_width);
   if (!gantt.empty())
-    std::cout << "\nforward of micro-batch i: letter i (a, b, ...; mod 26), its backward: the capital; idle: .\n"
+    std::cout << "\nforward of micro-batch i: letter i (a, b, ...; mod 26), its backward: the capital"
+              << (o.schedule == simulator::ScheduleKind::zb_h1 ? " (B), its W: the digit i mod 10" : "") << "; idle: .\n"
               << gantt;
   else
     std::cout << fmt::format("\n(no Gantt chart: more tasks per device than {} columns; see --gantt-width or --json)\n",
@@ -200,7 +219,9 @@ Verb add_pipeline(CLI::App& app) {
       ->check(non_empty());
   sub->add_option("--pp", o->pp, "Pipeline stages (devices)")->required();
   sub->add_option("--microbatches", o->microbatches, "Micro-batches per optimizer step")->required();
-  sub->add_option("--schedule", o->schedule, "gpipe | 1f1b | interleaved[:v] (v virtual stages per device, default 2)");
+  sub->add_option("--schedule", o->schedule,
+                  "gpipe | 1f1b | zb-h1 (zero bubble: weight gradients deferred into the bubbles) | interleaved[:v] "
+                  "(v virtual stages per device, default 2)");
   sub->add_option("--group", o->group, "Micro-batches per priority group (0: p, GPipe m; 1: one micro-batch's passes at a time)");
   sub->add_option("--partition", o->partition, "balanced | uniform | layers per chunk, e.g. 9,9,9,9");
   o->scenario.add_to(*sub, kScenarioFlags);

@@ -135,7 +135,10 @@ QHBoxLayout* PipelineView::buildControls() {
   pp_ = int_spin(1, 1024, 4, tr("Pipeline stages p: devices the layers are cut over"), tr(" stages"));
   microbatches_ = int_spin(1, 1 << 16, 16, tr("Micro-batches per optimizer step (each one the scenario's training "
                                               "micro-batch)"));
-  schedule_ = choice_box({{tr("1F1B"), "1f1b"}, {tr("GPipe"), "gpipe"}, {tr("interleaved 1F1B"), "interleaved"}},
+  schedule_ = choice_box({{tr("1F1B"), "1f1b"},
+                          {tr("GPipe"), "gpipe"},
+                          {tr("interleaved 1F1B"), "interleaved"},
+                          {tr("zero bubble (ZB-H1)"), "zb-h1"}},
                          tr("Order of forwards and backwards on each device"));
   virtual_stages_ = int_spin(2, 64, 2, tr("Model chunks per device (interleaved only)"), tr(" chunks"));
   virtual_stages_->setEnabled(false);

@@ -1,8 +1,8 @@
 #pragma once
 // The pipeline view: pipeline-parallel training of the design (simulator/pipeline_cost:
-// per-layer costs from the cost model, GPipe / 1F1B / interleaved schedules), shown as a
-// Gantt chart per device with the step's metrics and a per-device table. The run goes off
-// the UI thread; its stage partition colours the layer strip.
+// per-layer costs from the cost model, GPipe / 1F1B / interleaved / ZB-H1 schedules),
+// shown as a Gantt chart per device with the step's metrics and a per-device table. The
+// run goes off the UI thread; its stage partition colours the layer strip.
 #include <optional>
 
 #include <QAbstractTableModel>

@@ -9,7 +9,9 @@
 //
 // Backward (training):
 //   a product Y[m,n] = X[m,k] W[k,n] runs dX = dY W^T ([m,n] x [n,k]: shape m, k, n) and
-//   dW = X^T dY ([k,m] x [m,n]: shape k, n, m), each timed by the GEMM model;
+//   dW = X^T dY ([k,m] x [m,n]: shape k, n, m), each timed by the GEMM model (dW is the
+//   weight-gradient part, OpTime::backward_weight_s; unfused attention's per-head products
+//   multiply activations by activations and have none);
 //   attention: 2.5 x its forward. kerneldb times no backward attention; FlashAttention's
 //   backward runs five matrix products per tile to the forward's two at a similar rate, so
 //   its time is taken as 2.5 times the forward's (an assumption, stated here and in the
@@ -120,8 +122,10 @@ OpTime kernel_op_time(OpKind k, const OpRow& r, const Roofline& rl, const LayerW
     const double forward = grouped_gemm_seconds(*rl.gemm, km.sms, s, groups);
     t.seconds += forward;
     t.compute_s += forward;
+    const double weight_grad = grouped_gemm_seconds(*rl.gemm, km.sms, {s.k, s.n, s.m}, groups);  // dW = X^T dY
     t.backward_s += grouped_gemm_seconds(*rl.gemm, km.sms, {s.m, s.k, s.n}, groups) +  // dX = dY W^T
-                    grouped_gemm_seconds(*rl.gemm, km.sms, {s.k, s.n, s.m}, groups);   // dW = X^T dY
+                    weight_grad;
+    if (g.split != GemmSplit::heads) t.backward_weight_s += weight_grad;
   }
   const double inner = streaming_s(km.vector, r.inner_vector_bytes * rl.inv_group, r.inner_vector_calls);
   t.seconds += inner;

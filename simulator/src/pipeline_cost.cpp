@@ -52,6 +52,7 @@ PipelineLayer layer_costs(const CostContext& ctx, const LayerGroupCost& g) {
   owned_params(g.ops, l.dense_params, l.expert_params);
   l.forward_s = time.total_s + comm;
   l.backward_s = time.backward_s + recompute_s(t, time) + (comm_passes - 1) * comm;
+  l.backward_weight_s = time.backward_weight_s;  // recomputation and collectives serve B
   l.activation_bytes = activation_bytes_per_device(*one, ctx.shape, t.recompute, t.vwn_eta, ctx.sharding);
   // memory.hpp adds one layer's selective set, live while full recomputation reruns a
   // layer, once per pass; per layer only the kept input counts.
@@ -67,6 +68,7 @@ PipelineEndCost end_costs(const CostContext& ctx, const OpTable& outside, std::i
   PipelineEndCost e;
   e.forward_s = time.total_s;
   e.backward_s = time.backward_s;
+  e.backward_weight_s = time.backward_weight_s;  // the head's dW; the embedding's scatter-add is all B
   const TrainScenario& t = ctx.scenario->train;
   e.activation_bytes = activation_bytes_per_device(*p, ctx.shape, t.recompute, t.vwn_eta, ctx.sharding);
   double experts = 0;
@@ -130,6 +132,7 @@ PipelineWorkload workload_of(const CostContext& ctx, std::int64_t pp, const std:
     PipelineLayer& first = w.layers[static_cast<std::size_t>(loop->prelude)];
     first.forward_s += inject.forward_s / d(loop->iterations);
     first.backward_s += inject.backward_s / d(loop->iterations);
+    first.backward_weight_s += inject.backward_weight_s / d(loop->iterations);
     first.dense_params += inject.dense_params;
   }
   w.embedding = end_costs(ctx, forward->outside, {OpKind::embedding, OpKind::vwn_embed_proj});

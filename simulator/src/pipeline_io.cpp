@@ -20,7 +20,8 @@ ScheduleSpec parse_schedule(const std::string& text, const std::string& pointer)
   if (name == "gpipe") spec.kind = ScheduleKind::gpipe;
   else if (name == "1f1b") spec.kind = ScheduleKind::one_f_one_b;
   else if (name == "interleaved") spec.kind = ScheduleKind::interleaved;
-  else model::fail(pointer, "unknown schedule \"" + text + "\"; use gpipe, 1f1b, interleaved or interleaved:<v>");
+  else if (name == "zb-h1") spec.kind = ScheduleKind::zb_h1;
+  else model::fail(pointer, "unknown schedule \"" + text + "\"; use gpipe, 1f1b, zb-h1, interleaved or interleaved:<v>");
   if (colon == std::string::npos) return spec;
   const std::string v = text.substr(colon + 1);
   if (spec.kind != ScheduleKind::interleaved)
@@ -103,6 +104,7 @@ json to_json(const PipelineMetrics& m) {
           {"steps_per_microbatch", m.steps_per_microbatch},
           {"transfers_per_microbatch", m.transfers_per_microbatch},
           {"transfer_s_per_microbatch", m.transfer_s_per_microbatch},
+          {"backward_weight_s_per_microbatch", m.backward_weight_s_per_microbatch},
           {"tasks", m.tasks},
           {"limit_overrides", m.limit_overrides}};
 }
@@ -112,13 +114,15 @@ namespace {
 json chunk_json(const PipelineChunk& c) {
   return {{"device", c.device},       {"first_layer", c.first_layer}, {"layers", c.layer_count},
           {"embedding", c.embedding}, {"head", c.head},               {"forward_s", c.forward_s},
-          {"backward_s", c.backward_s}, {"activation_bytes", c.activation_bytes}};
+          {"backward_s", c.backward_s}, {"backward_weight_s", c.backward_weight_s},
+          {"activation_bytes", c.activation_bytes}};
 }
 
 json step_json(const PipelineStep& s) {
   json j = {{"chunk", s.chunk},           {"device", s.device},       {"first_layer", s.first_layer},
             {"last_layer", s.last_layer}, {"layer_passes", s.layer_passes}, {"forward_s", s.forward_s},
-            {"backward_s", s.backward_s}, {"activation_bytes", s.activation_bytes}, {"send_s", s.send_s}};
+            {"backward_s", s.backward_s}, {"backward_weight_s", s.backward_weight_s},
+            {"activation_bytes", s.activation_bytes}, {"send_s", s.send_s}};
   if (s.first_iteration >= 0) j["iterations"] = {s.first_iteration, s.last_iteration};
   return j;
 }
@@ -129,6 +133,7 @@ json device_json(const PipelineDevice& d) {
           {"peak_activation_bytes", d.peak_activation_bytes},
           {"peak_inflight_microbatches", d.peak_inflight_microbatches},
           {"warmup_forwards", d.warmup_forwards},
+          {"deferred_weights", d.deferred_weights},
           {"tasks", d.tasks}};
 }
 
@@ -149,7 +154,7 @@ json to_json(const PipelineResult& r, bool timeline) {
   for (const auto& t : r.tasks)
     tasks.push_back({{"device", t.device},
                      {"microbatch", t.microbatch},
-                     {"pass", t.backward ? "backward" : "forward"},
+                     {"pass", t.weight ? "weight" : t.backward ? "backward" : "forward"},
                      {"step", t.step},
                      {"start_s", t.start_s},
                      {"end_s", t.end_s}});
@@ -190,7 +195,8 @@ std::string pipeline_gantt(const PipelineResult& r, int width) {
     // Every task gets at least one column; a later task may share the last one.
     const int c0 = std::min(width - 1, static_cast<int>(std::lround(t.start_s * scale)));
     const int c1 = std::max(c0 + 1, std::min(width, static_cast<int>(std::lround(t.end_s * scale))));
-    const char c = static_cast<char>((t.backward ? 'A' : 'a') + t.microbatch % 26);
+    const char c = t.weight ? static_cast<char>('0' + t.microbatch % 10)
+                            : static_cast<char>((t.backward ? 'A' : 'a') + t.microbatch % 26);
     std::fill(rows[static_cast<std::size_t>(t.device)].begin() + c0, rows[static_cast<std::size_t>(t.device)].begin() + c1, c);
   }
   std::string out;

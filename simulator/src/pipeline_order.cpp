@@ -1,8 +1,9 @@
-// Per-device task orders of GPipe, 1F1B and interleaved 1F1B over any path, looped
+// Per-device task orders of GPipe, 1F1B, interleaved 1F1B and ZB-H1 over any path, looped
 // passes included, by list scheduling (pipeline.hpp, "Device order").
 #include "pipeline_order.hpp"
 
 #include <algorithm>
+#include <deque>
 #include <functional>
 #include <queue>
 #include <stdexcept>
@@ -10,16 +11,18 @@
 
 namespace hdlab::simulator::pipeline_detail {
 
-std::optional<std::uint32_t> TaskIds::data_predecessor(std::uint32_t id) const {
-  const std::int64_t mb = microbatch(id), s = step(id);
-  if (!is_backward(id)) return s == 0 ? std::nullopt : std::optional(forward(mb, s - 1));
-  return s + 1 == steps ? forward(mb, s) : backward(mb, s + 1);
-}
-
 std::optional<std::uint32_t> TaskIds::data_successor(std::uint32_t id) const {
   const std::int64_t mb = microbatch(id), s = step(id);
   if (!is_backward(id)) return s + 1 == steps ? backward(mb, s) : forward(mb, s + 1);
+  if (is_weight(id)) return std::nullopt;
   return s == 0 ? std::nullopt : std::optional(backward(mb, s - 1));
+}
+
+double TaskIds::duration(std::uint32_t id, const std::vector<PipelineStep>& path) const {
+  const PipelineStep& p = path[static_cast<std::size_t>(step(id))];
+  if (!is_backward(id)) return p.forward_s;
+  if (!weight_tasks) return p.backward_s;
+  return is_weight(id) ? p.backward_weight_s : p.backward_s - p.backward_weight_s;
 }
 
 namespace {
@@ -69,19 +72,21 @@ std::int64_t warmup_forwards(const PipelineOptions& o, const TaskIds& ids, const
 
 // Event-driven list scheduling over each device's two priority lists. A free device runs
 // the next forward of its list once its data has arrived, while it holds at most w
-// forwards without their backward (GPipe: always); otherwise the next backward of its
-// list once that one's data has arrived (GPipe: only after all its forwards). With
-// every task arriving on time this is Megatron-LM's warm-up / one-forward-one-backward /
-// cool-down order; when a forward is late and a backward is there, the device does not
-// sit idle. Should every device wait forever on its limit, the lowest-numbered one whose
-// next forward has arrived exceeds it once (counted).
+// forwards without their backward (GPipe: always) and at most u W's not started;
+// otherwise the next backward (B) of its list once that one's data has arrived (GPipe:
+// only after all its forwards); otherwise its oldest W not started (W's exist under ZB-H1
+// only; one that takes no time runs first). With every task arriving on time this is
+// Megatron-LM's warm-up / one-forward-one-backward / cool-down order; when a forward is
+// late and a backward is there, the device does not sit idle. Should every device wait
+// forever on its limit, the lowest-numbered one whose next forward has arrived exceeds it
+// once (counted).
 class ListScheduler {
  public:
   ListScheduler(const PipelineOptions& o, const TaskIds& ids, const std::vector<PipelineStep>& path,
                 std::vector<PriorityLists> lists, DeviceOrders& out)
       : o_(o), ids_(ids), path_(path), out_(out), lists_(std::move(lists)),
-        arrived_(static_cast<std::size_t>(o.microbatches) * 2 * ids.steps, 0), devices_(lists_.size()) {
-    for (std::size_t d = 0; d < lists_.size(); ++d) out_.orders[d].reserve(2 * lists_[d].forwards.size());
+        arrived_(static_cast<std::size_t>(o.microbatches) * ids.per_step() * ids.steps, 0), devices_(lists_.size()) {
+    for (std::size_t d = 0; d < lists_.size(); ++d) out_.orders[d].reserve(ids.per_step() * lists_[d].forwards.size());
   }
 
   void run() {
@@ -101,7 +106,7 @@ class ListScheduler {
       for (std::size_t d : touched) try_start(d, now, false);
     }
     for (std::size_t d = 0; d < lists_.size(); ++d)
-      if (out_.orders[d].size() != 2 * lists_[d].forwards.size())
+      if (out_.orders[d].size() != ids_.per_step() * lists_[d].forwards.size())
         throw std::logic_error("pipeline: list scheduling left tasks unscheduled");
   }
 
@@ -115,6 +120,7 @@ class ListScheduler {
   };
   struct Device {
     std::size_t next_forward = 0, next_backward = 0;  // positions in the priority lists
+    std::deque<std::uint32_t> weights;                // W's whose B has ended, oldest first
     bool busy = false;
     double free_at = 0;
     double next_forward_arrival = 0;
@@ -134,6 +140,8 @@ class ListScheduler {
     }
     devices_[d].busy = false;
     devices_[d].free_at = now;
+    if (ids_.weight_tasks && ids_.is_backward(e.task) && !ids_.is_weight(e.task))
+      devices_[d].weights.push_back(ids_.weight(ids_.microbatch(e.task), ids_.step(e.task)));
     if (const auto next = ids_.data_successor(e.task)) {
       // The send between steps s and s+1 carries the activation forward and its gradient back.
       const std::int64_t s = ids_.step(e.task);
@@ -149,7 +157,9 @@ class ListScheduler {
     const Device& dev = devices_[d];
     const auto& fwd = lists_[d].forwards;
     if (dev.next_forward == fwd.size() || !arrived_[fwd[dev.next_forward]]) return false;
-    return o_.schedule == ScheduleKind::gpipe || beyond_limit || dev.held() <= out_.warmup_forwards[d];
+    const auto deferred = static_cast<std::int64_t>(dev.weights.size());
+    return o_.schedule == ScheduleKind::gpipe || beyond_limit ||
+           (dev.held() <= out_.warmup_forwards[d] && deferred <= out_.deferred_weights[d]);
   }
   bool backward_allowed(std::size_t d) const {
     const Device& dev = devices_[d];
@@ -162,13 +172,21 @@ class ListScheduler {
     Device& dev = devices_[d];
     if (dev.busy) return;
     std::uint32_t id;
-    if (forward_allowed(d, beyond_limit)) id = lists_[d].forwards[dev.next_forward++];
+    const bool instant_weight = !dev.weights.empty() && ids_.duration(dev.weights.front(), path_) == 0;
+    if (instant_weight) id = next_weight(dev);
+    else if (forward_allowed(d, beyond_limit)) id = lists_[d].forwards[dev.next_forward++];
     else if (backward_allowed(d)) id = lists_[d].backwards[dev.next_backward++];
+    else if (!dev.weights.empty()) id = next_weight(dev);
     else return;
     dev.busy = true;
-    const PipelineStep& step = path_[static_cast<std::size_t>(ids_.step(id))];
-    events_.push({now + (ids_.is_backward(id) ? step.backward_s : step.forward_s), finish_event, id});
+    events_.push({now + ids_.duration(id, path_), finish_event, id});
     out_.orders[d].push_back(id);
+  }
+
+  static std::uint32_t next_weight(Device& dev) {
+    const std::uint32_t id = dev.weights.front();
+    dev.weights.pop_front();
+    return id;
   }
 
   // Nothing left to happen but tasks remain, so every free device waits on its limit
@@ -197,7 +215,7 @@ class ListScheduler {
 
 DeviceOrders schedule_device_orders(const PipelineOptions& o, const std::vector<PipelineStep>& path) {
   const auto steps = static_cast<std::int64_t>(path.size());
-  const TaskIds ids{static_cast<std::uint32_t>(steps)};
+  const TaskIds ids{static_cast<std::uint32_t>(steps), o.schedule == ScheduleKind::zb_h1};
   std::vector<std::vector<std::int64_t>> visits(static_cast<std::size_t>(o.stages));
   for (std::size_t s = 0; s < path.size(); ++s)
     visits[static_cast<std::size_t>(path[s].device)].push_back(static_cast<std::int64_t>(s));
@@ -210,6 +228,10 @@ DeviceOrders schedule_device_orders(const PipelineOptions& o, const std::vector<
     lists.push_back(priority_lists(o, ids, v));
     d.warmup_forwards.push_back(warmup_forwards(o, ids, v, lists.back(), plain));
   }
+  // ZB-H1: a device may defer as many W's as keeps the steps it holds within the largest
+  // warm-up's (1F1B's peak); on a plain path device d defers d.
+  const std::int64_t widest = *std::max_element(d.warmup_forwards.begin(), d.warmup_forwards.end());
+  for (std::int64_t w : d.warmup_forwards) d.deferred_weights.push_back(ids.weight_tasks ? widest - w : 0);
   ListScheduler(o, ids, path, std::move(lists), d).run();
   return d;
 }

@@ -17,6 +17,7 @@ const char* to_string(ScheduleKind s) {
     case ScheduleKind::gpipe: return "gpipe";
     case ScheduleKind::one_f_one_b: return "1f1b";
     case ScheduleKind::interleaved: return "interleaved";
+    case ScheduleKind::zb_h1: return "zb-h1";
   }
   return "?";
 }
@@ -41,10 +42,19 @@ void check_amount(double v, const std::string& pointer) {
   if (!std::isfinite(v) || v < 0) fail(pointer, "must be a finite number >= 0, got " + std::to_string(v));
 }
 
+// The weight-gradient part of a backward: an amount no larger than the backward.
+void check_weight_part(double weight_s, double backward_s, const std::string& pointer) {
+  check_amount(weight_s, pointer);
+  if (weight_s > backward_s)
+    fail(pointer, "the weight-gradient part " + std::to_string(weight_s) + " s exceeds the backward's " +
+                      std::to_string(backward_s) + " s");
+}
+
 void check_end(const PipelineEndCost& e, const std::string& pointer) {
   check_amount(e.forward_s, pointer + "/forward_s");
   check_amount(e.backward_s, pointer + "/backward_s");
   check_amount(e.activation_bytes, pointer + "/activation_bytes");
+  check_weight_part(e.backward_weight_s, e.backward_s, pointer + "/backward_weight_s");
 }
 
 void check_workload(const PipelineWorkload& w) {
@@ -57,6 +67,7 @@ void check_workload(const PipelineWorkload& w) {
     check_amount(w.layers[l].backward_s, p + "/backward_s");
     check_amount(w.layers[l].activation_bytes, p + "/activation_bytes");
     check_amount(w.layers[l].boundary_bytes, p + "/boundary_bytes");
+    check_weight_part(w.layers[l].backward_weight_s, w.layers[l].backward_s, p + "/backward_weight_s");
   }
   check_end(w.embedding, at + "/embedding");
   check_end(w.head, at + "/head");
@@ -102,6 +113,9 @@ void check_pipeline(const PipelineWorkload& w, const PipelineOptions& o, const s
   if (o.microbatches < 1 || o.microbatches > max_microbatches)
     fail(pointer + "/microbatches",
          "must be in [1, " + std::to_string(max_microbatches) + "], got " + std::to_string(o.microbatches));
+  if (o.schedule == ScheduleKind::zb_h1 && o.virtual_stages != 1)
+    fail(pointer + "/virtual_stages", "ZB-H1 runs one chunk per device (v = 1); the zero-bubble schedules over "
+                                      "several chunks per device (ZB-V) are not modelled");
   if (o.schedule != ScheduleKind::interleaved && o.virtual_stages != 1)
     fail(pointer + "/virtual_stages", std::string("applies to the interleaved schedule only, not ") +
                                           to_string(o.schedule));
@@ -275,12 +289,14 @@ PipelinePartition partition_stages(const PipelineWorkload& w, const PipelineOpti
       const PipelineLayer& layer = w.layers[static_cast<std::size_t>(l)];
       ch.forward_s += k * layer.forward_s;
       ch.backward_s += k * layer.backward_s;
+      ch.backward_weight_s += k * layer.backward_weight_s;
       ch.activation_bytes += k * layer.activation_bytes;
     }
     for (const auto* end : {ch.embedding ? &w.embedding : nullptr, ch.head ? &w.head : nullptr}) {
       if (!end) continue;
       ch.forward_s += end->forward_s;
       ch.backward_s += end->backward_s;
+      ch.backward_weight_s += end->backward_weight_s;
       ch.activation_bytes += end->activation_bytes;
     }
     part.device_time_s[static_cast<std::size_t>(ch.device)] += ch.forward_s + ch.backward_s;
@@ -319,6 +335,7 @@ std::vector<PipelineStep> microbatch_path(const PipelineWorkload& w, const Pipel
     s.layer_passes += 1;
     s.forward_s += layer.forward_s;
     s.backward_s += layer.backward_s;
+    s.backward_weight_s += layer.backward_weight_s;
     s.activation_bytes += layer.activation_bytes;
     if (iteration >= 0) {
       if (s.first_iteration < 0) s.first_iteration = iteration;
@@ -336,6 +353,7 @@ std::vector<PipelineStep> microbatch_path(const PipelineWorkload& w, const Pipel
   auto add_end = [](PipelineStep& s, const PipelineEndCost& e) {
     s.forward_s += e.forward_s;
     s.backward_s += e.backward_s;
+    s.backward_weight_s += e.backward_weight_s;
     s.activation_bytes += e.activation_bytes;
   };
   path.front().embedding = true;

@@ -46,7 +46,7 @@ struct EdgeList {
 
 // Data edges of every micro-batch: forward steps in path order, the loss turning into
 // the backward on the last step, backward steps in reverse, each crossing of devices
-// carrying its transfer time.
+// carrying its transfer time; a step's W (ZB-H1) after its B, on the same device.
 void add_data_edges(EdgeList& e, const std::vector<PipelineStep>& path, const TaskIds& ids, std::int64_t m) {
   const auto steps = static_cast<std::int64_t>(path.size());
   for (std::int64_t mb = 0; mb < m; ++mb) {
@@ -56,6 +56,8 @@ void add_data_edges(EdgeList& e, const std::vector<PipelineStep>& path, const Ta
       e.add(ids.backward(mb, s + 1), ids.backward(mb, s), gap);
     }
     e.add(ids.forward(mb, steps - 1), ids.backward(mb, steps - 1), 0.0);
+    if (ids.weight_tasks)
+      for (std::int64_t s = 0; s < steps; ++s) e.add(ids.backward(mb, s), ids.weight(mb, s), 0.0);
   }
 }
 
@@ -90,8 +92,8 @@ std::vector<double> solve_start_times(const EdgeList& e, const std::vector<doubl
 }
 
 // Walks a device's execution order: activation bytes held from a forward's start to its
-// backward's end, and the micro-batches holding any. `held_steps` is all zeros on entry
-// and on return.
+// backward's end (ZB-H1: its W's end), and the micro-batches holding any. `held_steps`
+// is all zeros on entry and on return.
 void account_memory(PipelineDevice& dev, const std::vector<std::uint32_t>& order, const TaskIds& ids,
                     const std::vector<PipelineStep>& path, std::vector<std::int32_t>& held_steps) {
   double held = 0;
@@ -104,7 +106,7 @@ void account_memory(PipelineDevice& dev, const std::vector<std::uint32_t>& order
       if (count++ == 0) ++inflight;
       dev.peak_activation_bytes = std::max(dev.peak_activation_bytes, held);
       dev.peak_inflight_microbatches = std::max(dev.peak_inflight_microbatches, inflight);
-    } else {
+    } else if (ids.releases_activations(id)) {
       held -= bytes;
       if (--count == 0) --inflight;
     }
@@ -135,6 +137,7 @@ PipelineMetrics summarize(const PipelineResult& r, const PipelineWorkload& w) {
       m.transfers_per_microbatch += 2;
       m.transfer_s_per_microbatch += 2 * r.path[s].send_s;
     }
+  for (const PipelineStep& s : r.path) m.backward_weight_s_per_microbatch += s.backward_weight_s;
   m.tasks = static_cast<std::int64_t>(r.tasks.size());
   return m;
 }
@@ -149,13 +152,14 @@ void record_timeline(PipelineResult& r, const pipeline_detail::DeviceOrders& ord
     PipelineDevice& dev = r.devices[d];
     const auto& order = orders.orders[d];
     dev.warmup_forwards = orders.warmup_forwards[d];
+    dev.deferred_weights = orders.deferred_weights[d];
     dev.stage_time_s = r.partition.device_time_s[d];
     dev.tasks = static_cast<std::int64_t>(order.size());
     for (std::uint32_t id : order) {
       dev.busy_s += duration[id];
       r.tasks.push_back({static_cast<std::int32_t>(d), static_cast<std::int32_t>(ids.microbatch(id)),
                          static_cast<std::int32_t>(ids.step(id)), ids.is_backward(id), start[id],
-                         start[id] + duration[id]});
+                         start[id] + duration[id], ids.is_weight(id)});
     }
     account_memory(dev, order, ids, r.path, held_steps);
   }
@@ -175,21 +179,18 @@ PipelineResult simulate_pipeline(const PipelineWorkload& w, const PipelineOption
   r.partition = partition_stages(w, o);
   r.path = microbatch_path(w, r.partition);
   const auto steps = static_cast<std::int64_t>(r.path.size());
-  const std::int64_t tasks = o.microbatches * 2 * steps;
+  const TaskIds ids{static_cast<std::uint32_t>(steps), o.schedule == ScheduleKind::zb_h1};
+  const std::int64_t per_microbatch = ids.per_step() * steps;
+  const std::int64_t tasks = o.microbatches * per_microbatch;
   if (tasks > max_tasks)
     model::fail(pointer + "/microbatches", std::to_string(o.microbatches) + " micro-batches x " +
-                                               std::to_string(2 * steps) + " tasks each exceed the limit of " +
+                                               std::to_string(per_microbatch) + " tasks each exceed the limit of " +
                                                std::to_string(max_tasks) + " tasks");
   require_memory(static_cast<double>(tasks) * bytes_per_task, pointer + "/microbatches",
-                 std::to_string(o.microbatches) + " micro-batches x " + std::to_string(2 * steps) + " tasks each",
+                 std::to_string(o.microbatches) + " micro-batches x " + std::to_string(per_microbatch) + " tasks each",
                  "use fewer micro-batches");
-  const TaskIds ids{static_cast<std::uint32_t>(steps)};
   std::vector<double> duration(static_cast<std::size_t>(tasks));
-  for (std::int64_t mb = 0; mb < o.microbatches; ++mb)
-    for (std::int64_t s = 0; s < steps; ++s) {
-      duration[ids.forward(mb, s)] = r.path[static_cast<std::size_t>(s)].forward_s;
-      duration[ids.backward(mb, s)] = r.path[static_cast<std::size_t>(s)].backward_s;
-    }
+  for (std::uint32_t id = 0; id < duration.size(); ++id) duration[id] = ids.duration(id, r.path);
 
   const pipeline_detail::DeviceOrders orders = pipeline_detail::schedule_device_orders(o, r.path);
   EdgeList edges;

@@ -146,6 +146,7 @@ OpTime op_time(OpKind k, const OpRow& r, const Roofline& rl, const LayerWork* wo
   t.compute_bound = t.compute_s > t.memory_s;
   t.seconds = std::max(t.compute_s, t.memory_s) + t.launch_s;
   t.backward_s = 2 * t.seconds;
+  if (cls == OpClass::gemm) t.backward_weight_s = t.seconds;  // dW = X^T dY, as long as the forward product
   return t;
 }
 
@@ -163,6 +164,7 @@ void add_table(const OpTable& table, double passes, const Roofline& rl, const La
     if (work) out.layers_s += sec;
     out.backward_op_s[static_cast<std::size_t>(i)] += t.backward_s * passes;
     out.backward_s += t.backward_s * passes;
+    out.backward_weight_s += t.backward_weight_s * passes;
   }
 }
 

@@ -96,3 +96,29 @@ TEST_CASE("hdlab pipeline: text report with a Gantt chart for small cases", "[cl
   REQUIRE(big.exit_code == 0);
   CHECK(big.out.find("no Gantt chart") != std::string::npos);
 }
+
+TEST_CASE("hdlab pipeline --schedule zb-h1: weight gradients fill the bubble", "[cli][pipeline][zb-h1]") {
+  // Qwen3-8B, 4 stages, 8 micro-batches: the same work as 1F1B in a shorter step, each
+  // backward's dW products run as W tasks of their own.
+  const json one = run_json({"--pp", "4", "--microbatches", "8", "--no-timeline"})["pipeline"];
+  const json zb = run_json({"--pp", "4", "--microbatches", "8", "--schedule", "zb-h1"})["pipeline"];
+  CHECK(zb["options"]["schedule"] == "zb-h1");
+  const double makespan = zb["metrics"]["makespan_s"].get<double>(), makespan_1f1b = one["metrics"]["makespan_s"].get<double>();
+  INFO("zb-h1 " << makespan << " s, 1f1b " << makespan_1f1b << " s");
+  CHECK(makespan < makespan_1f1b);
+  CHECK(zb["metrics"]["bubble_fraction"].get<double>() < one["metrics"]["bubble_fraction"].get<double>());
+  CHECK(zb["metrics"]["ideal_makespan_s"].get<double>() == Approx(one["metrics"]["ideal_makespan_s"].get<double>()));
+  CHECK(zb["metrics"]["backward_weight_s_per_microbatch"].get<double>() > 0);
+  int weights = 0;
+  for (const json& t : zb["timeline"]) weights += t["pass"] == "weight";
+  CHECK(weights == 8 * 4);
+  CHECK(zb["timeline"].size() == 3 * 8 * 4);
+
+  const auto text = run_cli(args({"--pp", "2", "--microbatches", "3", "--schedule", "zb-h1"}));
+  REQUIRE(text.exit_code == 0);
+  CHECK(text.out.find("pipeline: zb-h1") != std::string::npos);
+  CHECK(text.out.find("its W: the digit") != std::string::npos);
+  const auto refused = run_cli(args({"--pp", "4", "--microbatches", "8", "--schedule", "zb-h1:2"}));
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.err.find("--schedule: only the interleaved schedule takes virtual stages") != std::string::npos);
+}

@@ -494,6 +494,38 @@ TEST_CASE("kernel models: an op's products time its forward and its transposed b
   }
 }
 
+TEST_CASE("kernel models: a backward's weight-gradient part is its weight products' dW", "[kernel-models][kernel-op-time]") {
+  // dW = X^T dY ([k,m] x [m,n]: shape k, n, m) for a product with a weight; unfused
+  // attention's per-head products multiply activations and have none, nor have
+  // element-wise ops (pipeline.hpp's W, deferred by ZB-H1).
+  const HardwareProfile hw = profile("h100-sxm");
+  REQUIRE(hw.kernel_models);
+  const KernelModels& km = *hw.kernel_models;
+  ModelShape shape;
+  shape.D = 4096;
+  shape.H = 32;
+  shape.G = 8;
+  shape.qk_head_dim = shape.v_head_dim = 128;
+  const Roofline rl = make_roofline(hw, DType::bf16, Sharding{2, 1, 2}, &shape);
+  OpRow r;
+  r.calls = 1;
+  r.gemms[0] = OpGemm{2048, 6144, 4096, 1, GemmSplit::column};
+  r.inner_vector_bytes = 3e7;
+  r.inner_vector_calls = 1;
+  const OpTime t = kernel_op_time(model::OpKind::ffn_gate_up, r, rl, nullptr);
+  CHECK(t.backward_weight_s == grouped_gemm_seconds(*rl.gemm, km.sms, {4096, 6144 / 2, 2048}, 1));
+  CHECK(t.backward_weight_s < t.backward_s);
+  OpRow heads = r;
+  heads.gemms[0] = OpGemm{512, 512, 128, 64, GemmSplit::heads};
+  CHECK(kernel_op_time(model::OpKind::o_proj, heads, rl, nullptr).backward_weight_s == 0);
+  OpRow vector;
+  vector.calls = 1;
+  vector.cost.act_bytes_in = 1e6;
+  const OpTime v = kernel_op_time(model::OpKind::residual, vector, rl, nullptr);
+  CHECK(v.backward_s > 0);
+  CHECK(v.backward_weight_s == 0);
+}
+
 TEST_CASE("kernel models: Qwen3-8B on the fitted H100 costs more with more work", "[kernel-models][evaluate]") {
   const HardwareProfile hw = profile("h100-sxm");
   const HardwareProfile datasheet =

@@ -179,3 +179,56 @@ TEST_CASE("a framework overhead per step is added once to the pipeline's optimiz
   CHECK(with.metrics.step_s == Approx(without.metrics.step_s + 0.125).epsilon(1e-12));
   CHECK(with.metrics.step_s == with.metrics.makespan_s + with.metrics.update_s);
 }
+
+TEST_CASE("the weight-gradient part of each backward: the GEMMs' dW products, B + W the backward",
+          "[pipeline][cost][zb-h1]") {
+  // Under the roofline a GEMM op's backward is its dX and dW products, each as long as its
+  // forward: over the model W adds up to the forward time of the GEMM ops. Attention,
+  // norms, element-wise ops, the embedding lookup, recomputation and the collectives are B.
+  const HardwareProfile hw = fixtures::device(2);
+  const std::vector<std::pair<Json, const char*>> cases = {
+      {fixtures::tiny_dense(), "{}"}, {fixtures::tiny_moe(), "{}"}, {fixtures::tiny_dense(), R"({"vwn": {"m": 2, "n": 3}})"}};
+  for (const auto& [backbone, design] : cases)
+    for (Recompute r : {Recompute::none, Recompute::full})
+      for (std::int64_t tp : {1, 2}) {
+        const hdlab::model::Config c = fixtures::config(backbone, design);
+        const Scenario s = scenario(r, tp);
+        INFO(design << " recompute " << to_string(r) << " tp " << tp);
+        auto ctx = std::make_unique<CostContext>();
+        make_context(c, hw, s, *ctx);
+        auto forward = std::make_unique<PassCost>();
+        TrainResult t;
+        cost_train(*ctx, *forward, t);
+        double gemm_forward = 0;
+        for (int k = 0; k < hdlab::model::op_kind_count; ++k)
+          if (hdlab::model::op_class(static_cast<hdlab::model::OpKind>(k)) == hdlab::model::OpClass::gemm)
+            gemm_forward += t.forward.op_s[static_cast<std::size_t>(k)];
+        CHECK(fixtures::close(t.forward.backward_weight_s, gemm_forward, 1e-12));
+
+        const PipelineWorkload w = pipeline_workload(c, hw, s, 1);
+        double weight = w.embedding.backward_weight_s + w.head.backward_weight_s;
+        for (const PipelineLayer& l : w.layers) {
+          CHECK(l.backward_weight_s > 0);
+          CHECK(l.backward_weight_s < l.backward_s);
+          weight += l.backward_weight_s;
+        }
+        if (std::string(design) == "{}") CHECK(w.embedding.backward_weight_s == 0);  // a lookup: its scatter-add is B
+        CHECK(w.head.backward_weight_s > 0);  // the LM head's dW
+        CHECK(fixtures::close(weight, gemm_forward, 1e-12));
+
+        // ZB-H1 at pp = 1: B and W tasks together take the backward; the step is 1F1B's,
+        // the cost model's micro-step.
+        PipelineOptions o;
+        o.schedule = ScheduleKind::zb_h1;
+        const PipelineResult zb = simulate_pipeline(c, hw, s, o);
+        o.schedule = ScheduleKind::one_f_one_b;
+        const PipelineResult one = simulate_pipeline(c, hw, s, o);
+        double b = 0, wt = 0;
+        for (const PipelineTask& task : zb.tasks)
+          if (task.backward) (task.weight ? wt : b) += task.end_s - task.start_s;
+        CHECK(fixtures::close(b + wt, zb.path[0].backward_s, 1e-12));
+        CHECK(fixtures::close(wt, weight, 1e-12));
+        CHECK(fixtures::close(zb.metrics.makespan_s, one.metrics.makespan_s, 1e-12));
+        CHECK(fixtures::close(zb.metrics.makespan_s, t.micro_step_s, 1e-12));
+      }
+}

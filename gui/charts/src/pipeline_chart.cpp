@@ -15,10 +15,10 @@ GanttChart pipeline_gantt_chart(const simulator::PipelineResult& r) {
                 static_cast<long long>(r.options.microbatches), m.makespan_s, m.bubble_fraction * 100);
   g.title = title;
   for (std::int64_t d = 0; d < r.options.stages; ++d) g.rows.push_back("device " + std::to_string(d));
-  g.categories = {"forward", "backward"};
+  g.categories = {"forward", "backward", "weight gradient (W)"};  // W: ZB-H1's tasks split off the backward
   g.bars.reserve(r.tasks.size());
   for (const simulator::PipelineTask& t : r.tasks)
-    g.bars.push_back({t.device, t.start_s, t.end_s, t.backward ? 1 : 0, t.microbatch % 2});
+    g.bars.push_back({t.device, t.start_s, t.end_s, t.weight ? 2 : t.backward ? 1 : 0, t.microbatch % 2});
   return g;
 }
 

@@ -1,11 +1,13 @@
 #pragma once
-// Pipeline-parallel training schedules (GPipe, 1F1B, interleaved 1F1B) as a task DAG.
+// Pipeline-parallel training schedules (GPipe, 1F1B, interleaved 1F1B, zero-bubble ZB-H1)
+// as a task DAG.
 //
-// The engine takes a plain workload: per-layer forward and backward times, activation
-// bytes and the bytes a stage boundary after the layer would carry, for one micro-batch;
-// the end costs (embedding on the first stage; final norm, LM head and loss on the last);
-// the point-to-point link; and the looped structure. pipeline_cost.hpp fills it from
-// the cost model; tests and benchmarks fill it by hand.
+// The engine takes a plain workload: per-layer forward and backward times (and the
+// weight-gradient part of the backward), activation bytes and the bytes a stage boundary
+// after the layer would carry, for one micro-batch; the end costs (embedding on the first
+// stage; final norm, LM head and loss on the last); the point-to-point link; and the
+// looped structure. pipeline_cost.hpp fills it from the cost model; tests and benchmarks
+// fill it by hand.
 //
 // How a step is simulated:
 //  1. Partition: the layers are cut into p*v contiguous chunks (v = 1 unless interleaved);
@@ -22,6 +24,14 @@
 //     are nodes of a Boost.Graph DAG with data edges (carrying the transfer time),
 //     device-order edges, and the longest path gives every start time.
 //
+// Tasks: a forward and a backward per step and micro-batch. ZB-H1 (Qi et al. 2023, "Zero
+// Bubble Pipeline Parallelism") splits each backward in two: B, the gradient with respect
+// to the step's inputs (what the previous step waits for: recomputation, attention,
+// norms, the dX products, the collectives), and W, the gradient with respect to its
+// weights (the dW products), which nothing downstream needs, only the optimizer step.
+// W of a step follows that step's B on the same device; the other schedules keep one
+// backward task (B and W together).
+//
 // Device order. A device's visits per micro-batch are the path steps on it (one for a
 // plain pipeline, v for interleaved, up to K on the stages holding a recurrent block).
 // Each device keeps two priority lists. Micro-batches go in groups of `group` (default
@@ -32,25 +42,41 @@
 // one-pass schedule does with a loop. The order is then found by list scheduling in
 // time; a free device runs
 //  - its next forward once that one's data has arrived, while it holds at most w
-//    forwards without their backward (GPipe: no limit);
-//  - else its next backward once that one's data has arrived (GPipe: after all its
-//    forwards).
+//    forwards without their backward (GPipe: no limit) and, ZB-H1 only, at most u W's
+//    not yet started;
+//  - else its next backward (ZB-H1: B) once that one's data has arrived (GPipe: after
+//    all its forwards);
+//  - else (ZB-H1) its oldest W not yet started: W's fill what would be bubbles. A W
+//    that takes no time runs as soon as its B ends (deferring it would only hold memory).
 // w, the warm-up: on a plain path (every device visited once) 1F1B's p-1-d, the steps
 // after the device's visit; otherwise (interleaved, loops) Megatron-LM's interleaved
 // 2(p-1-d) + (v-1) * group, read along the path as twice the steps after the device's
 // last visit plus (its visits - 1) groups; and never less than lets its k-th backward
-// follow every forward of that micro-batch on the device. When every task arrives on time this is Megatron's
-// warm-up / one-forward-one-backward / cool-down order (tests check the closed forms for
-// GPipe, 1F1B and interleaved); a device whose next forward is late but whose next
-// backward is there runs the backward rather than idle. Should every device wait on its
-// limit at once (possible with loops), the lowest-numbered one whose next forward has
-// arrived runs it beyond the limit; PipelineMetrics::limit_overrides counts these.
+// follow every forward of that micro-batch on the device. ZB-H1 keeps 1F1B's w, so B
+// takes 1F1B's backward slot; u, the W's a device may defer, is the largest w of any
+// device minus its own (on a plain path d: the first stage defers none, the last p-1),
+// so that no device holds more steps' activations than 1F1B's most loaded device does
+// (p on a plain path). In the steady state each device then runs F, B, W per
+// micro-batch, and the deferred W's fill the cool-down: on uniform stages with m >= p the
+// bubble drops from 1F1B's (p-1)(F+B+W) to (p-1) max(F, B, F+B-W), the paper's
+// (p-1)(F+B-W) when W <= F, B. ZB-H1 runs one chunk per device (v = 1); looped paths use
+// the rules above unchanged.
+// When every task arrives on time this is Megatron's warm-up / one-forward-one-backward /
+// cool-down order (tests check the closed forms for GPipe, 1F1B, interleaved and ZB-H1);
+// a device whose next forward is late but whose next backward is there runs the backward
+// rather than idle. Should every device wait on its limit at once (possible with loops),
+// the lowest-numbered one whose next forward has arrived runs it beyond the limit;
+// PipelineMetrics::limit_overrides counts these.
 //
 // Conventions: transfers are asynchronous (they delay the receiver, never occupy a
 // device) and links have no contention; a backward pass sends a gradient of the same
 // size as the forward's activation. Activation memory: a step's bytes are held from the
-// start of its forward until the end of its backward (a looped step keeps one copy per
-// iteration). Weights, gradients and optimizer state are the cost model's, not counted.
+// start of its forward until the end of its backward, under ZB-H1 until the end of its W
+// (W needs the layer inputs it multiplies by the output gradients; the paper's smaller
+// W-only footprint is not modelled), so ZB-H1's bound on held steps is 1F1B's peak count:
+// the same bytes on uniform stages, more where a later stage holds more per step than the
+// first; a looped step keeps one copy per iteration. Weights, gradients and optimizer
+// state are the cost model's, not counted.
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -71,6 +97,9 @@ struct PipelineLayer {
   // Parameters the layer owns (logical, before tp/ep sharding; a recurrent layer's once),
   // for the update after the last backward (pipeline_cost.hpp); the engine ignores them.
   double dense_params = 0, expert_params = 0;
+  // The part of backward_s computing weight gradients (W: the dW products); the rest,
+  // backward_s - backward_weight_s, is the input gradient (B). Split off by ZB-H1 only.
+  double backward_weight_s = 0;
 };
 
 // Work outside the layers: embedding (first stage) or final norm + head + loss (last).
@@ -78,7 +107,8 @@ struct PipelineEndCost {
   double forward_s = 0;
   double backward_s = 0;
   double activation_bytes = 0;
-  double dense_params = 0;  // as PipelineLayer's
+  double dense_params = 0;       // as PipelineLayer's
+  double backward_weight_s = 0;  // as PipelineLayer's
 };
 
 // Layers [first_layer, first_layer + layer_count) run `iterations` times per pass.
@@ -104,8 +134,8 @@ struct PipelineWorkload {
   double tokens_per_microbatch = 0;   // tokens trained on (not expanded positions); 0: unknown
 };
 
-enum class ScheduleKind { gpipe, one_f_one_b, interleaved };
-const char* to_string(ScheduleKind s);  // "gpipe", "1f1b", "interleaved"
+enum class ScheduleKind { gpipe, one_f_one_b, interleaved, zb_h1 };
+const char* to_string(ScheduleKind s);  // "gpipe", "1f1b", "interleaved", "zb-h1"
 
 enum class PartitionPolicy { balanced, uniform, explicit_counts };
 const char* to_string(PartitionPolicy p);
@@ -136,6 +166,7 @@ struct PipelineChunk {
   double forward_s = 0;
   double backward_s = 0;
   double activation_bytes = 0;
+  double backward_weight_s = 0;  // the part of backward_s that is W
 };
 
 struct PipelinePartition {
@@ -160,6 +191,7 @@ struct PipelineStep {
   double backward_s = 0;
   double activation_bytes = 0;
   double send_s = 0;  // to the next step (forward) and back (gradient); 0 on one device
+  double backward_weight_s = 0;  // the part of backward_s that is W
 };
 std::vector<PipelineStep> microbatch_path(const PipelineWorkload& w, const PipelinePartition& p);
 
@@ -167,9 +199,10 @@ struct PipelineTask {
   std::int32_t device = 0;
   std::int32_t microbatch = 0;
   std::int32_t step = 0;  // index into the path
-  bool backward = false;
+  bool backward = false;  // a backward task: the whole backward, or under ZB-H1 its B or W
   double start_s = 0;
   double end_s = 0;
+  bool weight = false;    // ZB-H1's W (backward too): the weight gradients split off the backward
 };
 
 struct PipelineDevice {
@@ -178,11 +211,12 @@ struct PipelineDevice {
   double peak_activation_bytes = 0;  // most activation bytes held at once
   std::int64_t peak_inflight_microbatches = 0;
   std::int64_t warmup_forwards = 0;  // w: forwards held beyond the running one before a backward must come
+  std::int64_t deferred_weights = 0; // u (ZB-H1): W's a device may leave unstarted when it runs a forward
   std::int64_t tasks = 0;
 };
 
 struct PipelineMetrics {
-  double makespan_s = 0;               // first forward start to last backward end
+  double makespan_s = 0;               // first forward start to last backward (ZB-H1: W) end
   double bubble_fraction = 0;          // idle share of p * makespan
   double imbalance = 1;                // slowest device's work / mean (1 = balanced)
   double ideal_makespan_s = 0;         // all work spread evenly, no bubble, no transfer
@@ -200,6 +234,7 @@ struct PipelineMetrics {
   std::int64_t steps_per_microbatch = 0;      // forward path steps (visits)
   std::int64_t transfers_per_microbatch = 0;  // point-to-point sends, forward and backward
   double transfer_s_per_microbatch = 0;       // their time, summed along the path
+  double backward_weight_s_per_microbatch = 0; // W time along the path (the backward's weight-gradient part)
   std::int64_t tasks = 0;
   std::int64_t limit_overrides = 0;           // forwards run beyond a device's limit (see "Device order")
 };

@@ -8,13 +8,16 @@
 //   forward  = roofline time of the layer's ops + its TP/EP collectives
 //   backward = 2 x the op time + recomputation (selective: attention and VWN's GHC
 //              parts; full: the layer's forward) + the collectives again (twice with
-//              full recomputation)
+//              full recomputation); of which the weight-gradient part (W, split off by
+//              ZB-H1) is the dW products of the layer's GEMM ops (roofline.hpp's
+//              OpTime::backward_weight_s), the rest B
 //   activations = the saved-activation bytes of memory.hpp for that layer pass, per
 //                 device (a looped layer keeps one set per iteration)
 // so that, at pp = 1, the sum over the path equals the cost model's micro-step time.
 // A looped design's input-injection adapter runs once per iteration with the first
 // recurrent layer. Ends: embedding lookup (and VWN's projection) on the first stage;
-// VWN's reduction, final norm, LM head and MTP on the last (logits kept for the loss).
+// VWN's reduction, final norm, LM head and MTP on the last (logits kept for the loss);
+// their GEMMs' dW products are W too (the embedding lookup's scatter-add is B).
 //
 // Stage boundaries carry the hidden states of every position the next layer runs
 // ([rows, D], VWN [rows, (n/m) D]; HD n*L rows, PHD K*L, and L after an HD KV-mirror
@@ -24,13 +27,13 @@
 // Point-to-point link: NVLink when tp * dp * pp devices fit in one node of
 // gpus_per_node, else the network (link_for), with its efficiency and latency.
 //
-// The optimizer step (simulate_pipeline below): once a device's last backward ends, it
-// all-reduces the gradients of the parameters it holds over the data-parallel ranks
-// (hidden behind that last backward task when scenario.train.overlap_dp_comm, up to its
-// length) and runs the optimizer update on them, both as the cost model's training step
-// costs them (cost_model.hpp) for that device's share: its chunks' layers, the embedding
-// on the first stage, the final norm and head on the last. step_s is when the last
-// device finishes. Left out: ZeRO-3's weight gathers, and the all-reduce that keeps a
+// The optimizer step (simulate_pipeline below): once a device's last backward task (ZB-H1:
+// its last W) ends, it all-reduces the gradients of the parameters it holds over the
+// data-parallel ranks (hidden behind that last task when scenario.train.overlap_dp_comm,
+// up to its length) and runs the optimizer update on them, both as the cost model's
+// training step costs them (cost_model.hpp) for that device's share: its chunks' layers,
+// the embedding on the first stage, the final norm and head on the last. step_s is when
+// the last device finishes. Left out: ZeRO-3's weight gathers, and the all-reduce that keeps a
 // tied embedding and head on the first and last stage in step.
 #include <cstdint>
 #include <string>

@@ -60,6 +60,11 @@ struct OpTime {
   double launch_s = 0;
   bool compute_bound = false;
   double backward_s = 0;  // the op's backward (training): 2 x seconds, or the kernel models' (kernel_time.cpp)
+  // The part of backward_s that computes weight gradients: the dW products of an op with
+  // weights (roofline: a GEMM op's backward is its dX and dW products, each as long as the
+  // forward, so half; kernel models: each product's dW = X^T dY). What a zero-bubble
+  // pipeline defers (pipeline.hpp's W); attention, element-wise ops and lookups have none.
+  double backward_weight_s = 0;
 };
 
 // The share of an op's logical cost one device carries.
@@ -111,6 +116,7 @@ struct PassTime {
   // kernels (the transposed products of a GEMM, ...: kernel_time.cpp).
   std::array<double, model::op_kind_count> backward_op_s{};
   double backward_s = 0;
+  double backward_weight_s = 0;  // the part of backward_s in weight-gradient products (OpTime's)
 };
 void pass_time(const PassCost& p, const Roofline& rl, PassTime& out);
 
