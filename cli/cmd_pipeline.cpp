@@ -40,6 +40,11 @@ constexpr ScenarioFlag kScenarioFlags[] = {
     {"--cp-comm", "/parallel/cp_comm", "all_gather | ring: how context-parallel ranks exchange K/V"},
     {"--gpus-per-node", "/parallel/gpus_per_node", "devices sharing NVLink"},
     {"--framework-train-step", "/framework/train_step_s", "framework overhead per optimizer step [s]"},
+    {"--weights-dtype", "/precision/weights", "weights' precision: model | bf16 | fp16 | fp32 | fp8"},
+    {"--activations-dtype", "/precision/activations", "activations' precision (attention runs in it)"},
+    {"--compute-dtype", "/precision/compute", "weight products' matrix precision"},
+    {"--comm-dtype", "/precision/communication", "collectives', transfers' and gradients' precision"},
+    {"--optimizer-dtype", "/precision/optimizer_state", "Adam state precision (default fp32)"},
 };
 
 struct Options {

@@ -122,3 +122,19 @@ TEST_CASE("hdlab pipeline --schedule zb-h1: weight gradients fill the bubble", "
   CHECK(refused.exit_code == 2);
   CHECK(refused.err.find("--schedule: only the interleaved schedule takes virtual stages") != std::string::npos);
 }
+
+TEST_CASE("hdlab pipeline: the precision flags reach the optimizer step", "[cli][pipeline][precision]") {
+  // The update streams weights (read and written), gradients and the optimizer state:
+  // bf16 weights, gradients and fp32 state are 2 x 2 + 2 + 2 x 12 = 30 bytes a parameter;
+  // bf16 state without a master copy 2 x 2 + 2 + 2 x 4 = 14.
+  const json fp32_state = run_json({"--pp", "2", "--microbatches", "2"});
+  const json bf16_state = run_json({"--pp", "2", "--microbatches", "2", "--optimizer-dtype", "bf16"});
+  const double a = fp32_state["pipeline"]["metrics"]["optimizer_s"].get<double>();
+  const double b = bf16_state["pipeline"]["metrics"]["optimizer_s"].get<double>();
+  CHECK(b < a);
+  CHECK(b / a == Approx(14.0 / 30).epsilon(0.01));  // a fixed launch latency on top of the streaming
+  const auto bad = run_cli(args({"--pp", "2", "--microbatches", "2", "--comm-dtype", "fp4"}));
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("/scenario/precision/communication: must be one of model, bf16, fp16, fp32, fp8") !=
+        std::string::npos);
+}
