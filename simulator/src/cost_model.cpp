@@ -204,6 +204,8 @@ void make_context(const model::Config& c, const HardwareProfile& hw, const Scena
   out.options.tile_k = s.attention.tile_k;
   out.options.count_executed = s.attention.count == AttentionCount::executed;
   out.options.unfused = s.attention.kernel == AttentionKernel::unfused;
+  out.options.hidden_dropout = s.train.hidden_dropout > 0;
+  out.options.attention_dropout = s.train.attention_dropout > 0;
   const ParallelScenario& p = s.parallel;
   out.sharding = Sharding{d(p.tp), d(p.ep), d(std::min(p.tp, c.effective.num_kv_heads)), p.sequence_parallel || p.tp == 1,
                           d(p.cp)};

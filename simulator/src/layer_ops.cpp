@@ -103,6 +103,11 @@ void attention_ops(const ModelShape& s, const LayerSignature& sig, const LayerWo
     att.inner_vector_bytes = 4 * heads * w.pairs_executed * e;
     att.inner_vector_calls = 1;
     att.calls = 3;
+    if (w.attention_dropout) {  // reads the probabilities, writes the dropped ones and the mask
+      att.inner_vector_bytes += heads * w.pairs_executed * (2 * e + 1);
+      att.inner_vector_calls += 1;
+      att.calls += 1;
+    }
   }
 
   gemm_op(row(t, OpKind::o_proj), Nq, s.H * s.v_head_dim, s.D, s.o_bias, s, GemmSplit::row);
@@ -247,6 +252,8 @@ void layer_ops(const ModelShape& s, const LayerSignature& sig, const LayerWork& 
     ghc_ops(s, w, out);
   else  // two residual adds [N, D] + [N, D] -> [N, D]
     vector_op(row(out, OpKind::residual), 2 * N * s.D, 0, 4 * N * s.D, 2 * N * s.D, s);
+  // hidden dropout, fused into the op that adds each sublayer's output: two masks [N, D]
+  if (w.hidden_dropout) row(out, s.vwn ? OpKind::ghc_depth : OpKind::residual).cost.act_bytes_out += 2 * N * s.D;
 }
 
 void outside_ops(const ModelShape& s, const OutsideWork& w, OpTable& out) {

@@ -23,6 +23,7 @@ double selective_layer_bytes(const LayerGroupCost& lg, const ModelShape& s, doub
   bytes += row(lg.ops, OpKind::attention).cost.act_bytes_out;  // flash attention keeps its output
   if (s.vwn)
     bytes += 2 * s.bytes * vwn_eta * (s.vwn_n / s.vwn_m) * s.D * lg.work.seqs * lg.work.rows_q;
+  if (lg.work.hidden_dropout) bytes += 2 * lg.work.seqs * lg.work.rows_q * s.D;  // the two masks, a byte an element
   return bytes;
 }
 
@@ -40,7 +41,8 @@ double saved_activation_bytes(const PassCost& forward, const ModelShape& s, Reco
     const double selective = selective_layer_bytes(lg, s, vwn_eta);
     largest_layer = std::max(largest_layer, selective);
     double per_layer = selective;
-    if (r == Recompute::none) per_layer += s.H * lg.work.seqs * lg.work.pairs_executed * s.bytes;
+    if (r == Recompute::none)  // the probabilities; with dropout also its mask and the dropped ones
+      per_layer += s.H * lg.work.seqs * lg.work.pairs_executed * (s.bytes + (lg.work.attention_dropout ? 1 + s.bytes : 0));
     if (r == Recompute::full) {
       const double width = s.vwn ? s.vwn_n / s.vwn_m * s.D : s.D;
       per_layer = lg.work.seqs * lg.work.rows_q * width * s.bytes;

@@ -195,6 +195,8 @@ void train_forward_pass(const Config& c, const ModelShape& s, const LayerPlan& p
     w = LayerWork{};
     w.seqs = seqs;
     mask_work(layer_mask(c, plan.groups[static_cast<std::size_t>(g)].first_layer, tokens), o, w);
+    w.hidden_dropout = o.hidden_dropout;
+    w.attention_dropout = o.attention_dropout && w.scores_materialised;
   }
   fill_groups(s, plan, o, out);
   const double L = d(tokens);

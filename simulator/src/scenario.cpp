@@ -99,6 +99,10 @@ void parse_train(ObjectReader r, TrainScenario& t) {
   t.overlap_weight_gather = r.boolean("overlap_weight_gather", t.overlap_weight_gather);
   t.overlap_tp_comm = r.boolean("overlap_tp_comm", t.overlap_tp_comm);
   t.overlap_ep_comm = r.boolean("overlap_ep_comm", t.overlap_ep_comm);
+  for (auto [key, p] : {std::pair{"hidden_dropout", &t.hidden_dropout}, std::pair{"attention_dropout", &t.attention_dropout}}) {
+    *p = r.number(key, *p, 0.0, 1.0);
+    if (*p >= 1) model::fail(r.at(key), "must be < 1: a dropout probability of 1 drops everything");
+  }
   r.finish();
 }
 
@@ -246,7 +250,9 @@ json to_json(const Scenario& s) {
             {"overlap_dp_comm", s.train.overlap_dp_comm},
             {"overlap_weight_gather", s.train.overlap_weight_gather},
             {"overlap_tp_comm", s.train.overlap_tp_comm},
-            {"overlap_ep_comm", s.train.overlap_ep_comm}}},
+            {"overlap_ep_comm", s.train.overlap_ep_comm},
+            {"hidden_dropout", s.train.hidden_dropout},
+            {"attention_dropout", s.train.attention_dropout}}},
           {"prefill", {{"tokens", s.prefill.tokens}, {"batch", s.prefill.batch}}},
           {"decode", {{"batch", s.decode.batch}, {"context", s.decode.context}}},
           {"serving",

@@ -148,3 +148,60 @@ TEST_CASE("precision: bad classes and dtypes are refused by pointer", "[evaluate
   CHECK(parse_scenario(to_json(s)) == s);
   CHECK(to_json(s)["precision"]["kv_cache"] == "model");
 }
+
+// Dropout is a training setting as well; its costs are bytes, so it sits with the precision
+// tests: one sequence of 16 tokens of tiny_dense (2 layers, 2 heads, D 8, bf16).
+TEST_CASE("training dropout writes and keeps its masks, and with unfused attention drops the probabilities",
+          "[evaluate][dropout]") {
+  const model::Config c = fixtures::config(fixtures::tiny_dense(), "{}");
+  const HardwareProfile hw = fixtures::device();
+  struct Run {
+    std::unique_ptr<CostContext> ctx = std::make_unique<CostContext>();
+    std::unique_ptr<PassCost> pass = std::make_unique<PassCost>();
+    TrainResult result;
+  };
+  auto train = [&](const Scenario& s, Run& r) {
+    make_context(c, hw, s, *r.ctx);
+    cost_train(*r.ctx, *r.pass, r.result);
+  };
+  Scenario plain;
+  plain.train.seq_len = 16;
+  plain.attention.kernel = AttentionKernel::unfused;
+  Scenario dropped = plain;
+  dropped.train.hidden_dropout = 0.1;
+  dropped.train.attention_dropout = 0.1;
+  Run a, b;
+  train(plain, a);
+  train(dropped, b);
+  const OpTable &ta = a.pass->groups[0].ops, &tb = b.pass->groups[0].ops;
+  // probabilities [1 seq x 2 heads, 16 x 16]: read (2 B), dropped ones written (2 B), mask (1 B)
+  CHECK(row(tb, model::OpKind::attention).inner_vector_bytes - row(ta, model::OpKind::attention).inner_vector_bytes ==
+        2 * 256 * 5);
+  // two masks [16, 8] of a byte an element, written by the residual adds and kept
+  CHECK(row(tb, model::OpKind::residual).cost.act_bytes_out - row(ta, model::OpKind::residual).cost.act_bytes_out ==
+        2 * 16 * 8);
+  CHECK(b.result.memory.activation_bytes - a.result.memory.activation_bytes == 2 * (2 * 16 * 8));
+  CHECK(b.result.step_s > a.result.step_s);
+  CHECK(b.result.model_flops == a.result.model_flops);
+
+  // Without recomputation the dropped probabilities and their mask are kept too: 2 x 256 x 3 B a layer.
+  plain.train.recompute = dropped.train.recompute = Recompute::none;
+  train(plain, a);
+  train(dropped, b);
+  CHECK(b.result.memory.activation_bytes - a.result.memory.activation_bytes == 2 * (2 * 16 * 8 + 2 * 256 * 3));
+
+  // A fused kernel drops inside: only the hidden masks; prefill and decode never drop.
+  plain.attention.kernel = dropped.attention.kernel = AttentionKernel::fused;
+  train(plain, a);
+  train(dropped, b);
+  CHECK(row(b.pass->groups[0].ops, model::OpKind::attention).inner_vector_bytes ==
+        row(a.pass->groups[0].ops, model::OpKind::attention).inner_vector_bytes);
+  const Metrics ma = evaluate(c, hw, plain), mb = evaluate(c, hw, dropped);
+  CHECK(mb[Metric::prefill_s] == ma[Metric::prefill_s]);
+  CHECK(mb[Metric::decode_step_s] == ma[Metric::decode_step_s]);
+
+  CHECK(error_of([] { parse_scenario(nlohmann::json::parse(R"({"train": {"hidden_dropout": 1}})")); }) ==
+        "/scenario/train/hidden_dropout: must be < 1: a dropout probability of 1 drops everything");
+  CHECK(error_of([] { parse_scenario(nlohmann::json::parse(R"({"train": {"attention_dropout": -0.1}})")); })
+            .starts_with("/scenario/train/attention_dropout:"));
+}

@@ -15,8 +15,8 @@
 //          all-gathers (forward and backward of each micro-step; with
 //          overlap_weight_gather each hidden behind the compute of its pass as far as that
 //          lasts, so at most the shorter of the two is hidden) + the optimizer update
-//          (memory bound: reads weights, gradients and fp32 states, writes weights and
-//          states) + the scenario's framework overhead per step
+//          (memory bound: reads weights, gradients and optimizer states, writes weights
+//          and states, each in its precision) + the scenario's framework overhead per step
 // Context parallelism (evaluate.hpp's ParallelScenario): the training pass is built for
 // 1/cp of the sequences (1/cp of every op's rows and of the attention pairs per device);
 // each layer pass all-gathers its K/V over the cp ranks in the forward and reduce-scatters

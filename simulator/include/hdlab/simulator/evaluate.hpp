@@ -74,6 +74,11 @@ struct TrainScenario {
   // (DualPipe-style two-micro-batch overlap; off by default): hidden behind the pass's
   // layer compute outside the routed experts as far as it lasts.
   bool overlap_ep_comm = false;
+  // Dropout probabilities (Megatron-LM's hidden_dropout and attention_dropout); 0: none.
+  // Any p > 0 costs the same: the masks written and kept, and with unfused attention the
+  // dropout kernel over the probabilities (layer_ops; a fused kernel drops inside).
+  double hidden_dropout = 0;
+  double attention_dropout = 0;
   bool operator==(const TrainScenario&) const = default;
 };
 
@@ -198,7 +203,7 @@ struct Scenario {
 
 // {"train": {"seq_len", "micro_batch", "grad_accum", "recompute", "optimizer_sharding",
 //            "vwn_eta", "overlap_dp_comm", "overlap_weight_gather", "overlap_tp_comm",
-//            "overlap_ep_comm"},
+//            "overlap_ep_comm", "hidden_dropout", "attention_dropout"},
 //  "prefill": {"tokens", "batch"}, "decode": {"batch", "context"},
 //  "serving": {"batches": [...], "input_lengths": [...], "output_tokens"},
 //  "kv": {"context", "memory_utilization"},

@@ -163,6 +163,12 @@ struct LayerWork {
   bool reads_cache = false;   // decode: K/V come from the cache, not from activations
   double longest_keys = 0;    // keys the query row that sees the most sees (a kernel's longest unit)
   bool scores_materialised = false;  // unfused attention: every (query, key) score written (pairs_executed = rows_q * rows_kv)
+  // Training dropout (layer_ops): on the two sublayer outputs before their residual adds
+  // (fused into the add: each writes a mask of a byte an element, kept for the backward),
+  // and on unfused attention's probabilities (a kernel reading them and writing the dropped
+  // ones and a byte-a-score mask; fused kernels drop inside, not costed).
+  bool hidden_dropout = false;
+  bool attention_dropout = false;  // only with scores_materialised
 };
 // Fills the table of one layer of signature `sig` doing `w`.
 void layer_ops(const ModelShape& s, const LayerSignature& sig, const LayerWork& w, bool count_executed,

@@ -39,6 +39,9 @@ struct PassOptions {
   std::int64_t tile_q = 128, tile_k = 128;
   bool count_executed = true;  // attention op FLOPs from executed pairs (else exact)
   bool unfused = false;        // prefill/training scores materialised (AttentionKernel::unfused)
+  // Training passes only (train_forward_pass; TrainScenario's dropout): the dropout that
+  // runs, as layer_ops costs it.
+  bool hidden_dropout = false, attention_dropout = false;
 };
 
 // Forward pass of `seqs` training sequences of `tokens` tokens.
