@@ -14,31 +14,16 @@
 #include "hdlab/model/error.hpp"
 #include "hdlab/simulator/pipeline.hpp"
 #include "hdlab/simulator/pipeline_io.hpp"
+#include "pipeline_fixtures.hpp"
 
 using namespace hdlab::simulator;
 using hdlab::model::ConfigError;
 using Json = nlohmann::json;
+using pipeline_fixtures::options;
+using pipeline_fixtures::pointer_of;
+using pipeline_fixtures::uniform;
 
 namespace {
-
-// `layers` identical layers: forward f, backward b [s], activations 1 byte per layer pass,
-// boundary `send` bytes; a link of 1 B/s and no latency makes a send take `send` seconds.
-PipelineWorkload uniform(int layers, double f, double b, double send = 0) {
-  PipelineWorkload w;
-  w.layers.assign(static_cast<std::size_t>(layers), PipelineLayer{f, b, 1.0, send});
-  w.link = {1.0, 0.0};
-  return w;
-}
-
-PipelineOptions options(ScheduleKind s, int p, int m, int v = 1, int group = 0) {
-  PipelineOptions o;
-  o.schedule = s;
-  o.stages = p;
-  o.microbatches = m;
-  o.virtual_stages = v;
-  o.group = group;
-  return o;
-}
 
 // (device, micro-batch, step, backward, start) of every task, sorted.
 using TaskRow = std::tuple<int, int, int, bool, double>;
@@ -47,15 +32,6 @@ std::vector<TaskRow> rows(const PipelineResult& r) {
   for (const auto& t : r.tasks) out.emplace_back(t.device, t.microbatch, t.step, t.backward, t.start_s);
   std::sort(out.begin(), out.end());
   return out;
-}
-
-std::string pointer_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e.pointer();
-  }
-  return "(no error)";
 }
 
 }  // namespace

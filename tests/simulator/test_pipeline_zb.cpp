@@ -12,32 +12,21 @@
 #include "hdlab/model/error.hpp"
 #include "hdlab/simulator/pipeline.hpp"
 #include "hdlab/simulator/pipeline_io.hpp"
+#include "pipeline_fixtures.hpp"
 
 using namespace hdlab::simulator;
 using hdlab::model::ConfigError;
 using Json = nlohmann::json;
+using pipeline_fixtures::options;
+using pipeline_fixtures::pointer_of;
 
 namespace {
 
-// `layers` identical layers: forward f, backward b of which w is the weight gradient [s],
-// 1 activation byte per layer pass, boundary `send` bytes over a 1 B/s link (a send of
-// `send` seconds).
+// pipeline_fixtures::uniform's layers, whose backward b holds w [s] of weight gradients.
 PipelineWorkload uniform(int layers, double f, double b, double w, double send = 0) {
-  PipelineWorkload wl;
-  PipelineLayer l{f, b, 1.0, send};
-  l.backward_weight_s = w;
-  wl.layers.assign(static_cast<std::size_t>(layers), l);
-  wl.link = {1.0, 0.0};
+  PipelineWorkload wl = pipeline_fixtures::uniform(layers, f, b, send);
+  for (PipelineLayer& l : wl.layers) l.backward_weight_s = w;
   return wl;
-}
-
-PipelineOptions options(ScheduleKind s, int p, int m, int v = 1) {
-  PipelineOptions o;
-  o.schedule = s;
-  o.stages = p;
-  o.microbatches = m;
-  o.virtual_stages = v;
-  return o;
 }
 
 // One device's tasks in execution order as (pass, micro-batch, start): pass 'F', 'B' or 'W'.
@@ -66,15 +55,6 @@ std::vector<TaskRow> forward_and_b_rows(const PipelineResult& r) {
     if (!t.weight) out.emplace_back(t.device, t.microbatch, t.step, t.backward, t.start_s, t.end_s);
   std::sort(out.begin(), out.end());
   return out;
-}
-
-std::string pointer_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e.pointer();
-  }
-  return "(no error)";
 }
 
 }  // namespace
