@@ -203,33 +203,43 @@ nlohmann::json int_list(const std::string& text, const char* flag) {
 }
 }  // namespace
 
-void ScenarioOptions::add_to(CLI::App& app, std::span<const ScenarioFlag> flags) {
+void ScenarioOptions::add_to(CLI::App& app, std::span<const ScenarioFlag> flags, const char* file_flag,
+                             const char* root, const char* file_help) {
   flags_ = flags;
+  root_ = root;
   values_.resize(flags.size());
   given_.resize(flags.size());
-  app.add_option("--scenario", file_, "Scenario JSON (simulator/evaluate.hpp); options below override it")
-      ->check(non_empty());
+  app.add_option(file_flag, file_, std::string(file_help) + "; options below override it")->check(non_empty());
   for (std::size_t i = 0; i < flags.size(); ++i)
-    given_[i] = app.add_option(flags[i].flag, values_[i],
-                               std::string(flags[i].help) + " (/scenario" + flags[i].pointer + ")");
+    given_[i] = app.add_option(flags[i].flag, values_[i], std::string(flags[i].help) + " (" + (root_.empty() ? "" : "/" + root_) + flags[i].pointer + ")");
 }
 
-simulator::Scenario ScenarioOptions::build(const model::Config& config) const {
+nlohmann::json ScenarioOptions::document(const model::Config* config) const {
   for (std::size_t i = 0; i < flags_.size(); ++i)
-    if (given_[i]->count() > 0 && flags_[i].applies && !flags_[i].applies(config.design))
+    if (config && given_[i]->count() > 0 && flags_[i].applies && !flags_[i].applies(config->design))
       throw model::ConfigError(flags_[i].flag, std::string("applies to ") + flags_[i].applies_to + " only; the design is " +
-                                                   model::describe(config.design));
+                                                   model::describe(config->design));
   nlohmann::json j = nlohmann::json::object();
   if (!file_.empty()) {
     j = model::read_json_file(file_);
-    if (j.is_object() && j.contains("scenario")) j = nlohmann::json(j["scenario"]);
+    if (!root_.empty() && j.is_object() && j.contains(root_)) j = nlohmann::json(j[root_]);
   }
   for (std::size_t i = 0; i < flags_.size(); ++i) {
     if (given_[i]->count() == 0 || !j.is_object()) continue;
     const ScenarioFlag& f = flags_[i];
     j[nlohmann::json::json_pointer(f.pointer)] = f.list ? int_list(values_[i], f.flag) : scalar_json(values_[i]);
   }
-  return simulator::parse_scenario(j);
+  return j;
+}
+
+simulator::Scenario ScenarioOptions::build(const model::Config& config) const {
+  return simulator::parse_scenario(document(&config));
+}
+
+const char* ScenarioOptions::given_flag(const std::string& pointer) const {
+  for (std::size_t i = 0; i < flags_.size(); ++i)
+    if (given_[i]->count() > 0 && pointer == flags_[i].pointer) return flags_[i].flag;
+  return nullptr;
 }
 
 }  // namespace hdlab::cli

@@ -89,17 +89,27 @@ struct ScenarioFlag {
   const char* applies_to = "";  // "VWN designs"
 };
 
-// --scenario FILE plus per-field flags; build() applies the flags over the file (or the
-// defaults) and parses the result; a flag that does not apply to `config`'s design is
-// an error naming it.
+// A JSON document from a file plus per-field flags: --scenario FILE and the scenario's
+// fields, or another document (serve's --workload FILE). build() applies the flags over
+// the file (or the defaults) and parses the result as a scenario; a flag that does not
+// apply to `config`'s design is an error naming it.
 class ScenarioOptions {
  public:
-  void add_to(CLI::App& app, std::span<const ScenarioFlag> flags);
+  // `file_flag` is the file's option; `root` is the document's name in help texts and
+  // the member of the file that holds it when the file wraps it ("scenario").
+  void add_to(CLI::App& app, std::span<const ScenarioFlag> flags, const char* file_flag = "--scenario",
+              const char* root = "scenario", const char* file_help = "Scenario JSON (simulator/evaluate.hpp)");
   simulator::Scenario build(const model::Config& config) const;
+  // The document with the flags applied (`config`: checked against the flags' designs).
+  nlohmann::json document(const model::Config* config) const;
+  const std::string& file() const { return file_; }
+  // The flag given for `pointer`, or nullptr (errors at that pointer then name the flag).
+  const char* given_flag(const std::string& pointer) const;
 
  private:
   std::span<const ScenarioFlag> flags_;
   std::string file_;
+  std::string root_;
   std::vector<std::string> values_;
   std::vector<CLI::Option*> given_;
 };

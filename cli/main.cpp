@@ -74,6 +74,7 @@ int run(int argc, char** argv) {
       add_cost(app),
       add_sweep(app),
       add_pipeline(app),
+      add_serve(app),
       add_run(app),
       add_calibrate(app),
       add_validate(app),

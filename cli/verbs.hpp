@@ -14,5 +14,6 @@ Verb add_pipeline(CLI::App& app);
 Verb add_run(CLI::App& app);
 Verb add_calibrate(CLI::App& app);
 Verb add_validate(CLI::App& app);
+Verb add_serve(CLI::App& app);
 
 }  // namespace hdlab::cli
