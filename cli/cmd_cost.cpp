@@ -27,6 +27,7 @@ namespace {
 using nlohmann::json;
 
 bool is_vwn(const model::Design& d) { return std::holds_alternative<model::VwnDesign>(d.method); }
+bool is_hd(const model::Design& d) { return std::holds_alternative<model::HdDesign>(d.method); }
 
 constexpr ScenarioFlag kScenarioFlags[] = {
     {"--seq-len", "/train/seq_len", "training sequence length [tokens]"},
@@ -40,6 +41,8 @@ constexpr ScenarioFlag kScenarioFlags[] = {
     {"--prefill-batch", "/prefill/batch", "prompts prefilled together [seqs]"},
     {"--batch", "/decode/batch", "decode batch [seqs]"},
     {"--context", "/decode/context", "decode context already cached [tokens]"},
+    {"--kv-mirror-final-only", "/decode/kv_mirror_final_only",
+     "HD KV mirror: decode the mirrored layers on the final stream only (true | false)", false, is_hd, "HD designs"},
     {"--serving-batches", "/serving/batches", "serving matrix batches, e.g. 1,8,32 [seqs]", true},
     {"--serving-inputs", "/serving/input_lengths", "serving matrix input lengths, e.g. 1024,4096 [tokens]", true},
     {"--output-tokens", "/serving/output_tokens", "serving: tokens generated per request"},

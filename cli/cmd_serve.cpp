@@ -5,6 +5,7 @@
 // --requests-csv writes one row per request as it finishes; --plots DIR writes the latency
 // CDFs and the KV cache over time as PNG.
 #include <filesystem>
+#include <variant>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -24,6 +25,8 @@ namespace {
 
 using nlohmann::json;
 
+bool is_hd(const model::Design& d) { return std::holds_alternative<model::HdDesign>(d.method); }
+
 constexpr ScenarioFlag kScenarioFlags[] = {
     {"--tp", "/parallel/tp", "tensor-parallel devices of the instance"},
     {"--ep", "/parallel/ep", "expert-parallel devices of the instance"},
@@ -34,6 +37,9 @@ constexpr ScenarioFlag kScenarioFlags[] = {
     {"--compute-dtype", "/precision/compute", "weight products' matrix precision"},
     {"--comm-dtype", "/precision/communication", "collectives' precision"},
     {"--layout", "/attention/layout", "default | interleaved | stream_major | phd_split"},
+    {"--kv-mirror-final-only", "/decode/kv_mirror_final_only",
+     "HD KV mirror: decode the mirrored layers on the final stream only (an engine kernel for it; true | false)", false,
+     is_hd, "HD designs"},
 };
 
 constexpr ScenarioFlag kServeFlags[] = {

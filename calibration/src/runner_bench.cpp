@@ -134,6 +134,7 @@ void run_model(executor::Backend& backend, const model::Config& c, const std::st
   po.layout = runner.layout();
   po.tile_q = executor::kTileQ;
   po.tile_k = executor::kTileK;
+  po.mirror_final_only_decode = true;  // the executor decodes HD's mirrored layers on the final stream
   auto cost = std::make_unique<simulator::PassCost>();
   for (const Pass& p : passes) {
     executor::MeasureOptions mo;

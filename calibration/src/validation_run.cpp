@@ -62,6 +62,7 @@ CasePrediction predict_case(const ValidationCase& c, const simulator::HardwarePr
   po.layout = c.effective_layout();
   po.tile_q = spec.tile_q;
   po.tile_k = spec.tile_k;
+  po.mirror_final_only_decode = true;  // the executor decodes HD's mirrored layers on the final stream
   po.count_executed = true;  // the kernel runs whole visible tiles
   auto pass = std::make_unique<simulator::PassCost>();
   CasePrediction out;

@@ -114,9 +114,11 @@ void decode_plain(const LayerSignature& sig, double c, LayerWork& w) {
   w.kv_written = 1;
 }
 
-void decode_hd(const HdDesign& hd, const LayerSignature& sig, double c, Layout layout, LayerWork& w) {
+void decode_hd(const HdDesign& hd, const LayerSignature& sig, double c, const PassOptions& o, LayerWork& w) {
+  const Layout layout = o.layout;
   const double n = d(hd.n), all = n * c + n;  // entries after appending this step's n
-  const double first = sig.final_queries_only ? n - 1 : 0;  // first stream issuing a query
+  // first stream issuing a query
+  const double first = sig.final_queries_only && o.mirror_final_only_decode ? n - 1 : 0;
   w.rows_kv = n;
   w.rows_q = n - first;
   w.kv_written = n;
@@ -238,7 +240,7 @@ void decode_pass(const Method& m, const ModelShape& s, const LayerPlan& plan, do
     w.seqs = seqs;
     w.reads_cache = true;
     const LayerSignature& sig = plan.groups[static_cast<std::size_t>(g)].sig;
-    if (hd) decode_hd(*hd, sig, c, o.layout, w);
+    if (hd) decode_hd(*hd, sig, c, o, w);
     else if (phd) decode_phd(*phd, c, w);
     else decode_plain(sig, c, w);
   }

@@ -188,6 +188,7 @@ Scenario parse_scenario(const json& j, const std::string& pointer) {
   if (auto o = r.optional_object("decode")) {
     s.decode.batch = o->integer("batch", s.decode.batch, 1, max_batch);
     s.decode.context = o->integer("context", s.decode.context, 0, max_tokens);
+    s.decode.kv_mirror_final_only = o->boolean("kv_mirror_final_only", s.decode.kv_mirror_final_only);
     o->finish();
   }
   if (auto o = r.optional_object("serving")) {
@@ -254,7 +255,10 @@ json to_json(const Scenario& s) {
             {"hidden_dropout", s.train.hidden_dropout},
             {"attention_dropout", s.train.attention_dropout}}},
           {"prefill", {{"tokens", s.prefill.tokens}, {"batch", s.prefill.batch}}},
-          {"decode", {{"batch", s.decode.batch}, {"context", s.decode.context}}},
+          {"decode",
+           {{"batch", s.decode.batch},
+            {"context", s.decode.context},
+            {"kv_mirror_final_only", s.decode.kv_mirror_final_only}}},
           {"serving",
            {{"batches", s.serving.batches},
             {"input_lengths", s.serving.input_lengths},

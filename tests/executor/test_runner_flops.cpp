@@ -26,6 +26,7 @@ Compared compare(const model::Config& c, Phase phase, std::int64_t tokens, RunOp
   po.layout = m.runner->layout();
   po.tile_q = kTileQ;
   po.tile_k = kTileK;
+  po.mirror_final_only_decode = true;  // the executor decodes HD's mirrored layers on the final stream
   const simulator::ModelShape shape = simulator::model_shape(c.effective, c.design.method);
   const simulator::LayerPlan plan = simulator::plan_layers(c.effective, c.design.method);
   auto pass = std::make_unique<simulator::PassCost>();

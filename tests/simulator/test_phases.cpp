@@ -79,12 +79,20 @@ TEST_CASE("HD decode: n query rows, KV reads per layer kind", "[phases][decode][
 
 TEST_CASE("HD with KV mirror: mirrored layers query the final stream only", "[phases][hd][mirror]") {
   Model m(fixtures::tiny_moe(), R"({"hd": {"n": 4}})");  // layer 3 mirrors layer 0
-  decode_pass(m.config.design.method, m.shape, m.plan, 1, 3, PassOptions{}, *m.pass);
+  PassOptions final_only;
+  final_only.mirror_final_only_decode = true;  // an engine with a kernel for the uneven step
+  decode_pass(m.config.design.method, m.shape, m.plan, 1, 3, final_only, *m.pass);
   const LayerGroupCost& mirrored = m.group_of(3);
   CHECK(mirrored.plan.sig.final_queries_only);
   CHECK(mirrored.work.rows_q == 1);
   CHECK(mirrored.work.rows_kv == 4);
   CHECK(mirrored.work.pairs_exact == 4 * 3 + 4);  // the final stream's query sees all 16 positions
+  // Without it (the default) the mirrored layer decodes all 4 rows like the others:
+  // stream k at position 12 + k sees 13 + k keys.
+  decode_pass(m.config.design.method, m.shape, m.plan, 1, 3, PassOptions{}, *m.pass);
+  CHECK(m.group_of(3).work.rows_q == 4);
+  CHECK(m.group_of(3).work.rows_kv == 4);
+  CHECK(m.group_of(3).work.pairs_exact == 13 + 14 + 15 + 16);
   // training: FFN on L rows only, K/V projected on all n L positions
   train_forward_pass(m.config, m.shape, m.plan, 1, 5, PassOptions{}, *m.pass);
   const LayerGroupCost& t = m.group_of(3);

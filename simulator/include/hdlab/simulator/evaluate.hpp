@@ -91,6 +91,11 @@ struct PrefillScenario {
 struct DecodeScenario {
   std::int64_t batch = 32;      // sequences decoded together per step (per model replica)
   std::int64_t context = 4096;  // tokens already in the KV cache of each sequence
+  // HD with KV mirror: a decode step's mirrored layers run only the final stream's query
+  // row (training's and prefill's mirror shortcut) when an engine has a kernel for that
+  // uneven step; off (the default), they run all n rows like the other layers, reading
+  // the K/V projected from their source layer.
+  bool kv_mirror_final_only = false;
   bool operator==(const DecodeScenario&) const = default;
 };
 
@@ -204,7 +209,7 @@ struct Scenario {
 // {"train": {"seq_len", "micro_batch", "grad_accum", "recompute", "optimizer_sharding",
 //            "vwn_eta", "overlap_dp_comm", "overlap_weight_gather", "overlap_tp_comm",
 //            "overlap_ep_comm", "hidden_dropout", "attention_dropout"},
-//  "prefill": {"tokens", "batch"}, "decode": {"batch", "context"},
+//  "prefill": {"tokens", "batch"}, "decode": {"batch", "context", "kv_mirror_final_only"},
 //  "serving": {"batches": [...], "input_lengths": [...], "output_tokens"},
 //  "kv": {"context", "memory_utilization"},
 //  "parallel": {"tp", "ep", "dp", "cp", "gpus_per_node", "sequence_parallel",

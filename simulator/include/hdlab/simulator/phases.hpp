@@ -10,7 +10,7 @@
 // earlier hidden KV all the way back); PHD-CSWA: the L origins plus the hidden copies of
 // the last chunk's tokens. Logits for the last position only.
 // Decode step at context c (tokens cached): HD appends n positions and runs its n query
-// rows together (mirror layers: one row); a full layer reads all n*(c+1) entries, an
+// rows together (mirror layers: one row with PassOptions::mirror_final_only_decode, else n); a full layer reads all n*(c+1) entries, an
 // intra layer each stream's own c+1 (all entries once in total), a local(w) layer the
 // last w. PHD runs K rows: origins read the c cached origins, hidden copies also their
 // own token's copies and (SWA, CSWA) the kept hidden keys within W; all K rows write
@@ -42,6 +42,9 @@ struct PassOptions {
   // Training passes only (train_forward_pass; TrainScenario's dropout): the dropout that
   // runs, as layer_ops costs it.
   bool hidden_dropout = false, attention_dropout = false;
+  // Decode steps only (DecodeScenario's kv_mirror_final_only): HD's mirrored layers run
+  // the final stream's query row alone.
+  bool mirror_final_only_decode = false;
 };
 
 // Forward pass of `seqs` training sequences of `tokens` tokens.
