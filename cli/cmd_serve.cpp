@@ -107,8 +107,9 @@ void print_text(const simulator::ServeSpec& spec, const simulator::ServeResult& 
                            "{:.1f} input tokens/s\n",
                            r.requests_per_s, r.output_tokens_per_s, r.output_tokens_per_s_per_gpu, r.devices,
                            r.input_tokens_per_s);
-  std::cout << fmt::format("steps: mean {} ms, {:.1f} decode rows and {:.1f} prompt tokens each\n", ms(r.mean_step_s),
-                           r.mean_decode_rows, r.mean_prefill_tokens);
+  std::cout << fmt::format("steps: mean {} ms, {:.1f} decode rows and {:.1f} prompt tokens each; decode-only steps "
+                           "{:.1f} tokens/s\n",
+                           ms(r.mean_step_s), r.mean_decode_rows, r.mean_prefill_tokens, r.decode_tokens_per_s);
   std::cout << fmt::format("\n{:<8} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "[ms]", "mean", "p50", "p90", "p99", "max");
   const std::pair<const char*, const simulator::Percentiles*> rows[] = {
       {"TTFT", &r.ttft_s}, {"TPOT", &r.tpot_s}, {"ITL", &r.itl_s}, {"queue", &r.queue_s}, {"E2E", &r.e2e_s}};

@@ -130,6 +130,7 @@ class Engine {
   double reserved_ = 0, used_ = 0;
   double waiting_integral_ = 0, running_integral_ = 0, kv_integral_ = 0;
   double decode_rows_ = 0, prefill_tokens_ = 0;
+  double decode_only_s_ = 0, decode_only_tokens_ = 0;
   std::int64_t stride_ = 1;
   std::vector<StepCoster::Chunk> chunks_;
   std::vector<std::size_t> chunk_of_;
@@ -173,6 +174,10 @@ void Engine::step(std::int64_t admitted) {
   out_.max_running_seen = std::max(out_.max_running_seen, static_cast<std::int64_t>(running_.size()));
   // Every decode row's previous token came at the end of the step before: its gap is dt.
   if (decode > 0) itl_.add(dt, static_cast<double>(decode));
+  if (chunks_.empty()) {
+    decode_only_s_ += dt;
+    decode_only_tokens_ += static_cast<double>(decode);
+  }
   now_ += dt;
   advance(now_, chunk_of_, chunks_);
   sample(dt);
@@ -248,6 +253,7 @@ void Engine::finish_metrics() {
     out_.goodput_requests_per_s = static_cast<double>(out_.slo_met) / d;
   }
   out_.mean_step_s = out_.busy_s / steps;
+  if (decode_only_s_ > 0) out_.decode_tokens_per_s = decode_only_tokens_ / decode_only_s_;
   out_.mean_decode_rows = decode_rows_ / steps;
   out_.mean_prefill_tokens = prefill_tokens_ / steps;
   out_.ttft_s = ttft_.summary();

@@ -41,6 +41,7 @@ json to_json(const ServeResult& r) {
           {"output_tokens_per_s", r.output_tokens_per_s},
           {"output_tokens_per_s_per_gpu", r.output_tokens_per_s_per_gpu},
           {"input_tokens_per_s", r.input_tokens_per_s},
+          {"decode_tokens_per_s", r.decode_tokens_per_s},
           {"mean_running_requests", r.mean_running},
           {"mean_waiting_requests", r.mean_waiting},
           {"max_running_requests", r.max_running_seen},

@@ -97,6 +97,7 @@ TEST_CASE("serving: a static batch costs one batched prefill and its decode step
   CHECK(r.ttft_s.min == r.ttft_s.max);
   CHECK(r.output_tokens == 8 * 64);
   CHECK(close(r.output_tokens_per_s, 8 * 64 / r.e2e_s.mean, 1e-12));
+  CHECK(close(r.decode_tokens_per_s, 8 * 63 / decode, 1e-9));  // the 63 decode-only steps
 }
 
 TEST_CASE("serving: Little's law over a Poisson run", "[serving]") {

@@ -180,6 +180,9 @@ struct ServeResult {
   double busy_s = 0;                      // time inside steps
   double requests_per_s = 0, output_tokens_per_s = 0, input_tokens_per_s = 0;
   double output_tokens_per_s_per_gpu = 0;
+  // Tokens the decode-only steps (no prompt chunk in them) sampled, over their time: the
+  // decode throughput serving studies compare (0 when no step only decoded).
+  double decode_tokens_per_s = 0;
   double mean_running = 0, mean_waiting = 0;  // time averages over [start, end]
   double mean_step_s = 0, mean_decode_rows = 0, mean_prefill_tokens = 0;  // per step
   std::int64_t max_running_seen = 0;
