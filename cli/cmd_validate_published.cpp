@@ -86,11 +86,20 @@ std::string shown_value(double v, PublishedMetric m) {
 void print_report(const PublishedReport& r) {
   std::cout << fmt::format("{:<24} {:<34} {:>13} {:>13} {:>8}  {}\n", "source", "case", "published", "predicted", "error",
                            "profile");
-  for (const PublishedResult& x : r.results)
-    std::cout << fmt::format("{:<24} {:<34} {:>13} {:>13} {:>+7.1f}%  {}\n", x.source, x.spec.id,
+  bool unheld = false;
+  for (const PublishedResult& x : r.results) {
+    const bool held = x.predicted.kv_fitting_requests == 0 || x.predicted.kv_fitting_requests >= x.spec.batch;
+    unheld = unheld || !held;
+    std::cout << fmt::format("{:<24} {:<34} {:>13} {:>13} {:>+7.1f}%  {}{}\n", x.source, x.spec.id,
                              shown_value(x.spec.published, x.spec.metric), shown_value(x.predicted.value, x.spec.metric),
-                             100 * x.error(), x.profile);
+                             100 * x.error(), x.profile,
+                             held ? "" : fmt::format(" [KV cache holds {} of {}]", x.predicted.kv_fitting_requests,
+                                                     x.spec.batch));
+  }
   std::cout << "\nerror = predicted / published - 1 (a rate: + is too fast; a time: + is too slow)\n";
+  if (unheld)
+    std::cout << "[KV cache holds k of b]: hdlab's memory model holds only k of the batch's b requests at once; the "
+                 "batch is costed whole, as the source ran it\n";
   std::cout << fmt::format("{:<24} {:<28} {:>5} {:>8} {:>8} {:>8} {:>9} {:>9}\n", "source", "metric", "cases", "median",
                            "max", "signed", "rho(val)", "rho(MFU)");
   for (const PublishedGroup& g : r.groups)

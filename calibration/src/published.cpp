@@ -16,6 +16,7 @@
 #include "hdlab/simulator/cost_model.hpp"
 #include "hdlab/simulator/evaluate.hpp"
 #include "hdlab/simulator/pipeline_cost.hpp"
+#include "hdlab/simulator/serving.hpp"
 #include "hdlab/simulator/pipeline_io.hpp"
 
 namespace hdlab::calibration {
@@ -215,19 +216,26 @@ PublishedPrediction predict_inference(const PublishedCase& c, const model::Confi
   s.decode.context = c.input + c.output / 2;
   s.kv.context = c.input + c.output;
   s.precision = c.scenario.precision;
+  // The FLOPs (for the efficiency ranking) from the cost model's phases; the times from
+  // the serving engine's steps for a static batch, run whole as the source ran it (a
+  // first-token case has no output: its requests stop at the first token).
   const simulator::Metrics m = at_case(c, [&] { return simulator::evaluate(config, hw, s); });
+  const std::int64_t output = std::max<std::int64_t>(1, c.output);
+  const simulator::StaticBatch r =
+      at_case(c, [&] { return simulator::static_batch(config, hw, s, c.batch, c.input, output); });
   PublishedPrediction p;
   p.devices = c.tp;
-  p.prefill_s = m[simulator::Metric::prefill_s];
-  p.decode_step_s = m[simulator::Metric::decode_step_s];
+  p.prefill_s = r.prefill_s;
+  p.decode_step_s = output > 1 ? (r.total_s - r.prefill_s) / static_cast<double>(output - 1) : 0;
   p.decode_context = s.decode.context;
+  p.kv_fitting_requests = r.fitting;
   if (c.metric == PublishedMetric::first_token_latency_s) {
     p.seconds = p.prefill_s;
     p.model_flops = m[simulator::Metric::prefill_flops];
     p.value = p.seconds;
   } else {
-    p.seconds = p.prefill_s + static_cast<double>(c.output) * p.decode_step_s;
-    p.model_flops = m[simulator::Metric::prefill_flops] + static_cast<double>(c.output) * m[simulator::Metric::decode_flops];
+    p.seconds = r.total_s;
+    p.model_flops = m[simulator::Metric::prefill_flops] + static_cast<double>(c.output - 1) * m[simulator::Metric::decode_flops];
     p.value = static_cast<double>(c.batch * c.output) / p.seconds / static_cast<double>(c.tp);
   }
   return p;
@@ -385,6 +393,7 @@ json to_json(const PublishedReport& r) {
                               {"prefill_s", x.predicted.prefill_s},
                               {"decode_step_s", x.predicted.decode_step_s},
                               {"decode_context_tokens", x.predicted.decode_context},
+                              {"kv_fitting_requests", x.predicted.kv_fitting_requests},
                               {"predicted_s", x.predicted.seconds},
                               {"devices", x.predicted.devices},
                               {"pipeline_bubble_fraction", x.predicted.bubble_fraction},

@@ -269,6 +269,7 @@ void Engine::finish_metrics() {
 ServeResult simulate_serving(const model::Config& c, const HardwareProfile& hw, const Scenario& s, const ServeSpec& spec,
                              const std::function<void(const RequestRecord&)>& on_request, const std::string& trace_text,
                              const std::string& trace_name) {
+  check_serve_spec(spec);
   CostContext ctx;
   make_context(c, hw, s, ctx);
   ServeResult out;
@@ -276,6 +277,26 @@ ServeResult simulate_serving(const model::Config& c, const HardwareProfile& hw, 
   ArrivalSource source(spec.workload, trace_text, trace_name);
   Engine engine(ctx, spec, source, on_request, out);
   engine.run();
+  return out;
+}
+
+StaticBatch static_batch(const model::Config& c, const HardwareProfile& hw, const Scenario& s, std::int64_t batch,
+                         std::int64_t input, std::int64_t output) {
+  CostContext ctx;
+  make_context(c, hw, s, ctx);
+  StepCoster coster(ctx);
+  const double overhead = s.framework.decode_step_s;
+  const std::vector<StepCoster::Chunk> prompts(static_cast<std::size_t>(batch), StepCoster::Chunk{0, input});
+  StaticBatch out;
+  out.prefill_s = coster.step_s(0, 0, prompts, batch) + overhead;
+  out.total_s = out.prefill_s;
+  const auto b = static_cast<double>(batch);
+  for (std::int64_t j = 0; j + 1 < output; ++j)
+    out.total_s += coster.step_s(batch, b * static_cast<double>(input + j), {}, batch) + overhead;
+  const double capacity = std::max(0.0, hw.memory_bytes() * s.kv.memory_utilization - inference_weight_bytes(ctx)) *
+                          ctx.sharding.ep;
+  const double per_request = KvPages(ctx, EngineSpec{}.kv_block_tokens).bytes(input + output - 1);
+  out.fitting = per_request > 0 ? std::min(batch, static_cast<std::int64_t>(capacity / per_request)) : batch;
   return out;
 }
 

@@ -151,6 +151,11 @@ ServeSpec parse_serve_spec(const json& j, const std::string& pointer) {
   return s;
 }
 
+void check_serve_spec(const ServeSpec& s, const std::string& pointer) {
+  // The JSON form goes through the same checks as a file's, so one rule holds for both.
+  parse_serve_spec(to_json(s), pointer);
+}
+
 json to_json(const ServeSpec& s) {
   const Workload& w = s.workload;
   json wl = {{"arrivals", to_string(w.arrivals)}, {"seed", w.seed}};

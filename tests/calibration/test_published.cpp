@@ -7,6 +7,7 @@
 
 #include "../cli/cli_runner.hpp"
 #include "hdlab/calibration/published.hpp"
+#include "hdlab/simulator/serving.hpp"
 #include "hdlab/model/config_io.hpp"
 #include "hdlab/model/params.hpp"
 #include "hdlab/simulator/evaluate.hpp"
@@ -39,28 +40,36 @@ json two_case_source(double throughput, double latency_s) {
 
 }  // namespace
 
-TEST_CASE("a published throughput row is predicted from one prefill and the mean decode step", "[published]") {
+TEST_CASE("a published throughput row is predicted as a static batch: a prefill step and a decode step per later token", "[published]") {
   const PublishedSource s = parse_published(two_case_source(1000, 0.05), "mini.json", models_dir);
   const model::Config& c = s.models.at("l7");
   const auto hw = h100();
-  // The same run worked out by hand from the cost model's two phases.
+  // The same run from the serving engine's closed form, whose decode steps are the cost
+  // model's decode steps at each context 512 .. 766 (output 256: 255 decode steps).
   simulator::Scenario sc;
   sc.parallel.tp = 2;
-  sc.prefill = {512, 64};
-  sc.decode = {64, 512 + 128};  // the mean context of 256 output tokens
-  const simulator::Metrics m = simulator::evaluate(c, hw, sc);
-  const double run_s = m[simulator::Metric::prefill_s] + 256 * m[simulator::Metric::decode_step_s];
+  const simulator::StaticBatch run = simulator::static_batch(c, hw, sc, 64, 512, 256);
+  double decode_s = 0;
+  for (std::int64_t j = 0; j < 255; ++j) {
+    sc.decode = {64, 512 + j};
+    decode_s += simulator::evaluate(c, hw, sc)[simulator::Metric::decode_step_s];
+  }
+  CHECK(run.total_s - run.prefill_s == Approx(decode_s).epsilon(1e-9));
   const PublishedPrediction p = predict_published(s.cases[0], c, hw);
-  CHECK(p.decode_context == 640);
-  CHECK(p.seconds == Approx(run_s).epsilon(1e-12));
-  CHECK(p.value == Approx(64.0 * 256 / run_s / 2).epsilon(1e-12));  // tokens/s per GPU over tp = 2
+  CHECK(p.seconds == Approx(run.total_s).epsilon(1e-12));
+  CHECK(p.value == Approx(64.0 * 256 / run.total_s / 2).epsilon(1e-12));  // tokens/s per GPU over tp = 2
+  CHECK(p.kv_fitting_requests == 64);
+  sc.prefill = {512, 64};
+  sc.decode = {64, 512 + 128};  // FLOPs: 255 steps at the mean context (they grow linearly)
+  const simulator::Metrics m = simulator::evaluate(c, hw, sc);
   CHECK(p.model_flops ==
-        Approx(m[simulator::Metric::prefill_flops] + 256 * m[simulator::Metric::decode_flops]).epsilon(1e-12));
+        Approx(m[simulator::Metric::prefill_flops] + 255 * m[simulator::Metric::decode_flops]).epsilon(1e-12));
 
+  // First-token latency: one prompt's prefill, as the cost model prices it.
   const PublishedPrediction t = predict_published(s.cases[1], c, hw);
   sc = {};
   sc.prefill = {2048, 1};
-  CHECK(t.value == Approx(simulator::evaluate(c, hw, sc)[simulator::Metric::prefill_s]).epsilon(1e-12));
+  CHECK(t.value == Approx(simulator::evaluate(c, hw, sc)[simulator::Metric::prefill_s]).epsilon(1e-9));
 }
 
 TEST_CASE("published errors, efficiencies and statistics per source and metric", "[published]") {

@@ -89,6 +89,10 @@ TEST_CASE("serving: a static batch costs one batched prefill and its decode step
   // fixed cost (serving.hpp): within 2% of the cost model's batched kernel (0.9% on the
   // fitted H100 when written; the fitted kernel's waves are not linear in the prompts).
   CHECK(r.steps == 64);
+  const StaticBatch closed = static_batch(c, hw, s, 8, 2048, 64);
+  CHECK(closed.fitting == 8);
+  CHECK(close(r.ttft_s.mean, closed.prefill_s, 1e-12));
+  CHECK(close(r.e2e_s.mean, closed.total_s, 1e-12));
   CHECK(close(r.ttft_s.mean, prefill, 0.02));
   CHECK(close(r.e2e_s.mean - r.ttft_s.mean, decode, 1e-9));
   // Every request the same: the percentiles are the value, within the histogram's 0.12%.
@@ -199,6 +203,13 @@ TEST_CASE("serving: bad workloads are named by their JSON pointer", "[serving]")
   CHECK_THAT(error(R"({"engine": {"max_running": 0}})"), Catch::Contains("/engine/max_running"));
   CHECK_THAT(error(R"({"engine": {"batchng": "static"}})"), Catch::Contains("/engine/batchng"));
   CHECK_THAT(error(R"({"workload": {"requests": 0}})"), Catch::Contains("/workload/requests"));
+  // A spec built in code is held to the same ranges by simulate_serving.
+  ServeSpec zero;
+  zero.workload.output = fixed_length(0);
+  const HardwareProfile hw = h100();
+  const model::Config c = qwen3("{}");
+  CHECK_THAT(fixtures::error_of([&] { simulate_serving(c, hw, Scenario{}, zero); }),
+             Catch::Contains("/workload/output_tokens"));
   // A spec survives its JSON form.
   const ServeSpec s = spec(R"({"workload": {"arrivals": "closed", "users": 3, "think_s": 0.5, "requests": 9,
       "input_tokens": {"distribution": "list", "values": [5, 7]}, "output_tokens": {"distribution": "lognormal",

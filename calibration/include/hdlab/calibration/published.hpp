@@ -98,6 +98,10 @@ struct PublishedPrediction {
   double seconds = 0;               // the run's predicted time
   std::int64_t devices = 1;         // GPUs the run uses
   double bubble_fraction = 0;       // pipeline cases: idle share of the makespan
+  // Inference cases: how many of the batch's requests hdlab's KV cache holds at once (the
+  // batch is costed whole, as the source ran it; fewer than the batch flags a setup
+  // hdlab's memory model cannot hold).
+  std::int64_t kv_fitting_requests = 0;
 };
 // ConfigError (at the case's pointer) when the simulator refuses the setup.
 PublishedPrediction predict_published(const PublishedCase& c, const model::Config& config,

@@ -135,6 +135,8 @@ struct ServeSpec {
 //  "slo": {"ttft_s", "tpot_s"}}
 // Every key optional; errors are ConfigErrors naming the JSON pointer under `pointer`.
 ServeSpec parse_serve_spec(const nlohmann::json& j, const std::string& pointer = "");
+// The ranges parse_serve_spec enforces, for a spec built in code (simulate_serving calls it).
+void check_serve_spec(const ServeSpec& s, const std::string& pointer = "");
 nlohmann::json to_json(const ServeSpec& s);
 
 // One finished request.
@@ -240,5 +242,18 @@ ServeResult simulate_serving(const model::Config& c, const HardwareProfile& hw, 
                              const std::string& trace_text = "", const std::string& trace_name = "");
 
 nlohmann::json to_json(const ServeResult& r);
+
+// A static batch in closed form: `batch` prompts of `input` tokens prefilled in one step,
+// then output - 1 decode steps at the batch's context (the same StepCoster and the
+// scenario's framework.decode_step_s a step), whether or not their KV cache fits;
+// `fitting` says how many of the requests the cache holds at once (the engine would run
+// the batch in waves of that many). ConfigError on a bad scenario.
+struct StaticBatch {
+  double prefill_s = 0;  // the prefill step: every request's first token
+  double total_s = 0;    // the whole batch
+  std::int64_t fitting = 0;
+};
+StaticBatch static_batch(const model::Config& c, const HardwareProfile& hw, const Scenario& s, std::int64_t batch,
+                         std::int64_t input, std::int64_t output);
 
 }  // namespace hdlab::simulator
