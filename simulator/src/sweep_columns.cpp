@@ -7,6 +7,7 @@
 
 #include "hdlab/model/json_reader.hpp"
 #include "hdlab/simulator/pipeline_io.hpp"
+#include "hdlab/simulator/serving.hpp"
 #include "hdlab/simulator/sweep.hpp"
 #include "sweep_internal.hpp"
 
@@ -275,6 +276,8 @@ bool is_metric_column(const std::string& name) {
   if (metric_from_name(name)) return true;
   for (const std::string& c : pipeline_metric_columns())
     if (name == c) return true;
+  for (const std::string& c : serve_metric_columns())
+    if (name == c) return true;
   // serving_b<B>_in<I>_<suffix>
   auto digits = [&](std::size_t& i) {
     const std::size_t start = i;
@@ -290,14 +293,16 @@ bool is_metric_column(const std::string& name) {
   return suffix == "_tokens_per_s" || suffix == "_ratio" || suffix == "_fits";
 }
 
-// Units follow evaluate.hpp's naming: *_tokens_per_s, *_s (also *_s_per_<thing>),
-// *_bytes, *_flops; anything else (ratios, fractions, counts, fits) is "1".
+// Units follow evaluate.hpp's naming: *_tokens_per_s (also per GPU), *_requests_per_s,
+// *_s (also *_s_per_<thing>), *_bytes, *_flops; anything else (ratios, fractions,
+// counts, fits) is "1".
 std::string column_unit(const std::string& column) {
   if (auto m = metric_from_name(column)) return metric_unit(*m);
   auto ends = [&](const std::string& suffix) {
     return column.size() > suffix.size() && column.compare(column.size() - suffix.size(), suffix.size(), suffix) == 0;
   };
-  if (ends("_tokens_per_s")) return "tokens/s";
+  if (ends("_tokens_per_s") || ends("_tokens_per_s_per_gpu")) return "tokens/s";
+  if (ends("_requests_per_s")) return "requests/s";
   if (ends("_s") || column.find("_s_per_") != std::string::npos) return "s";
   if (ends("_bytes")) return "B";
   if (ends("_flops")) return "FLOP";

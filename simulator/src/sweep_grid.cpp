@@ -1,11 +1,12 @@
 // Grid points: building each point's parts from the base document and the axes, parsing
 // each distinct part once, and evaluating the cost model.
 //
-// Speed: a point's model/design, hardware and scenario each depend only on the axes that
-// touch them, so each is keyed by those axes' value indices and parsed once for every
-// point sharing it (PartMemo, shared by all threads). The hot path per point is then the
-// key arithmetic, three atomic loads, evaluate() and copying the stored columns, with no
-// allocation once every part has been seen.
+// Speed: a point's model/design, hardware, scenario, pipeline and serve parts each depend
+// only on the axes that touch them, so each is keyed by those axes' value indices and
+// parsed once for every point sharing it (PartMemo, shared by all threads). The hot path
+// per point is then the key arithmetic, three atomic loads, evaluate() and copying the
+// stored columns, with no allocation once every part has been seen (a pipeline or serve
+// part adds its simulation, which then dominates).
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -115,6 +116,7 @@ bool part_of_key(const std::string& key, SweepPart& part) {
   else if (key == "hardware") part = SweepPart::hardware;
   else if (key == "scenario") part = SweepPart::scenario;
   else if (key == "pipeline") part = SweepPart::pipeline;
+  else if (key == "serve") part = SweepPart::serve;
   else return false;
   return true;
 }
@@ -125,6 +127,7 @@ const char* to_string(SweepPart p) {
     case SweepPart::hardware: return "hardware";
     case SweepPart::scenario: return "scenario";
     case SweepPart::pipeline: return "pipeline";
+    case SweepPart::serve: return "serve";
   }
   return "?";
 }
@@ -164,10 +167,14 @@ Scenario parse_scenario_part(const json& part) { return parse_scenario(part["sce
 
 PipelineOptions parse_pipeline_part(const json& part) { return parse_pipeline_options(part["pipeline"], "/pipeline"); }
 
+ServeSpec parse_serve_part(const json& part) { return parse_serve_spec(part["serve"], "/serve"); }
+
 std::vector<std::string> point_columns(const SweepSpec& spec, const Scenario& scenario) {
   std::vector<std::string> cols = metric_columns(scenario);
   if (spec.base.contains("pipeline"))
     for (std::string& c : pipeline_metric_columns()) cols.push_back(std::move(c));
+  if (spec.base.contains("serve"))
+    for (std::string& c : serve_metric_columns()) cols.push_back(std::move(c));
   return cols;
 }
 
@@ -176,7 +183,7 @@ std::vector<std::string> point_columns(const SweepSpec& spec, const Scenario& sc
 namespace {
 
 // Largest key spaces memoized (slots are 8 bytes; entries exist only for keys seen).
-constexpr std::uint64_t memo_limit[sweep_part_count] = {1u << 16, 1u << 12, 1u << 20, 1u << 16};
+constexpr std::uint64_t memo_limit[sweep_part_count] = {1u << 16, 1u << 12, 1u << 20, 1u << 16, 1u << 16};
 
 struct PartKey {
   std::vector<std::pair<std::size_t, std::uint64_t>> axes;  // (axis, stride)
@@ -213,9 +220,11 @@ struct PointEvaluator::Impl {
   std::unique_ptr<PartMemo<HardwareProfile>> hardware;
   std::unique_ptr<PartMemo<Scenario>> scenarios;
   std::unique_ptr<PartMemo<PipelineOptions>> pipelines;
-  const bool has_pipeline;
+  std::unique_ptr<PartMemo<ServeSpec>> serves;
+  const bool has_pipeline, has_serve;
 
-  explicit Impl(const SweepSpec& s) : spec(s), has_pipeline(s.base.contains("pipeline")) {
+  explicit Impl(const SweepSpec& s)
+      : spec(s), has_pipeline(s.base.contains("pipeline")), has_serve(s.base.contains("serve")) {
     for (std::size_t i = spec.axes.size(); i-- > 0;) {
       PartKey& k = keys[static_cast<int>(spec.axes[i].part)];
       k.axes.emplace_back(i, k.count);
@@ -226,6 +235,7 @@ struct PointEvaluator::Impl {
     if (memo(SweepPart::hardware)) hardware = std::make_unique<PartMemo<HardwareProfile>>(keys[1].count);
     if (memo(SweepPart::scenario)) scenarios = std::make_unique<PartMemo<Scenario>>(keys[2].count);
     if (memo(SweepPart::pipeline)) pipelines = std::make_unique<PartMemo<PipelineOptions>>(keys[3].count);
+    if (memo(SweepPart::serve)) serves = std::make_unique<PartMemo<ServeSpec>>(keys[4].count);
   }
 
   Parsed<Scenario> make_scenario(const std::vector<std::size_t>& values) {
@@ -234,8 +244,8 @@ struct PointEvaluator::Impl {
     return p;
   }
 
-  // Stored column -> index in metric_row() for a serving matrix, then pipeline_metric_row()
-  // (-1: not produced). Only
+  // Stored column -> index in metric_row() for a serving matrix, then pipeline_metric_row(),
+  // then serve_metric_row() (-1: not produced). Only
   // the serving matrix changes the columns, and sweeps have few: map each one once.
   std::vector<int> column_map(const ServingScenario& serving) {
     std::lock_guard<std::mutex> lock(column_maps_mutex);
@@ -285,6 +295,16 @@ struct PointEvaluator::Impl {
     }
     return true;
   }
+
+  // The serving simulation at this point, into w.serve_row.
+  bool run_serve(Worker& w, const model::Config& config, const HardwareProfile& hw, const Scenario& scenario,
+                 std::string& error) {
+    const auto& serve = lookup(serves.get(), w, w.last_serve, SweepPart::serve, [&] {
+      return parse_part<ServeSpec>(spec, SweepPart::serve, w.values, parse_serve_part);
+    });
+    if (!serve.value) return error = serve.error, false;
+    return serve_point(spec, config, hw, scenario, *serve.value, w.serve_row, error);
+  }
 };
 
 PointEvaluator::PointEvaluator(const SweepSpec& spec) : impl_(std::make_unique<Impl>(spec)) {}
@@ -313,12 +333,16 @@ bool PointEvaluator::evaluate(Worker& w, std::uint64_t point, double* out, std::
   }
   metric_row(w.metrics, w.row);
   if (im.has_pipeline && !im.run_pipeline(w, *config.value, *hw.value, *scenario.value, error)) return false;
-  // Columns past metric_row() are the pipeline's (see column_map).
-  const std::size_t metrics = w.row.size();
+  if (im.has_serve && !im.run_serve(w, *config.value, *hw.value, *scenario.value, error)) return false;
+  // Columns past metric_row() are the pipeline's, then the serve simulation's (see column_map).
+  const std::size_t metrics = w.row.size(), pipeline = im.has_pipeline ? w.pipeline_row.size() : 0;
   for (std::size_t i = 0; i < scenario.columns.size(); ++i) {
     const int c = scenario.columns[i];
     const auto at = static_cast<std::size_t>(c);
-    out[i] = c < 0 ? std::numeric_limits<double>::quiet_NaN() : at < metrics ? w.row[at] : w.pipeline_row[at - metrics];
+    out[i] = c < 0                       ? std::numeric_limits<double>::quiet_NaN()
+             : at < metrics              ? w.row[at]
+             : at < metrics + pipeline   ? w.pipeline_row[at - metrics]
+                                         : w.serve_row[at - metrics - pipeline];
   }
   return true;
 }

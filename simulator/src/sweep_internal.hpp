@@ -1,6 +1,6 @@
 #pragma once
 // Pieces shared by the sweep sources (sweep_spec, sweep_grid, sweep_journal, sweep_run,
-// sweep_output); not part of the library's interface.
+// sweep_output, sweep_serve); not part of the library's interface.
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -15,6 +15,7 @@
 #include "hdlab/simulator/evaluate.hpp"
 #include "hdlab/simulator/hardware.hpp"
 #include "hdlab/simulator/pipeline.hpp"
+#include "hdlab/simulator/serving.hpp"
 #include "hdlab/simulator/sweep.hpp"
 
 namespace hdlab::simulator::sweep_detail {
@@ -48,8 +49,10 @@ model::Config parse_config_part(const json& part);
 HardwareProfile parse_hardware_part(const json& part);
 Scenario parse_scenario_part(const json& part);
 PipelineOptions parse_pipeline_part(const json& part);
+ServeSpec parse_serve_part(const json& part);
 // Every column a point of this base document can produce: metric_columns(scenario), then
-// pipeline_metric_columns() when the base has a pipeline.
+// pipeline_metric_columns() when the base has a pipeline, then serve_metric_columns()
+// when it has a serve part.
 std::vector<std::string> point_columns(const SweepSpec& spec, const Scenario& scenario);
 
 // A parsed part of one point, or why it failed. Scenario entries also map each stored
@@ -102,13 +105,15 @@ class PointEvaluator {
     Metrics metrics;
     std::vector<double> row;
     std::vector<double> pipeline_row;
+    std::vector<double> serve_row;
     std::vector<std::size_t> values;
     // One-entry caches for parts whose key space is too large to memoize.
-    std::uint64_t last_key[sweep_part_count] = {~0ull, ~0ull, ~0ull, ~0ull};
+    std::uint64_t last_key[sweep_part_count] = {~0ull, ~0ull, ~0ull, ~0ull, ~0ull};
     std::unique_ptr<const Parsed<model::Config>> last_config;
     std::unique_ptr<const Parsed<HardwareProfile>> last_hardware;
     std::unique_ptr<const Parsed<Scenario>> last_scenario;
     std::unique_ptr<const Parsed<PipelineOptions>> last_pipeline;
+    std::unique_ptr<const Parsed<ServeSpec>> last_serve;
   };
 
   // Writes the stored columns of `point` to `out` (NaN where a column is not produced);
@@ -119,6 +124,17 @@ class PointEvaluator {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// ---- serve ----------------------------------------------------------------------------
+
+// Reads every trace file the serve part can name (the base's and each axis value's
+// /serve/workload/trace) into spec.serve_traces; ConfigError at its place in the sweep
+// file when one cannot be read (sweep_serve.cpp).
+void load_serve_traces(SweepSpec& spec, const std::string& base_dir);
+// Runs the serving simulation of one point into `row` (serve_metric_row); false with
+// `error` set when the point fails (sweep_serve.cpp).
+bool serve_point(const SweepSpec& spec, const model::Config& config, const HardwareProfile& hw, const Scenario& scenario,
+                 const ServeSpec& serve, std::vector<double>& row, std::string& error);
 
 // ---- numbers and text ---------------------------------------------------------------
 

@@ -48,7 +48,8 @@ json design_document(const json& j, const std::string& where) {
   }
 }
 
-// {"model" | "backbone", "design", "hardware", "scenario"} with files read.
+// {"model" | "backbone", "design", "hardware", "scenario"[, "pipeline"][, "serve"]} with
+// files read (a serve trace is read by load_serve_traces, after the axes).
 json parse_base(ObjectReader& r, const std::string& base_dir) {
   json base = json::object();
   const json* model_doc = r.find("model");
@@ -85,6 +86,10 @@ json parse_base(ObjectReader& r, const std::string& base_dir) {
   if (const json* pipeline = r.find("pipeline")) {
     if (!pipeline->is_object()) fail(r.at("pipeline"), "must be an object, got " + json_type_name(*pipeline));
     base["pipeline"] = *pipeline;
+  }
+  if (const json* serve = r.find("serve")) {
+    if (!serve->is_object()) fail(r.at("serve"), "must be an object, got " + json_type_name(*serve));
+    base["serve"] = *serve;
   }
   return base;
 }
@@ -124,7 +129,7 @@ SweepAxis parse_axis(ObjectReader r, const std::string& base_dir) {
   if (!part_of_key(a.tokens[0], a.part))
     fail(r.at("pointer"), a.pointer +
                               " is outside the base document: pointers start with /model, /backbone, /design, "
-                              "/hardware, /scenario or /pipeline");
+                              "/hardware, /scenario, /pipeline or /serve");
   const json& values = r.required("values");
   if (!values.is_array()) fail(r.at("values"), "must be a list of values, got " + json_type_name(values));
   if (values.empty()) fail(r.at("values"), "is empty: an axis needs at least one value");
@@ -257,7 +262,8 @@ void parse_part_doc(SweepPart part, const json& doc) {
   if (part == SweepPart::config) parse_config_part(doc);
   else if (part == SweepPart::hardware) parse_hardware_part(doc);
   else if (part == SweepPart::scenario) parse_scenario_part(doc);
-  else parse_pipeline_part(doc);
+  else if (part == SweepPart::pipeline) parse_pipeline_part(doc);
+  else parse_serve_part(doc);
 }
 
 // The axis a value error at `place` belongs to: of the axes of `part`, the one whose
@@ -344,10 +350,14 @@ SweepSpec parse_sweep(const json& doc, const std::string& base_dir) {
   }
   spec.point_count = count_points(spec.axes);
   dry_run_values(spec, creates);
+  load_serve_traces(spec, base_dir);
   parse_outputs(r, spec);
   r.finish();
 
   json identity = {{"format", 1}, {"base", spec.base}, {"stored_columns", spec.stored_columns}};
+  // Rows depend on what a trace holds, not only on its path.
+  for (const SweepServeTrace& t : spec.serve_traces)
+    identity["serve_traces"].push_back({{"path", t.path}, {"fnv1a64", hex64(fnv1a64(t.text))}});
   json& axes = identity["axes"] = json::array();
   for (const SweepAxis& a : spec.axes) axes.push_back({{"pointer", a.pointer}, {"values", a.values}});
   spec.identity = fnv1a64(identity.dump());

@@ -199,6 +199,29 @@ TEST_CASE("a small sweep matches its golden results", "[cli][sweep][golden]") {
   CHECK(rows[0]["prefill_attention_flops_exact"] == 4.0 * 128 * 32 * (4096.0 * 4097 / 2) * 36);
 }
 
+TEST_CASE("hdlab sweep runs the shipped WeLM-80B serving sweep", "[cli][sweep][serve]") {
+  TempDir dir;
+  const auto r = run_cli({"sweep", "profiles/sweeps/welm80b-hd-serving-h20.json", "-o", dir.at("out")});
+  REQUIRE(r.exit_code == 0);
+  // The table: a row per batch x input, the ratio first.
+  CHECK(r.out.find("| batch | input | HD n=4 / baseline decode | baseline decode tok/s | HD n=4 decode tok/s |") !=
+        std::string::npos);
+  CHECK(r.out.find("| 64    | 16384 |") != std::string::npos);
+  const json rows = json::parse(slurp(dir.at("out/results.json")))["rows"];
+  REQUIRE(rows.size() == 24);
+  for (const json& row : rows) {
+    if (row["design"] == "baseline") {
+      CHECK_FALSE(row.contains("error"));  // every baseline batch fits
+      CHECK(row["decode_ratio"] == 1.0);
+    } else if (row.contains("error")) {  // only a batch HD n=4's 4x KV cannot hold whole fails, and says so
+      CHECK(row["error"].get<std::string>().find("does not fit the KV cache at once") != std::string::npos);
+    } else {
+      CHECK(row["decode_ratio"].get<double>() < 1);
+      CHECK(row["serve_max_running_requests"] == std::stod(row["batch"].get<std::string>()));
+    }
+  }
+}
+
 TEST_CASE("hdlab sweep refuses a folder of the user's own files unless --force", "[cli][sweep][bad-input]") {
   TempDir dir;
   const std::string sweep = write_sweep(dir, {{"axes", {{{"pointer", "/design"}, {"values", {"baseline", "hd:n=2"}}}}}});

@@ -1,6 +1,7 @@
 // Sweeps (simulator/sweep.hpp): the grid, every row against a direct evaluate() call,
 // derived columns, exclusions, per-point failures, the journal's resume (torn lines
-// included), the pipeline axis, and each bad sweep document with its exact message.
+// included), the pipeline and serve parts (rows against direct simulations, traces read
+// at load, the shipped serving sweep), and each bad sweep document with its exact message.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -13,6 +14,7 @@
 #include "hdlab/model/files.hpp"
 #include "hdlab/simulator/pipeline_cost.hpp"
 #include "hdlab/simulator/pipeline_io.hpp"
+#include "hdlab/simulator/serving.hpp"
 #include "hdlab/simulator/sweep.hpp"
 
 namespace fs = std::filesystem;
@@ -306,6 +308,161 @@ TEST_CASE("the pipeline axis simulates each point's schedule", "[sweep][pipeline
         "/hardware, /scenario)");
 }
 
+namespace {
+
+// A static batch of short requests on the tiny model (32 bytes of KV cache per token).
+Json serve_sweep(const Json& axes) {
+  return with(base_sweep(), {{"serve", Json::parse(R"({"workload": {"arrivals": "static", "requests": 2,
+                                                                    "input_tokens": 16, "output_tokens": 4},
+                                                       "engine": {"batching": "static", "max_running": 8}})")},
+                             {"axes", axes}});
+}
+
+}  // namespace
+
+TEST_CASE("serve sweep rows equal simulate_serving at the same point", "[sweep][serve]") {
+  Json doc = serve_sweep(Json::parse(R"([{"pointer": "/design", "values": ["baseline", "hd:n=2"]},
+                                          {"pointer": "/serve/workload/requests", "name": "batch", "values": [1, 3]}])"));
+  doc["derived"] = Json::parse(R"([{"name": "decode_ratio", "column": "serve_decode_tokens_per_s",
+                                    "baseline": {"design": "baseline"}}])");
+  const SweepSpec spec = parse_sweep(doc, ".");
+  const std::vector<std::string> serve_cols = serve_metric_columns();
+  for (const std::string& c : serve_cols)  // default columns: the cost model's, then the serve simulation's
+    CHECK(std::find(spec.columns.begin(), spec.columns.end(), c) != spec.columns.end());
+  TempDir dir;
+  const SweepOutcome out = run_sweep(spec, dir.str(), quiet());
+  REQUIRE(out.summary.failed == 0);
+  const HardwareProfile hw = parse_hardware_profile(fixtures::device_json());
+  const Scenario scenario = parse_scenario(base_sweep()["scenario"]);
+  const std::size_t k = spec.stored_columns.size();
+  std::vector<double> row;
+  for (std::uint64_t p = 0; p < 4; ++p) {
+    Json sj = doc["serve"];
+    sj["workload"]["requests"] = p % 2 ? 3 : 1;
+    const ServeResult r =
+        simulate_serving(fixtures::config(fixtures::tiny_dense(), p / 2 ? R"({"hd": {"n": 2}})" : "{}"), hw, scenario,
+                         parse_serve_spec(sj));
+    serve_metric_row(r, row);
+    REQUIRE(row.size() == serve_cols.size());
+    for (std::size_t c = 0; c < serve_cols.size(); ++c)  // same computation, so bit-identical
+      CHECK(out.results.stored(p, stored(spec, serve_cols[c]), k) == row[c]);
+    // The row's names read the fields they say.
+    CHECK(out.results.stored(p, stored(spec, "serve_decode_tokens_per_s"), k) == r.decode_tokens_per_s);
+    CHECK(out.results.stored(p, stored(spec, "serve_ttft_p99_s"), k) == r.ttft_s.p99);
+    CHECK(out.results.stored(p, stored(spec, "serve_max_running_requests"), k) == (p % 2 ? 3 : 1));
+    CHECK(out.results.stored(p, stored(spec, "serve_duration_s"), k) == r.duration_s());
+  }
+  // The requests axis changes the row: a batch of 3 decodes more tokens per second than one request.
+  const std::size_t decode = stored(spec, "serve_decode_tokens_per_s");
+  CHECK(out.results.stored(1, decode, k) > out.results.stored(0, decode, k));
+  // A derived ratio reads serve columns: HD n=2 over the baseline at the same batch.
+  for (std::uint64_t p : {2, 3})
+    CHECK(derived_value(spec, out.results, 0, p) ==
+          out.results.stored(p, decode, k) / out.results.stored(p - 2, decode, k));
+  CHECK(derived_value(spec, out.results, 0, 2) < 1);  // HD decodes n rows per token
+}
+
+TEST_CASE("serve points that cannot run are failed rows", "[sweep][serve]") {
+  // 10 GB x 1e-5 = 100 kB of cache, about 3,100 tokens of the tiny model's 32 B each.
+  Json doc = serve_sweep(Json::parse(R"([{"pointer": "/serve/workload/input_tokens", "name": "input",
+                                          "values": [16, 1000, 4000]}])"));
+  doc["serve"]["workload"]["requests"] = 4;
+  doc["serve"]["engine"]["memory_utilization"] = 1e-5;
+  doc["columns"] = {"serve_decode_tokens_per_s"};
+  const SweepSpec spec = parse_sweep(doc, ".");
+  TempDir dir;
+  const SweepOutcome out = run_sweep(spec, dir.str(), quiet());
+  CHECK(out.results.state[0] == PointState::done);
+  REQUIRE(out.results.errors.size() == 2);
+  // Four prompts of 1000 tokens fit only three at a time: the batch would run in waves.
+  CHECK(out.results.errors[0].first == 1);
+  CHECK(out.results.errors[0].second.rfind("/serve/workload/requests: the static batch of 4 requests does not fit the "
+                                           "KV cache at once (at most 3 ran together in ", 0) == 0);
+  // One request of 4000 tokens never fits: simulate_serving's own error.
+  CHECK(out.results.errors[1].first == 2);
+  CHECK(out.results.errors[1].second.find("a request of 4000 input and 4 output tokens needs ") != std::string::npos);
+}
+
+TEST_CASE("a serve trace is read at load, relative to the sweep file", "[sweep][serve]") {
+  TempDir dir;
+  fs::create_directories(dir.path / "traces");
+  const std::string trace = "arrival_s,input_tokens,output_tokens\n0,16,4\n0.001,32,2\n";
+  hdlab::model::write_file_atomic((dir.path / "traces/a.csv").string(), trace);
+  Json doc = with(base_sweep(), {{"serve", {{"workload", {{"arrivals", "trace"}, {"trace", "traces/a.csv"}}}}},
+                                 {"columns", {"serve_requests_per_s", "serve_e2e_p50_s"}}});
+  hdlab::model::write_file_atomic((dir.path / "sweep.json").string(), doc.dump());
+  const SweepSpec spec = load_sweep((dir.path / "sweep.json").string());
+  REQUIRE(spec.serve_traces.size() == 1);
+  CHECK(spec.serve_traces[0].text == trace);
+  hdlab::model::write_file_atomic((dir.path / "traces/a.csv").string(), trace + "0.002,8,8\n");
+  // The sweep holds what it read; a changed trace is another sweep (a resume would refuse it).
+  const SweepSpec changed = load_sweep((dir.path / "sweep.json").string());
+  CHECK(changed.identity != spec.identity);
+  const SweepOutcome out = run_sweep(spec, (dir.path / "out").string(), quiet());
+  REQUIRE(out.summary.failed == 0);
+  const ServeResult r = simulate_serving(fixtures::config(fixtures::tiny_dense(), "{}"),
+                                         parse_hardware_profile(fixtures::device_json()),
+                                         parse_scenario(base_sweep()["scenario"]), parse_serve_spec(doc["serve"]), {},
+                                         trace, "a.csv");
+  CHECK(r.requests == 2);
+  CHECK(out.results.stored(0, 0, 2) == r.requests_per_s);
+  CHECK(out.results.stored(0, 1, 2) == r.e2e_s.p50);
+  // Every trace an axis names is read at load too: a missing one is named at its value.
+  const Json two = with(doc, {{"axes", Json::parse(R"([{"pointer": "/serve/workload/trace",
+                                                        "values": ["traces/a.csv", "traces/b.csv"]}])")}});
+  CHECK_THROWS_WITH(parse_sweep(two, dir.str()), "/axes/0/values/1: " + (dir.path / "traces/b.csv").string() +
+                                                     ": cannot open file: No such file or directory");
+}
+
+TEST_CASE("bad serve axes are named at load", "[sweep][serve][errors]") {
+  const Json none = Json::array();
+  CHECK(error_of(serve_sweep(Json::parse(R"([{"pointer": "/serve/workload/requestz", "values": [1]}])"))) ==
+        "/axes/0/pointer: /serve/workload/requestz does not exist in the base document and is not a field there "
+        "(/serve/workload/requestz: unknown key (did you mean \"requests\"?))");
+  CHECK(error_of(serve_sweep(Json::parse(R"([{"pointer": "/serve/workload/requests", "values": [1, "8"]}])"))) ==
+        "/axes/0/values/1: must be a number like /serve/workload/requests in the base document, got string");
+  CHECK(error_of(serve_sweep(Json::parse(R"([{"pointer": "/serve/engine/batching", "values": ["static", "dynamic"]}])"))) ==
+        "/axes/0/values/1: /serve/engine/batching: must be one of continuous, static, got \"dynamic\"");
+  CHECK(error_of(serve_sweep(Json::parse(R"([{"pointer": "/serve/engine/chunked_prefill", "values": [true, 1]}])"))) ==
+        "/axes/0/values/1: /serve/engine/chunked_prefill: must be true or false, got integer 1");
+  CHECK(error_of(serve_sweep(Json::parse(R"([{"pointer": "/serve", "values": [{"workload": {"request": 2}}]}])"))) ==
+        "/axes/0/values/0: /serve/workload/request: unknown key (did you mean \"requests\"?)");
+  CHECK(error_of(with(base_sweep(), {{"axes", Json::parse(R"([{"pointer": "/serve/workload/requests", "values": [1]}])")}})) ==
+        "/axes/0/pointer: /serve/workload/requests does not exist in the base document (its parts: /backbone, /design, "
+        "/hardware, /scenario)");
+  CHECK(error_of(with(base_sweep(), {{"serve", 3}})) == "/serve: must be an object, got integer");
+  CHECK(error_of(with(serve_sweep(none), {{"columns", {"serve_decode_tokens_per_sec"}}})) ==
+        "/columns/0: unknown column \"serve_decode_tokens_per_sec\" (did you mean \"serve_decode_tokens_per_s\"?)");
+  CHECK(error_of(with(serve_sweep(none), {{"table", Json::parse(R"({"columns": [{"column": "serve_requests_per_s",
+                                                                                  "unit": "ms"}]})")}})) ==
+        "/table/columns/0/unit: \"ms\" does not apply to serve_requests_per_s (requests/s)");
+}
+
+TEST_CASE("the shipped WeLM-80B serving sweep runs its batch x input matrix", "[sweep][serve][profiles]") {
+  const SweepSpec spec = load_sweep(fixtures::source_path("profiles/sweeps/welm80b-hd-serving-h20.json"));
+  REQUIRE(spec.axes.size() == 3);
+  CHECK(spec.axes[0].labels == std::vector<std::string>{"baseline", "HD n=4"});
+  CHECK(spec.axes[1].labels == std::vector<std::string>{"1", "8", "32", "64"});
+  CHECK(spec.point_count == 24);
+  TempDir dir;
+  const SweepOutcome out = run_sweep(spec, dir.str(), quiet());
+  const std::size_t decode = stored(spec, "serve_decode_tokens_per_s"), k = spec.stored_columns.size();
+  for (std::uint64_t p = 0; p < 12; ++p) {  // the baseline's points: every batch fits
+    REQUIRE(out.results.state[p] == PointState::done);
+    const double ratio = derived_value(spec, out.results, 0, p + 12);
+    if (out.results.state[p + 12] == PointState::done) {
+      CHECK(ratio > 0);
+      CHECK(ratio < 1);  // HD n=4 decodes 4 rows per token and reads 4x the KV cache
+    } else {
+      CHECK(std::isnan(ratio));
+    }
+  }
+  CHECK(out.results.stored(0, decode, k) > 0);
+  const std::string table = format_table(spec, out.results, 100);
+  CHECK(table.rfind("| batch | input | HD n=4 / baseline decode | baseline decode tok/s | HD n=4 decode tok/s |", 0) == 0);
+  CHECK(std::count(table.begin(), table.end(), '\n') == 14);  // header, rule, 4 batches x 3 inputs
+}
+
 TEST_CASE("a part key space too large to memoize is parsed per point", "[sweep]") {
   // More hardware values than the hardware memo holds (4096): the one-entry cache path.
   Json values = Json::array();
@@ -332,7 +489,7 @@ TEST_CASE("bad sweep documents name the place in the sweep file", "[sweep][error
         "(/scenario/decodee: unknown key (did you mean \"decode\"?))");
   CHECK(error_of(axes(R"([{"pointer": "/foo", "values": [1]}])")) ==
         "/axes/0/pointer: /foo is outside the base document: pointers start with /model, /backbone, /design, "
-        "/hardware, /scenario or /pipeline");
+        "/hardware, /scenario, /pipeline or /serve");
   CHECK(error_of(axes(R"([{"pointer": "design", "values": [1]}])")) ==
         "/axes/0/pointer: \"design\" is not a JSON pointer: it must start with \"/\"");
   CHECK(error_of(axes(R"([{"pointer": "/backbone/num_layers/x", "values": [1]}])")) ==

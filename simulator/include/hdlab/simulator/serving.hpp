@@ -256,4 +256,12 @@ struct StaticBatch {
 StaticBatch static_batch(const model::Config& c, const HardwareProfile& hw, const Scenario& s, std::int64_t batch,
                          std::int64_t input, std::int64_t output);
 
+// Sweep columns (sweep.hpp's "serve" part; names carry units as evaluate.hpp's do) and one
+// row of values in that order: throughput (requests, output, output per GPU, input,
+// decode-only and goodput rates; share meeting the SLO), TTFT/TPOT/ITL/E2E/queue
+// latencies, and the engine (duration, busy time, mean step, steps, mean and peak running
+// requests, mean and peak KV use, KV capacity in bytes of one K/V-head shard).
+std::vector<std::string> serve_metric_columns();
+void serve_metric_row(const ServeResult& r, std::vector<double>& row);
+
 }  // namespace hdlab::simulator

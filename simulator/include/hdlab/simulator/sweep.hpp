@@ -10,6 +10,7 @@
 //    "hardware": "../hardware/h100-sxm.json" | {...profile...},
 //    "scenario": {...},               // parse_scenario's input (evaluate.hpp)
 //    "pipeline": {"pp": 4, "microbatches": 16, "schedule": "1f1b"},  // optional
+//    "serve": {"workload": {...}, "engine": {...}, "slo": {...}},      // optional
 //    // the grid
 //    "axes": [{"pointer": "/design/hd/n", "values": [2, 4, 8],
 //              "name": "hd_n", "labels": ["n=2", "n=4", "n=8"]}, ...],
@@ -34,7 +35,7 @@
 // may set a field inside it ("/design/hd/window").
 // What "exists" means for a pointer, checked at load:
 //  - it starts with a part of the base document: /model or /backbone (whichever the base
-//    has), /design, /hardware, /scenario, /pipeline (when the base has one);
+//    has), /design, /hardware, /scenario, /pipeline and /serve (when the base has them);
 //  - if no earlier axis's pointer encloses it, it resolves in the base document, or it is
 //    created there: missing objects on the way are created when the deepest existing
 //    ancestor is an object;
@@ -60,6 +61,20 @@
 // schedule, ...), every point also simulates the training step's pipeline schedule
 // (simulate_pipeline of pipeline_cost.hpp) and pipeline_metric_columns() are columns
 // too; axes such as /pipeline/pp, /pipeline/microbatches, /pipeline/schedule sweep it.
+//
+// Serve: when the base has "serve" (serving.hpp's ServeSpec: workload, engine, slo), every
+// point also runs the serving simulation (simulate_serving with the point's model,
+// hardware and scenario) and serve_metric_columns() are columns too (serve_requests_per_s,
+// serve_decode_tokens_per_s, serve_ttft_p99_s, ...: see serving.hpp); axes such as
+// /serve/workload/requests, /serve/workload/input_tokens, /serve/engine/max_running sweep
+// it, checked at load as the other parts' axes are. A trace workload's file
+// ("trace": "traces/a.csv", in the base or in an axis value) is relative to the sweep
+// file and read once, at load (a missing file is an error at its place in the sweep
+// file; its contents are part of the sweep's identity). Per-point failures of the
+// simulation (a request whose KV cache can never fit, a prompt over the token budget
+// without chunked prefill) are that row's error. So is a static batch (static arrivals
+// and static batching) that the KV cache cannot hold whole: the engine would run it in
+// waves of fewer requests, which is no longer the batch the row names.
 //
 // Columns: metric_columns() names (units in the names); default: every column point 0
 // produces. Derived columns are ratios row / baseline row, where the baseline row is the
@@ -96,9 +111,9 @@ namespace hdlab::simulator {
 
 // The part of the base document an axis changes: model/backbone/design make one
 // model::Config, hardware one HardwareProfile, scenario one Scenario, pipeline one
-// PipelineOptions.
-enum class SweepPart { config, hardware, scenario, pipeline };
-inline constexpr int sweep_part_count = 4;
+// PipelineOptions, serve one ServeSpec.
+enum class SweepPart { config, hardware, scenario, pipeline, serve };
+inline constexpr int sweep_part_count = 5;
 
 struct SweepAxis {
   std::string name;                    // column name in the outputs
@@ -138,10 +153,18 @@ struct SweepTable {
   std::vector<SweepTableColumn> columns;  // empty: the output columns as they are
 };
 
+// A serve trace file the sweep names, read at load.
+struct SweepServeTrace {
+  std::string path;  // as the sweep file writes it (what ServeSpec::workload.trace holds)
+  std::string file;  // resolved against the sweep file's folder (named in row errors)
+  std::string text;  // its contents
+};
+
 struct SweepSpec {
   std::string name;
   std::string description;
-  nlohmann::json base;  // {"model" | "backbone", "design", "hardware", "scenario"[, "pipeline"]}
+  nlohmann::json base;  // {"model" | "backbone", "design", "hardware", "scenario"[, "pipeline"][, "serve"]}
+  std::vector<SweepServeTrace> serve_traces;  // every trace the serve part can name
   std::vector<SweepAxis> axes;
   std::vector<SweepCondition> exclude;
   std::vector<std::string> columns;         // metric columns in the outputs, in order
@@ -150,8 +173,9 @@ struct SweepSpec {
   std::vector<SweepDerived> derived;
   SweepTable table;
   std::uint64_t point_count = 1;
-  // Identity of the runs (base, axes, exclusions, stored columns; not the table or the
-  // derived columns, which are computed from stored values): a resumed run checks it.
+  // Identity of the runs (base, axes, exclusions, stored columns, serve traces' contents;
+  // not the table or the derived columns, which are computed from stored values): a
+  // resumed run checks it.
   std::uint64_t identity = 0;
 
   // Value index per axis of a point (row-major, last axis fastest).
