@@ -146,24 +146,33 @@ double prefill_attention_seconds(const PrefillAttentionKernel& a, double sms, co
 
 double decode_attention_seconds(const DecodeAttentionKernel& a, double sms, const DecodeAttentionShape& s) {
   if (s.seqs <= 0 || s.keys <= 0) return 0;
-  const double chunks = std::max(1.0, std::ceil(s.keys / a.chunk_tokens));
-  const double blocks = s.seqs * s.kv_heads * chunks;
-  const double bytes = s.seqs * (s.keys * s.kv_heads * s.head_dim * 2 * s.kv_bytes +
-                                 s.query_rows * s.heads * s.head_dim * 2 * s.element_bytes);
-  // Few blocks cannot draw the whole bandwidth: the step lasts at least as long as its
-  // longest block (a full chunk of keys, its KV head's queries) streams at one block's
-  // rate. Timing the longest block, not bytes spread evenly over the blocks, keeps one
-  // more key from ever making the step faster.
-  const double longest = std::min(s.keys, a.chunk_tokens) * s.head_dim * 2 * s.kv_bytes +
-                         s.query_rows * s.heads / std::max(1.0, s.kv_heads) * s.head_dim * 2 * s.element_bytes;
-  const double stream = std::max(bytes / (a.memory_gb_per_s * 1e9), longest / (a.block_gb_per_s * 1e9));
+  // The grouped-query kernel runs one block per (sequence, KV head, split) for all the
+  // query rows that share the KV head, up to kGroupedQueryMaxRows of them; a single row
+  // (MHA) or a larger group takes the one-row kernel: a block per query row and split,
+  // each walking its KV head's keys (the group's blocks share them through L2).
+  const double kv_heads = std::max(1.0, s.kv_heads);
+  const double rows_per_kv = s.query_rows * s.heads / kv_heads;
+  const bool grouped = rows_per_kv > 1 && rows_per_kv <= kGroupedQueryMaxRows;
+  const double group = grouped ? rows_per_kv : 1;  // query rows one block serves
+  const double units = s.seqs * kv_heads * rows_per_kv / group;
+  const DecodePath& path = grouped ? a.grouped : a.one_row;
+  // Split-KV: the kernel splits each unit's keys until the grid holds `split_blocks_per_sm`
+  // blocks per SM, but no split takes fewer than `chunk_tokens` keys. Continuous counts:
+  // one more key or sequence never shortens the longest block nor removes a block.
+  const double split_cap = std::max(1.0, path.split_blocks_per_sm * sms / units);
+  const double chunks = std::min(split_cap, std::max(1.0, s.keys / a.chunk_tokens));
+  const double blocks = units * chunks;
+  const double block_keys = s.keys / chunks;
+  const double kv_row = s.head_dim * 2 * s.kv_bytes, q_row = s.head_dim * 2 * s.element_bytes;
+  // One block's time: its fixed cost and its keys (and query rows) streamed at one block's rate.
+  const double walk = (path.block_us + group * path.row_us) * 1e-6 +
+                      (block_keys * kv_row + group * q_row) / (path.block_gb_per_s * 1e9);
+  // `resident_blocks` run at once on an SM: more blocks than that come in waves.
+  const double issue = walk * std::max(1.0, blocks / (a.resident_blocks * sms));
+  const double bytes = s.seqs * (s.keys * kv_heads * kv_row + s.query_rows * s.heads * q_row);
+  const double memory = std::max(bytes / (a.memory_gb_per_s * 1e9), issue);
   const double compute = 4 * s.seqs * s.query_rows * s.heads * s.head_dim * s.keys / (a.tensor_tflop_per_s * 1e12);
-  // Fixed work per query head and chunk (its queries loaded, the softmax finished, its
-  // output written): a GQA block carries H / G of them.
-  const double head_units = s.seqs * s.heads * s.query_rows * chunks * s.head_dim / 128;  // head_us is at hd 128
-  const double issue = (blocks * a.block_us + head_units * a.head_us) * 1e-6 / sms;
-  const double memory = std::max(stream, issue);
-  return a.latency_us * 1e-6 + blend(compute, memory, a.overlap) + (chunks > 1 ? a.split_us * 1e-6 : 0);
+  return a.latency_us * 1e-6 + blend(compute, memory, a.overlap);
 }
 
 double bus_bytes(Collective c, double bytes, double gpus) {
@@ -273,26 +282,45 @@ json to_json(const PrefillAttentionKernel& a) {
           {"overlap", a.overlap}};
 }
 
+DecodePath parse_decode_path(ObjectReader r) {
+  DecodePath p;
+  p.block_us = r.number("block_us", std::nullopt, 0.0, 1e4);
+  p.row_us = r.number("row_us", std::nullopt, 0.0, 1e4);
+  p.block_gb_per_s = positive(r, "block_gb_per_s", 1e6);
+  p.split_blocks_per_sm = positive(r, "split_blocks_per_sm", 1e4);
+  r.finish();
+  return p;
+}
+
 DecodeAttentionKernel parse_decode(ObjectReader r) {
   DecodeAttentionKernel a;
   a.memory_gb_per_s = positive(r, "memory_gb_per_s", 1e6);
-  a.block_gb_per_s = positive(r, "block_gb_per_s", 1e6);
   a.chunk_tokens = positive(r, "chunk_tokens", 1e9);
-  a.block_us = r.number("block_us", std::nullopt, 0.0, 1e4);
-  a.head_us = r.number("head_us", std::nullopt, 0.0, 1e4);
+  a.resident_blocks = positive(r, "resident_blocks", 1e4);
+  a.one_row = parse_decode_path(r.object("one_row"));
+  a.grouped = parse_decode_path(r.object("grouped"));
   a.tensor_tflop_per_s = positive(r, "tensor_tflop_per_s", 1e5);
   a.latency_us = r.number("latency_us", std::nullopt, 0.0, 1e4);
-  a.split_us = r.number("split_us", std::nullopt, 0.0, 1e4);
   a.overlap = r.number("overlap", std::nullopt, 1.0, 100.0);
   r.finish();
   return a;
 }
 
+json to_json(const DecodePath& p) {
+  return {{"block_us", p.block_us},
+          {"row_us", p.row_us},
+          {"block_gb_per_s", p.block_gb_per_s},
+          {"split_blocks_per_sm", p.split_blocks_per_sm}};
+}
+
 json to_json(const DecodeAttentionKernel& a) {
-  return {{"memory_gb_per_s", a.memory_gb_per_s}, {"block_gb_per_s", a.block_gb_per_s},
-          {"chunk_tokens", a.chunk_tokens},       {"block_us", a.block_us}, {"head_us", a.head_us},
+  return {{"memory_gb_per_s", a.memory_gb_per_s},
+          {"chunk_tokens", a.chunk_tokens},
+          {"resident_blocks", a.resident_blocks},
+          {"one_row", to_json(a.one_row)},
+          {"grouped", to_json(a.grouped)},
           {"tensor_tflop_per_s", a.tensor_tflop_per_s},
-          {"latency_us", a.latency_us},           {"split_us", a.split_us},
+          {"latency_us", a.latency_us},
           {"overlap", a.overlap}};
 }
 

@@ -305,11 +305,11 @@ TEST_CASE("kernel fit: a sibling device derived by datasheet ratios", "[kernel-m
       CHECK(x.memory_gb_per_s == Approx(a.memory_gb_per_s * memory).epsilon(eps));
       CHECK(x.tensor_tflop_per_s == Approx(a.tensor_tflop_per_s * peak(model::DType::bf16)).epsilon(eps));
       CHECK(x.latency_us == a.latency_us);
-      CHECK(x.block_us == a.block_us);
-      CHECK(x.head_us == a.head_us);
-      CHECK(x.split_us == a.split_us);
       CHECK(x.chunk_tokens == a.chunk_tokens);
-      CHECK(x.block_gb_per_s == a.block_gb_per_s);
+      CHECK(x.resident_blocks == a.resident_blocks);
+      CHECK(x.one_row == a.one_row);  // per-block costs and rates: an SM's, kept
+      CHECK(x.grouped == a.grouped);
+      CHECK(x.overlap == a.overlap);
     }
     CHECK(k.vector.memory_gb_per_s == Approx(h100.vector.memory_gb_per_s * memory).epsilon(eps));
     CHECK(k.vector.latency_us == h100.vector.latency_us);

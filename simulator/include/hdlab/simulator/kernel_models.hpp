@@ -27,18 +27,24 @@
 //       compute = max(work + units unit / sms,  longest unit)
 //       memory  = (q, k, v, o and the KV-cache write) bytes / B
 //       t = latency + (compute^q + memory^q)^(1/q)
-// Decode attention (one new row per sequence, KV cache read): memory bound; the cache
-//   of each (sequence, KV head) is read by ceil(keys / chunk) blocks (split-KV decoding),
-//   few blocks cannot keep the memory system busy, and every block, and every query head
-//   in it, has a fixed cost (loading the queries, the softmax's final scaling, writing
-//   the output):
-//       chunks = ceil(keys / chunk);  blocks = seqs G chunks
-//       stream = max(bytes / B, longest block's bytes / block_gb_per_s)
-//                (the longest block: min(keys, chunk) keys of one KV head and its queries)
-//       issue = (blocks block_us + seqs rows H chunks (hd / 128) head_us) / sms
-//       memory = max(stream, issue)
-//       compute = 4 seqs rows H hd keys / F
-//       t = latency + (max(memory, issue)^q + compute^q)^(1/q) + [chunks > 1] split_us
+// Decode attention (one new row per sequence, KV cache read; TensorRT-LLM's kernels): two
+//   kernels. The grouped-query kernel (XQA) runs one block per (sequence, KV head, split)
+//   for the g = query_rows H / G rows sharing the KV head, when 1 < g <= kGroupedQueryMaxRows;
+//   otherwise (MHA, or a larger group) the one-row kernel runs a block per query row and
+//   split (g = 1), each walking its KV head's keys. Each path has its own block cost, block
+//   rate and split target:
+//       units  = seqs G query_rows H / G / g            (blocks before splitting)
+//       chunks = min(max(1, split_blocks_per_sm sms / units), max(1, keys / chunk_tokens))
+//                (split-KV: the grid is filled to the target, no split under chunk_tokens keys;
+//                 continuous, so one more key or sequence never shortens a block)
+//       blocks = units chunks
+//       walk   = block_us + g row_us + (keys / chunks kv_row + g q_row) / block_gb_per_s
+//                (one block: its fixed cost, then its keys streamed at one block's rate)
+//       issue  = walk max(1, blocks / (resident_blocks sms))     (waves of resident blocks)
+//       memory = max(bytes / B, issue)     bytes: the cache of seqs G keys once, the queries
+//       compute = 4 seqs query_rows H hd keys / F
+//       t = latency + (memory^q + compute^q)^(1/q)
+//   kv_row = 2 hd kv_bytes (a K and a V row), q_row = 2 hd element bytes (query and output).
 // Collectives (one node; p GPUs; S bytes per GPU): NCCL picks the fastest of its
 //   protocols, each a latency plus a bus bandwidth, so
 //       t = min over regimes r of (alpha_r + busbytes(S) / beta_r)
@@ -71,6 +77,10 @@ struct GemmTile {
 // the model takes the fastest, as cuBLAS's heuristic aims to.
 extern const std::array<GemmTile, 14> kGemmTiles;
 inline constexpr double kAttentionTileQ = 128;  // query rows per FlashAttention block
+// Query rows sharing one KV head that TensorRT-LLM's grouped-query decode kernel (XQA) takes
+// in one block; a larger group falls back to the one-row kernel (kerneldb: H/G = 64 costs
+// what MHA with 64 heads costs, H/G = 32 a tenth of it).
+inline constexpr double kGroupedQueryMaxRows = 32;
 
 struct GemmKernel {
   double tensor_tflop_per_s = 0;  // F
@@ -96,15 +106,22 @@ struct PrefillAttentionKernel {
   bool operator==(const PrefillAttentionKernel&) const = default;
 };
 
+// One of the two decode kernels (the one-row kernel, MHA; the grouped-query kernel, XQA).
+struct DecodePath {
+  double block_us = 0;             // fixed cost of one block
+  double row_us = 0;               // and of each query row it serves
+  double block_gb_per_s = 0;       // what one block streams as it walks its keys
+  double split_blocks_per_sm = 0;  // the grid the split-KV heuristic aims for, blocks per SM
+  bool operator==(const DecodePath&) const = default;
+};
+
 struct DecodeAttentionKernel {
   double memory_gb_per_s = 0;      // B
-  double block_gb_per_s = 0;       // what one block streams
-  double chunk_tokens = 0;         // keys per split-KV block
-  double block_us = 0;             // fixed cost of one block
-  double head_us = 0;              // fixed cost of one query head in one block, at head dim 128
+  double chunk_tokens = 0;         // fewest keys a split-KV block takes
+  double resident_blocks = 0;      // c: blocks one SM runs at once
+  DecodePath one_row, grouped;
   double tensor_tflop_per_s = 0;   // F
   double latency_us = 0;
-  double split_us = 0;
   double overlap = 4;
   bool operator==(const DecodeAttentionKernel&) const = default;
 };
