@@ -146,7 +146,8 @@ class RequestCsv {
 };
 
 #ifdef HDLAB_HAVE_CHARTS
-void write_plots(const std::string& dir, const simulator::ServeResult& r) {
+// `note`: where to say what was written (stderr under --json, whose stdout is JSON only).
+void write_plots(const std::string& dir, const simulator::ServeResult& r, std::ostream& note) {
   std::filesystem::create_directories(dir);
   hdlab::charts::OffscreenApplication app;
   hdlab::charts::LineChart cdf;
@@ -173,7 +174,7 @@ void write_plots(const std::string& dir, const simulator::ServeResult& r) {
   }
   kv.series = {used, reserved};
   hdlab::charts::write_chart(kv, dir + "/kv_cache.png", 1200, 800);
-  std::cout << "wrote " << dir << "/{latency_cdf.png, kv_cache.png}\n";
+  note << "wrote " << dir << "/{latency_cdf.png, kv_cache.png}\n";
 }
 #endif
 
@@ -205,7 +206,7 @@ int run_serve(const Options& o) {
     print_text(spec, r);
   }
 #ifdef HDLAB_HAVE_CHARTS
-  if (!o.plots.empty()) write_plots(o.plots, r);
+  if (!o.plots.empty()) write_plots(o.plots, r, o.json ? std::cerr : std::cout);
 #endif
   return exit_ok;
 }
