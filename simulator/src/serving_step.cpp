@@ -25,12 +25,30 @@ double op_sum(const PassTime& t, bool (*take)(OpKind)) {
 
 std::int64_t key2(std::int64_t a, std::int64_t b) { return (a << 32) ^ b; }
 
+// Values by key, computed when missing; emptied when it reaches kMaxEntries, so that a
+// long run's memory stays bounded however many distinct shapes it meets.
+template <class V>
+class Memo {
+ public:
+  template <class F>
+  V get(std::int64_t key, F compute) {
+    if (auto it = map_.find(key); it != map_.end()) return it->second;
+    if (map_.size() >= kMaxEntries) map_.clear();
+    return map_.emplace(key, compute()).first->second;
+  }
+
+ private:
+  static constexpr std::size_t kMaxEntries = std::size_t{1} << 18;  // ~16 MiB of nodes
+  std::unordered_map<std::int64_t, V> map_;
+};
+
 }  // namespace
 
 struct StepCoster::Cache {
   PassCost pass;  // reused: a pass table is large, and building one allocates nothing
   PassTime time;
-  std::unordered_map<std::int64_t, double> rows, attention, dense, decode, head;
+  Memo<std::pair<double, double>> prefill;  // by prompt tokens: rows, attention seconds
+  Memo<double> dense, decode, head;
 };
 
 StepCoster::StepCoster(const CostContext& ctx) : ctx_(ctx), cache_(std::make_unique<Cache>()) {
@@ -41,59 +59,43 @@ StepCoster::StepCoster(const CostContext& ctx) : ctx_(ctx), cache_(std::make_uni
 
 StepCoster::~StepCoster() = default;
 
-double StepCoster::prefill_rows(std::int64_t tokens) {
-  if (tokens <= 0 || ctx_.plan.count == 0) return 0;
-  auto [it, fresh] = cache_->rows.try_emplace(tokens, 0);
-  if (fresh) {
-    prefill_pass(*ctx_.config, ctx_.shape, ctx_.plan, 1, tokens, ctx_.options, cache_->pass);
-    it->second = cache_->pass.groups[0].work.rows_q;
-    pass_time(cache_->pass, ctx_.roofline, cache_->time);
-    cache_->attention[tokens] = cache_->time.op_s[static_cast<std::size_t>(OpKind::attention)];
-  }
-  return it->second;
+const PassTime& StepCoster::decode_time(double seqs, std::int64_t context) {
+  decode_pass(ctx_.config->design.method, ctx_.shape, ctx_.plan, seqs, context, ctx_.options, cache_->pass);
+  pass_time(cache_->pass, ctx_.roofline, cache_->time);
+  return cache_->time;
 }
 
-double StepCoster::prefill_attention_s(std::int64_t tokens) {
-  if (tokens <= 0) return 0;
-  prefill_rows(tokens);  // fills both
-  return cache_->attention.at(tokens);
+std::pair<double, double> StepCoster::prefill(std::int64_t tokens) {
+  if (tokens <= 0 || ctx_.plan.count == 0) return {0, 0};
+  return cache_->prefill.get(tokens, [&] {
+    prefill_pass(*ctx_.config, ctx_.shape, ctx_.plan, 1, tokens, ctx_.options, cache_->pass);
+    pass_time(cache_->pass, ctx_.roofline, cache_->time);
+    return std::pair{cache_->pass.groups[0].work.rows_q, cache_->time.op_s[static_cast<std::size_t>(OpKind::attention)]};
+  });
 }
+
+double StepCoster::prefill_rows(std::int64_t tokens) { return prefill(tokens).first; }
+double StepCoster::prefill_attention_s(std::int64_t tokens) { return prefill(tokens).second; }
 
 double StepCoster::dense_s(double rows) {
   if (rows <= 0) return 0;
-  auto [it, fresh] = cache_->dense.try_emplace(std::llround(rows * 8), 0);  // 1/8 row: PHD's rows / K
-  if (fresh) {
-    decode_pass(ctx_.config->design.method, ctx_.shape, ctx_.plan, rows / rows_per_decode_seq_, 1, ctx_.options,
-                cache_->pass);
-    pass_time(cache_->pass, ctx_.roofline, cache_->time);
+  return cache_->dense.get(std::llround(rows * 8), [&] {  // keyed to 1/8 row: PHD's rows / K
+    const PassTime& t = decode_time(rows / rows_per_decode_seq_, 1);
     const PassComm comm = pass_comm(cache_->pass, ctx_.shape, ctx_.sharding, ctx_.tp_link, ctx_.ep_link, true);
-    it->second = op_sum(cache_->time, [](OpKind k) { return k != OpKind::attention && !head_op(k); }) + comm.total();
-  }
-  return it->second;
+    return op_sum(t, [](OpKind k) { return k != OpKind::attention && !head_op(k); }) + comm.total();
+  });
 }
 
 double StepCoster::decode_attention_s(std::int64_t seqs, std::int64_t context) {
   if (seqs <= 0) return 0;
-  auto [it, fresh] = cache_->decode.try_emplace(key2(seqs, context), 0);
-  if (fresh) {
-    decode_pass(ctx_.config->design.method, ctx_.shape, ctx_.plan, static_cast<double>(seqs), context, ctx_.options,
-                cache_->pass);
-    pass_time(cache_->pass, ctx_.roofline, cache_->time);
-    it->second = cache_->time.op_s[static_cast<std::size_t>(OpKind::attention)];
-  }
-  return it->second;
+  return cache_->decode.get(key2(seqs, context), [&] {
+    return decode_time(static_cast<double>(seqs), context).op_s[static_cast<std::size_t>(OpKind::attention)];
+  });
 }
 
 double StepCoster::head_s(std::int64_t rows) {
   if (rows <= 0) return 0;
-  auto [it, fresh] = cache_->head.try_emplace(rows, 0);
-  if (fresh) {
-    decode_pass(ctx_.config->design.method, ctx_.shape, ctx_.plan, static_cast<double>(rows), 1, ctx_.options,
-                cache_->pass);
-    pass_time(cache_->pass, ctx_.roofline, cache_->time);
-    it->second = op_sum(cache_->time, head_op);
-  }
-  return it->second;
+  return cache_->head.get(rows, [&] { return op_sum(decode_time(static_cast<double>(rows), 1), head_op); });
 }
 
 double StepCoster::step_s(std::int64_t decode_seqs, double decode_context_sum, const std::vector<Chunk>& chunks,

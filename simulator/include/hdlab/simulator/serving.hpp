@@ -50,6 +50,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -197,6 +198,7 @@ struct ServeResult {
 };
 
 struct CostContext;
+struct PassTime;
 
 // Times engine steps with the cost model (see the header comment); memoised, so a run of
 // many steps evaluates each distinct shape once. Keeps a reference to `ctx`.
@@ -225,6 +227,8 @@ class StepCoster {
 
  private:
   struct Cache;
+  std::pair<double, double> prefill(std::int64_t tokens);  // rows, A(L)
+  const PassTime& decode_time(double seqs, std::int64_t context);
   const CostContext& ctx_;
   double rows_per_decode_seq_ = 1;
   std::unique_ptr<Cache> cache_;
