@@ -50,8 +50,13 @@ void ChartPanel::exportDialog() {
   if (path.isEmpty()) return;
   if (!path.endsWith(".png", Qt::CaseInsensitive) && !path.endsWith(".svg", Qt::CaseInsensitive))
     path += chosen.contains("svg") ? ".svg" : ".png";
+  exportAndReport(path);
+}
+
+QString ChartPanel::exportAndReport(const QString& path) {
   const QString error = exportTo(path);
-  emit statusMessage(error.isEmpty() ? tr("Wrote %1").arg(path) : error);
+  emit statusMessage(error.isEmpty() ? tr("Wrote %1").arg(path) : tr("Export failed: %1").arg(error));
+  return error;
 }
 
 }  // namespace hdlab::gui

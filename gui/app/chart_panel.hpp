@@ -22,6 +22,9 @@ class ChartPanel : public QWidget {
   QString fileStem() const { return stem_; }
   // Writes PNG or SVG by extension; returns the error text, empty on success.
   QString exportTo(const QString& path, QSize size = {}) const;
+  // exportTo at the size shown, then statusMessage says what was written or why not (what
+  // the Export button does after its file dialog); returns the error text.
+  QString exportAndReport(const QString& path);
 
  public slots:
   void exportDialog();

@@ -62,6 +62,9 @@ MainWindow::MainWindow(gui_core::Catalog catalog, QWidget* parent)
   connect(session_, &Session::configChanged, this, &MainWindow::updateCounts);
   connect(session_, &Session::hardwareChanged, this, &MainWindow::updateCounts);
   connect(mask_view_, &MaskView::countsChanged, this, &MainWindow::updateCounts);
+  // A chart's Export says what it wrote, or why it could not, in the status bar.
+  for (ChartPanel* p : chartPanels())
+    connect(p, &ChartPanel::statusMessage, this, [this](const QString& text) { showMessage(text); });
   job_.on_progress = [this](int done, int total) { showProgress(done, total); };
   job_.on_result = [this](const gui_core::Tradeoffs& t) { onResults(t); };
   job_.on_error = [this](const model::ConfigError& e) {

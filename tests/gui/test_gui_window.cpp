@@ -215,6 +215,20 @@ TEST_CASE("every chart of the window exports to PNG (and SVG where available)", 
   }
 }
 
+TEST_CASE("a chart's Export reports success and failure in the status bar", "[gui][window][export]") {
+  auto w = window_with_defaults();
+  const auto dir = test::temp_dir("window_export_report");
+  gui::ChartPanel* p = w->chartPanels().front();
+  const QString good = QString::fromStdString((dir / "chart.png").string());
+  CHECK(p->exportAndReport(good).isEmpty());
+  CHECK(w->statusMessage() == "Wrote " + good);
+  CHECK(std::filesystem::exists(dir / "chart.png"));
+  const QString bad = QString::fromStdString((dir / "missing" / "chart.png").string());
+  CHECK_FALSE(p->exportAndReport(bad).isEmpty());
+  CHECK(w->statusMessage().startsWith("Export failed: "));
+  CHECK(w->statusMessage().contains(bad));
+}
+
 TEST_CASE("pipeline tab: Gantt chart, device table and the stages on the layer strip", "[gui][window][pipeline]") {
   auto w = window_with_defaults();
   gui::PipelineView* p = w->pipelineView();
