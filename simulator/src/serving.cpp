@@ -46,6 +46,12 @@ class KvPages {
   std::int64_t page_;
 };
 
+// The cache of a replica, in bytes of one K/V-head shard: the device memory at `util`
+// less the weights, per expert-parallel rank (each serves its own requests).
+double kv_capacity_bytes(const CostContext& ctx, double util) {
+  return std::max(0.0, ctx.hw->memory_bytes() * util - inference_weight_bytes(ctx)) * ctx.sharding.ep;
+}
+
 class Engine {
  public:
   Engine(const CostContext& ctx, const ServeSpec& spec, ArrivalSource& source,
@@ -53,8 +59,7 @@ class Engine {
       : ctx_(ctx), spec_(spec), e_(spec.engine), source_(source), on_request_(on_request), out_(out),
         coster_(ctx), pages_(ctx, e_.kv_block_tokens) {
     const double util = e_.memory_utilization.value_or(ctx.scenario->kv.memory_utilization);
-    out.kv_capacity_bytes =
-        std::max(0.0, ctx.hw->memory_bytes() * util - inference_weight_bytes(ctx)) * ctx.sharding.ep;
+    out.kv_capacity_bytes = kv_capacity_bytes(ctx, util);
     step_overhead_s_ = e_.step_overhead_s.value_or(ctx.scenario->framework.decode_step_s);
   }
 
@@ -293,8 +298,7 @@ StaticBatch static_batch(const model::Config& c, const HardwareProfile& hw, cons
   const auto b = static_cast<double>(batch);
   for (std::int64_t j = 0; j + 1 < output; ++j)
     out.total_s += coster.step_s(batch, b * static_cast<double>(input + j), {}, batch) + overhead;
-  const double capacity = std::max(0.0, hw.memory_bytes() * s.kv.memory_utilization - inference_weight_bytes(ctx)) *
-                          ctx.sharding.ep;
+  const double capacity = kv_capacity_bytes(ctx, s.kv.memory_utilization);
   const double per_request = KvPages(ctx, EngineSpec{}.kv_block_tokens).bytes(input + output - 1);
   out.fitting = per_request > 0 ? std::min(batch, static_cast<std::int64_t>(capacity / per_request)) : batch;
   return out;
