@@ -18,6 +18,7 @@
 #include <QVBoxLayout>
 
 #include "hdlab/gui_core/catalog.hpp"
+#include "hdlab/gui_core/hd_rule.hpp"
 #include "hdlab/gui_core/units.hpp"
 #include "hdlab/model/hf_import.hpp"
 #include "method_pages.hpp"
@@ -108,6 +109,7 @@ QWidget* DesignEditor::designGroup() {
   for (const auto& e : session_->catalog().designs)
     design_preset_->addItem(QString::fromStdString(e.label), QString::fromStdString(e.path));
   design_preset_->setToolTip(tr("Design presets from profiles/designs, applied to the current backbone"));
+  design_preset_->setObjectName("/design/preset");
   design_preset_->setMinimumContentsLength(18);
   design_preset_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
   method_box_ = choice_box({{tr("Baseline"), "baseline"},
@@ -124,16 +126,22 @@ QWidget* DesignEditor::designGroup() {
   form->addRow(tr("method"), method_box_);
   form->addRow(pages_);
   connect(name_, &QLineEdit::editingFinished, this, &DesignEditor::rebuild);
+  connect(name_, &QLineEdit::textEdited, this, [this] { name_from_file_ = false; });
   connect(design_preset_, &QComboBox::activated, this, [this](int i) {
     const QString path = design_preset_->itemData(i).toString();
-    if (!path.isEmpty()) loadDesignFile(path);
+    // A preset that does not apply leaves the box on the design that is loaded.
+    if (path.isEmpty() || !loadDesignFile(path)) design_preset_->setCurrentIndex(preset_index_);
   });
   connect(method_box_, &QComboBox::currentIndexChanged, this, [this] {
     pages_->setMethod(choice_value(method_box_));
     name_->clear();  // a preset's name described the old method
+    leavePreset();
     rebuild();
   });
-  connect(pages_, &MethodPages::edited, this, &DesignEditor::rebuild);
+  connect(pages_, &MethodPages::edited, this, [this] {
+    leavePreset();
+    rebuild();
+  });
   connect(pages_, &MethodPages::applyRuleRequested, this, &DesignEditor::applyLayerRule);
   return box;
 }
@@ -158,11 +166,15 @@ QWidget* DesignEditor::growthGroup() {
     form->addRow(labels[i], with_error_line(fields[i].second, &error));
     errors_.add(std::string("/design/growth/") + fields[i].first, fields[i].second, error);
   }
-  connect(growth_, &QGroupBox::toggled, this, &DesignEditor::rebuild);
-  connect(depth_factor_, &QSpinBox::valueChanged, this, &DesignEditor::rebuild);
-  connect(width_factor_, &QSpinBox::valueChanged, this, &DesignEditor::rebuild);
-  connect(noise_alpha_, &QDoubleSpinBox::valueChanged, this, &DesignEditor::rebuild);
-  connect(depth_mode_, &QComboBox::currentIndexChanged, this, &DesignEditor::rebuild);
+  auto edited = [this] {
+    leavePreset();
+    rebuild();
+  };
+  connect(growth_, &QGroupBox::toggled, this, edited);
+  connect(depth_factor_, &QSpinBox::valueChanged, this, edited);
+  connect(width_factor_, &QSpinBox::valueChanged, this, edited);
+  connect(noise_alpha_, &QDoubleSpinBox::valueChanged, this, edited);
+  connect(depth_mode_, &QComboBox::currentIndexChanged, this, edited);
   return growth_;
 }
 
@@ -182,7 +194,10 @@ bool DesignEditor::loadModelFile(const QString& path) {
     for (int i = 0; i < model_box_->count(); ++i)
       if (QFileInfo(model_box_->itemData(i).toString()).canonicalFilePath() == canonical) model_box_->setCurrentIndex(i);
     setBackbone(b, QString::fromStdString(b.name));
-    if (design) loadDesign(*design);
+    if (design) {
+      loadDesign(*design, doc["design"]);
+      leavePreset();  // the file's own design
+    }
     rebuild();
     emit statusMessage(tr("Loaded %1").arg(path));
     return true;
@@ -202,10 +217,18 @@ bool DesignEditor::loadDesignFile(const QString& path) {
   if (!has_base_) return false;
   errors_.clear();
   try {
-    const model::Design d = model::parse_design(model::read_json_file(path.toStdString()), base_, "/design");
-    loadDesign(d);
+    const model::Json written = model::read_json_file(path.toStdString());
+    const model::Design d = model::parse_design(written, base_, "/design");
+    loadDesign(d, written);
     rebuild();
-    return valid_;
+    if (!valid_) return false;
+    // The box shows the preset however it was picked (the box, a test, the defaults).
+    const QString canonical = QFileInfo(path).canonicalFilePath();
+    preset_index_ = 0;
+    for (int i = 1; i < design_preset_->count(); ++i)
+      if (QFileInfo(design_preset_->itemData(i).toString()).canonicalFilePath() == canonical) preset_index_ = i;
+    design_preset_->setCurrentIndex(preset_index_);
+    return true;
   } catch (const model::ConfigError& e) {
     errors_.show(e);
     return false;
@@ -225,6 +248,12 @@ void DesignEditor::setBackbone(const model::Backbone& b, const QString& label) {
   has_base_ = true;
   base_label_ = label;
   kinds_.clear();  // a new layer count: the rule decides again
+  // A preset's or file's name may describe the old backbone ("the Qwen3-8B setting");
+  // the name derived from the design is right for any. A typed name is the user's.
+  if (name_from_file_) {
+    name_->clear();
+    name_from_file_ = false;
+  }
   backbone_summary_->setText(backbone_summary(b));
   QString tip = QString::fromStdString(b.source);
   for (const auto& [field, note] : b.assumptions)
@@ -233,7 +262,7 @@ void DesignEditor::setBackbone(const model::Backbone& b, const QString& label) {
   pages_->adaptTo(b);
 }
 
-void DesignEditor::loadDesign(const model::Design& d) {
+void DesignEditor::loadDesign(const model::Design& d, const model::Json& written) {
   const QSignalBlocker b1(method_box_), b2(name_), b3(growth_), b4(depth_factor_), b5(depth_mode_), b6(width_factor_),
       b7(noise_alpha_);
   name_->setText(QString::fromStdString(d.name));
@@ -250,7 +279,15 @@ void DesignEditor::loadDesign(const model::Design& d) {
       const QSignalBlocker block(window);
       window->setValue(0);
     }
+    // Likewise a theta equal to the backbone's shows as "backbone's", so that it follows
+    // the next backbone (the parser fills in the backbone's when left out).
+    if (hd->rope_theta == base_.rope_theta) {
+      auto* theta = findChild<QDoubleSpinBox*>("/design/hd/rope_theta");
+      const QSignalBlocker block(theta);
+      theta->setValue(0);
+    }
   }
+  name_from_file_ = !d.name.empty();
   growth_->setChecked(d.growth.has_value());
   const model::GrowthDesign g = d.growth.value_or(model::GrowthDesign{});
   depth_factor_->setValue(static_cast<int>(g.depth_factor));
@@ -259,6 +296,27 @@ void DesignEditor::loadDesign(const model::Design& d) {
   noise_alpha_->setValue(g.noise_alpha);
   kinds_.clear();
   if (const auto* hd = std::get_if<model::HdDesign>(&d.method)) kinds_ = hd->layer_kinds;
+  showRule(d, written);
+}
+
+void DesignEditor::showRule(const model::Design& d, const model::Json& written) {
+  const auto* hd = std::get_if<model::HdDesign>(&d.method);
+  if (!hd) return;
+  // The rule as written where the fields can hold it, else one fitted to the kinds; the
+  // check keeps "Apply" from changing the kinds just loaded.
+  const model::Backbone effective = model::make_config(base_, d).effective;
+  const model::Json* layers = nullptr;
+  if (written.is_object() && written.contains("hd") && written["hd"].is_object() && written["hd"].contains("layers"))
+    layers = &written["hd"]["layers"];
+  std::optional<gui_core::HdRule> rule = gui_core::rule_from_layers_json(layers);
+  if (!rule || gui_core::apply_rule(*rule, effective) != hd->layer_kinds)
+    rule = gui_core::fit_rule(hd->layer_kinds, effective);
+  if (rule) pages_->setHdRule(*rule);
+}
+
+void DesignEditor::leavePreset() {
+  preset_index_ = 0;
+  design_preset_->setCurrentIndex(0);
 }
 
 std::int64_t DesignEditor::expectedLayers() const {
@@ -294,26 +352,40 @@ void DesignEditor::rebuild() {
   try {
     const model::Design d = model::parse_design(designJson(), base_, "/design");
     const model::Config c = model::make_config(base_, d);
-    if (const auto* hd = std::get_if<model::HdDesign>(&c.design.method)) kinds_ = hd->layer_kinds;
-    pages_->setLayerSummary(QString::fromStdString(model::describe(c.design)));
+    QString summary = QString::fromStdString(model::describe(c.design));
+    if (const auto* hd = std::get_if<model::HdDesign>(&c.design.method)) {
+      kinds_ = hd->layer_kinds;
+      if (gui_core::apply_rule(pages_->hdRule(), c.effective) != kinds_)
+        summary += tr(" - set layer by layer; Apply rule replaces them with the rule above");
+    }
+    pages_->setLayerSummary(summary);
     valid_ = true;
     session_->setConfig(c, base_label_);
+    session_->setInputError(Session::Input::design, {});
   } catch (const model::ConfigError& e) {
     valid_ = false;
     errors_.show(e);
+    if (session_->hasConfig()) {
+      const QString shown = QString::fromStdString(model::describe(session_->config().design));
+      session_->setInputError(Session::Input::design, QString::fromStdString(e.what()), tr("design (%1)").arg(shown));
+    }
     emit statusMessage(tr("Design not valid (%1); the views show the last valid one").arg(QString::fromStdString(e.what())));
   }
 }
 
 void DesignEditor::setLayerKind(int layer, model::HdLayerKind kind) {
   if (pages_->method() != "hd" || layer < 0 || layer >= static_cast<int>(kinds_.size())) return;
+  if (kinds_[static_cast<std::size_t>(layer)] == kind) return;
   kinds_[static_cast<std::size_t>(layer)] = kind;
+  leavePreset();
   rebuild();
 }
 
 void DesignEditor::applyLayerRule() {
+  const std::vector<model::HdLayerKind> before = kinds_;
   kinds_.clear();
   rebuild();
+  if (kinds_ != before) leavePreset();
 }
 
 void DesignEditor::copyDesignJson() {

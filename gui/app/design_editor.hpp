@@ -60,7 +60,12 @@ class DesignEditor : public QWidget {
   QWidget* designGroup();
   QWidget* growthGroup();
   void setBackbone(const model::Backbone& b, const QString& label);
-  void loadDesign(const model::Design& d);
+  // Widgets from a parsed design; `written` is the design's JSON as read (its "hd"
+  // "layers" value sets the rule fields).
+  void loadDesign(const model::Design& d, const model::Json& written);
+  void showRule(const model::Design& d, const model::Json& written);
+  // The design no longer is the preset the box shows (an edit, or a design from a file).
+  void leavePreset();
   model::Json designJson() const;
   std::int64_t expectedLayers() const;
   void rebuild();
@@ -73,6 +78,8 @@ class DesignEditor : public QWidget {
   QString base_label_;
   std::vector<model::HdLayerKind> kinds_;  // explicit HD kinds once parsed; empty: use the rule
   bool valid_ = false;
+  bool name_from_file_ = false;  // the name is a preset's or a file's (it may describe the old backbone)
+  int preset_index_ = 0;         // the design preset loaded; 0: none
 
   QComboBox* model_box_;
   QLabel* backbone_summary_;

@@ -1,5 +1,6 @@
 #include "layer_table_model.hpp"
 
+#include <QAbstractItemView>
 #include <QComboBox>
 
 #include "hdlab/gui_core/units.hpp"
@@ -35,9 +36,17 @@ LayerTableModel::LayerTableModel(Session* session, QObject* parent) : QAbstractT
 }
 
 void LayerTableModel::reload() {
+  gui_core::LayerStrip next = session_->hasConfig() ? gui_core::layer_strip(session_->config(), session_->layerStages())
+                                                    : gui_core::LayerStrip{};
+  // Same rows: new values in place. A reset would destroy an open kind editor while it
+  // commits (its edit is what changed the config) and lose the current row.
+  if (next.layers.size() == strip_.layers.size() && !strip_.layers.empty()) {
+    strip_ = std::move(next);
+    emit dataChanged(index(0, 0), index(rowCount() - 1, ColumnCount - 1));
+    return;
+  }
   beginResetModel();
-  strip_ = session_->hasConfig() ? gui_core::layer_strip(session_->config(), session_->layerStages())
-                                 : gui_core::LayerStrip{};
+  strip_ = std::move(next);
   endResetModel();
 }
 
@@ -119,6 +128,14 @@ bool LayerTableModel::setData(const QModelIndex& index, const QVariant& value, i
 QWidget* LayerKindDelegate::createEditor(QWidget* parent, const QStyleOptionViewItem&, const QModelIndex&) const {
   auto* box = new QComboBox(parent);
   box->addItems({"full", "local", "intra"});
+  // `activated` is the user's choice (from the drop-down or the keys), not setEditorData's
+  // programmatic change. The signals are the delegate's own; createEditor is const by
+  // Qt's signature only.
+  auto* self = const_cast<LayerKindDelegate*>(this);
+  connect(box, &QComboBox::activated, self, [self, box] {
+    emit self->commitData(box);
+    emit self->closeEditor(box);
+  });
   return box;
 }
 
@@ -129,6 +146,22 @@ void LayerKindDelegate::setEditorData(QWidget* editor, const QModelIndex& index)
 
 void LayerKindDelegate::setModelData(QWidget* editor, QAbstractItemModel* model, const QModelIndex& index) const {
   model->setData(index, static_cast<QComboBox*>(editor)->currentText(), Qt::EditRole);
+}
+
+void follow_selected_layer(QAbstractItemView* view, Session* session) {
+  auto show = [view, session] {
+    const int column = view->currentIndex().isValid() ? view->currentIndex().column() : 0;
+    const QModelIndex i = view->model()->index(session->selectedLayer(), column);
+    if (i.isValid() && i != view->currentIndex())
+      view->selectionModel()->setCurrentIndex(i, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+  };
+  QObject::connect(session, &Session::layerSelected, view, show);
+  QObject::connect(view->model(), &QAbstractItemModel::modelReset, view, show);
+  QObject::connect(view->selectionModel(), &QItemSelectionModel::currentRowChanged, session,
+                   [session](const QModelIndex& i) {
+                     if (i.isValid()) session->setSelectedLayer(i.row());
+                   });
+  show();
 }
 
 }  // namespace hdlab::gui

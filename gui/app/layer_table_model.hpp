@@ -10,6 +10,8 @@
 
 #include "hdlab/gui_core/layer_strip.hpp"
 
+class QAbstractItemView;
+
 namespace hdlab::gui {
 
 class Session;
@@ -42,7 +44,8 @@ class LayerTableModel : public QAbstractTableModel {
   gui_core::LayerStrip strip_;
 };
 
-// A combo box editor for the attention column (full / local / intra).
+// A combo box editor for the attention column (full / local / intra); a choice from it
+// applies at once and closes the editor.
 class LayerKindDelegate : public QStyledItemDelegate {
   Q_OBJECT
  public:
@@ -51,5 +54,10 @@ class LayerKindDelegate : public QStyledItemDelegate {
   void setEditorData(QWidget* editor, const QModelIndex& index) const override;
   void setModelData(QWidget* editor, QAbstractItemModel* model, const QModelIndex& index) const override;
 };
+
+// Keeps the view's current row and the session's selected layer the same, both ways.
+// Without it a model reset leaves no current row, and the view's next focus-in (opening
+// the tab) makes row 0 current and so selects layer 0.
+void follow_selected_layer(QAbstractItemView* view, Session* session);
 
 }  // namespace hdlab::gui

@@ -28,6 +28,7 @@
 #include "pipeline_view.hpp"
 #include "scenario_editor.hpp"
 #include "session.hpp"
+#include "stale_banner.hpp"
 #include "tradeoff_view.hpp"
 #include "validation_view.hpp"
 
@@ -61,6 +62,7 @@ MainWindow::MainWindow(gui_core::Catalog catalog, QWidget* parent)
   connect(session_, &Session::scenarioChanged, this, &MainWindow::scheduleEvaluation);
   connect(session_, &Session::configChanged, this, &MainWindow::updateCounts);
   connect(session_, &Session::hardwareChanged, this, &MainWindow::updateCounts);
+  connect(session_, &Session::inputErrorsChanged, this, &MainWindow::updateCounts);
   connect(mask_view_, &MaskView::countsChanged, this, &MainWindow::updateCounts);
   // A chart's Export says what it wrote, or why it could not, in the status bar.
   for (ChartPanel* p : chartPanels())
@@ -86,6 +88,8 @@ MainWindow::~MainWindow() { job_.cancel(); }
 void MainWindow::buildCentral() {
   auto* central = new QWidget();
   auto* v = new QVBoxLayout(central);
+  // The strip and every tab show the last valid design while the typed one is not valid.
+  v->addWidget(new StaleBanner(session_, {Session::Input::design}));
   strip_ = new LayerStripWidget(session_);
   v->addWidget(strip_);
   tabs_ = new QTabWidget();
@@ -105,6 +109,10 @@ void MainWindow::buildCentral() {
   tradeoff_view_ = new TradeoffView();
   pipeline_view_ = new PipelineView(session_);
   validation_view_ = new ValidationView();
+  // Views over the scenario (and the pipeline view over its own fields) say when theirs is stale.
+  for (QWidget* view : std::initializer_list<QWidget*>{costs_view_, tradeoff_view_, mask_view_})
+    StaleBanner::attach(view, session_, {Session::Input::scenario});
+  StaleBanner::attach(pipeline_view_, session_, {Session::Input::scenario, Session::Input::pipeline});
   tabs_->addTab(costs_view_, tr("&Costs"));
   tabs_->addTab(mask_view_, tr("&Masks"));
   tabs_->addTab(layer_view_, tr("&Layers"));
@@ -113,10 +121,7 @@ void MainWindow::buildCentral() {
   tabs_->addTab(validation_view_, tr("&Validation"));
   v->addWidget(tabs_, 1);
   setCentralWidget(central);
-  connect(layer_view_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
-          [this](const QModelIndex& i) {
-            if (i.isValid()) session_->setSelectedLayer(i.row());
-          });
+  follow_selected_layer(layer_view_, session_);
 }
 
 void MainWindow::buildDock() {
@@ -289,12 +294,16 @@ void MainWindow::updateCounts() {
   const model::Config& c = session_->config();
   const model::ParamCounts p = model::count_params(c);
   const QString design = QString::fromStdString(model::describe(c.design));
-  counts_->setText(tr("%1 + %2: %3 params (%4 embedding, %5 active) | %6")
+  // Both name the last valid design; while the typed one is not valid they say so.
+  const bool stale = !session_->inputError(Session::Input::design).isEmpty();
+  counts_->setText((stale ? tr("Stale (last valid design): ") : QString()) +
+                   tr("%1 + %2: %3 params (%4 embedding, %5 active) | %6")
                        .arg(session_->backboneLabel(), design, count(p.total), count(p.embedding()),
                             count(p.active_per_token), mask_view_->countsSummary()));
-  setWindowTitle(tr("hdlab - %1 + %2%3")
+  setWindowTitle(tr("hdlab - %1 + %2%3%4")
                      .arg(session_->backboneLabel(), design,
-                          session_->hasHardware() ? tr(" on %1").arg(session_->hardwareLabel()) : QString()));
+                          session_->hasHardware() ? tr(" on %1").arg(session_->hardwareLabel()) : QString(),
+                          stale ? tr(" - stale: the design typed is not valid") : QString()));
 }
 
 void MainWindow::saveConfigDialog() {

@@ -101,6 +101,11 @@ QWidget* MethodPages::hdPage(FieldErrors& errors) {
   rule_every_->setSpecialValueText(tr("none"));
   rule_rest_ = hd_kind_box(tr("Kind for every other layer"));
   set_choice(rule_rest_, "full");
+  // Named after config_io's rule keys (not registered for errors: the rule's errors go
+  // to the "layer kinds" row).
+  rule_sliding_->setObjectName("/design/hd/layers/sliding");
+  rule_every_->setObjectName("/design/hd/layers/full_every");
+  rule_rest_->setObjectName("/design/hd/layers/rest");
   auto* apply = new QPushButton(tr("Apply rule"));
   apply->setToolTip(tr("Set every layer's kind from this rule (Ctrl+R); single layers are edited in the Layers "
                        "tab or by right-clicking the layer strip"));
@@ -232,10 +237,26 @@ model::Json MethodPages::methodJson() const {
   return Json::object();
 }
 
+gui_core::HdRule MethodPages::hdRule() const {
+  auto kind = [](const QComboBox* box) {
+    const QString v = choice_value(box);
+    if (v == "full") return model::HdLayerKind::full;
+    return v == "local" ? model::HdLayerKind::local : model::HdLayerKind::intra;
+  };
+  return {kind(rule_sliding_), rule_every_->value(), kind(rule_rest_)};
+}
+
 model::Json MethodPages::hdRuleJson() const {
-  return {{"sliding", choice_value(rule_sliding_).toStdString()},
-          {"full_every", rule_every_->value()},
-          {"rest", choice_value(rule_rest_).toStdString()}};
+  const gui_core::HdRule r = hdRule();
+  return {{"sliding", model::to_string(r.sliding)}, {"full_every", r.full_every}, {"rest", model::to_string(r.rest)}};
+}
+
+void MethodPages::setHdRule(const gui_core::HdRule& rule) {
+  const QSignalBlocker b1(rule_sliding_), b2(rule_every_), b3(rule_rest_);
+  set_choice(rule_sliding_, model::to_string(rule.sliding));
+  rule_every_->setMaximum(std::max<int>(rule_every_->maximum(), static_cast<int>(rule.full_every)));
+  rule_every_->setValue(static_cast<int>(rule.full_every));
+  set_choice(rule_rest_, model::to_string(rule.rest));
 }
 
 void MethodPages::load(const model::Method& m) {

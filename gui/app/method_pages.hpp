@@ -6,6 +6,7 @@
 #include <QStringList>
 
 #include "form_helpers.hpp"
+#include "hdlab/gui_core/hd_rule.hpp"
 #include "hdlab/model/config_io.hpp"
 
 class QCheckBox;
@@ -27,8 +28,11 @@ class MethodPages : public QStackedWidget {
 
   // The method's JSON object (HD without "layers": the editor adds the kinds).
   model::Json methodJson() const;
-  // HD layer rule from the rule widgets, in config_io's rule syntax.
+  // HD layer rule from the rule widgets, as a rule and in config_io's rule syntax.
+  gui_core::HdRule hdRule() const;
   model::Json hdRuleJson() const;
+  // Rule widgets from a rule (a loaded design's); emits nothing.
+  void setHdRule(const gui_core::HdRule& rule);
   // Widgets from a parsed method; emits nothing.
   void load(const model::Method& m);
   // Defaults that follow a new backbone: KV mirror on when it has mirror pairs, the

@@ -172,10 +172,11 @@ void PipelineView::connectSignals() {
   connect(session_, &Session::hardwareChanged, this, &PipelineView::schedule);
   connect(session_, &Session::scenarioChanged, this, &PipelineView::schedule);
   job_.on_result = [this](const simulator::PipelineResult& r) { onResult(r); };
+  // The Gantt, the table and the summary keep the last valid run, under a banner that
+  // says so; the strip's stage bands go (the strip has no banner for the pipeline).
   job_.on_error = [this](const model::ConfigError& e) {
     errors_.show(e);
-    result_.reset();
-    devices_->clear();
+    markStale(e);
     session_->setLayerStages({});
   };
   job_.on_idle = [this] { emit idle(); };
@@ -199,6 +200,7 @@ void PipelineView::run() {
     options = simulator::parse_pipeline_options(o);
   } catch (const model::ConfigError& e) {
     errors_.show(e);
+    markStale(e);
     return;
   }
   const model::Config config = session_->config();
@@ -211,7 +213,18 @@ void PipelineView::run() {
   emit progress(0, 0);
 }
 
+void PipelineView::markStale(const model::ConfigError& e) {
+  QString shown;
+  if (result_)
+    shown = tr("pipeline (%1 stages, %2, %3 micro-batches)")
+                .arg(result_->options.stages)
+                .arg(simulator::to_string(result_->options.schedule))
+                .arg(result_->options.microbatches);
+  session_->setInputError(Session::Input::pipeline, QString::fromStdString(e.what()), shown);
+}
+
 void PipelineView::onResult(const simulator::PipelineResult& r) {
+  session_->setInputError(Session::Input::pipeline, {});
   result_ = r;
   panel_->setChart(charts::build_gantt_chart(charts::pipeline_gantt_chart(r)));
   devices_->setResult(r);

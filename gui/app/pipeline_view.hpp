@@ -71,6 +71,8 @@ class PipelineView : public QWidget {
   void connectSignals();
   void schedule();
   void onResult(const simulator::PipelineResult& r);
+  // Records `e` as the reason the views show the last valid run (result_), if any.
+  void markStale(const model::ConfigError& e);
 
   Session* session_;
   QLabel* general_error_;

@@ -229,8 +229,10 @@ void ScenarioEditor::rebuild() {
     const simulator::Scenario s = simulator::parse_scenario(scenarioJson(), "/scenario");
     if (session_->ready()) simulator::check_scenario(session_->config(), session_->hardware(), s, "/scenario");
     session_->setScenario(s);
+    session_->setInputError(Session::Input::scenario, {});
   } catch (const model::ConfigError& e) {
     errors_.show(e);
+    session_->setInputError(Session::Input::scenario, QString::fromStdString(e.what()), tr("scenario"));
   }
 }
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <QStringList>
+
 namespace hdlab::gui {
 
 Session::Session(gui_core::Catalog catalog, QObject* parent) : QObject(parent), catalog_(std::move(catalog)) {}
@@ -43,6 +45,24 @@ void Session::setSelectedLayer(int layer) {
   if (layer == selected_layer_) return;
   selected_layer_ = layer;
   emit layerSelected(layer);
+}
+
+void Session::setInputError(Input input, const QString& error, const QString& shown) {
+  Stale& s = stale_[static_cast<std::size_t>(input)];
+  if (s.error == error && s.shown == shown) return;
+  s = {error, error.isEmpty() ? QString() : shown};
+  emit inputErrorsChanged();
+}
+
+QString Session::staleNote(std::initializer_list<Input> inputs) const {
+  QStringList lines;
+  for (Input input : inputs) {
+    const Stale& s = stale_[static_cast<std::size_t>(input)];
+    if (s.error.isEmpty()) continue;
+    lines << (s.shown.isEmpty() ? tr("Not valid: %1").arg(s.error)
+                                : tr("Stale: shows the last valid %1. Not valid now: %2").arg(s.shown, s.error));
+  }
+  return lines.join('\n');
 }
 
 void Session::setLayerStages(const std::vector<std::int64_t>& stages) {
