@@ -276,6 +276,7 @@ ForwardResult Runner::Impl::run(Pass& p) {
                    OpKind::embedding);
   Tensor e;  // looped injection: the recurrent block's input
   bool final_only = false;
+  if (observer) observe(p, nullptr, x, final_only);
   for (const LayerRun& r : schedule) {
     if (r.iteration_start) {
       if (r.iteration == 0) {
@@ -286,6 +287,7 @@ ForwardResult Runner::Impl::run(Pass& p) {
       inject(p, x, e);
     }
     layer(p, r, x, final_only);
+    if (observer) observe(p, &r, x, final_only);
   }
   if (p.next_call != p.calls.size()) throw std::logic_error("runner: attention calls planned and run differ");
   ForwardResult res = output(p, x, final_only);
@@ -306,6 +308,16 @@ ForwardResult Runner::Impl::run(Pass& p) {
   return res;
 }
 
+void Runner::Impl::observe(const Pass& p, const LayerRun* r, const Tensor& x, bool final_only) {
+  std::vector<std::int64_t> positions = p.rows;
+  if (final_only) {  // after KV-mirror layers cut the state to the final stream's rows
+    positions.clear();
+    for (auto i : p.final_rows) positions.push_back(p.rows[static_cast<std::size_t>(i)]);
+  }
+  const bool recurrent = r && loop && r->layer >= loop->prelude && r->layer < loop->prelude + loop->recurrent;
+  observer(HiddenState{r ? r->layer : -1, r ? r->iteration : 0, recurrent, x, positions});
+}
+
 // ---- public API ----------------------------------------------------------------------------
 
 Runner::Runner(Backend& backend, model::Config config, ModelWeights weights, RunOptions options)
@@ -318,6 +330,9 @@ model::Layout Runner::layout() const { return impl_->layout; }
 const std::vector<LayerGroup>& Runner::groups() const { return impl_->groups; }
 ModelWeights& Runner::weights() { return impl_->w; }
 Backend& Runner::backend() const { return impl_->backend; }
+std::int64_t Runner::copies() const { return impl_->copies; }
+std::int64_t Runner::residual_width() const { return impl_->wide; }
+void Runner::set_hidden_observer(HiddenObserver observer) { impl_->observer = std::move(observer); }
 std::int64_t Runner::sequence_tokens() const { return static_cast<std::int64_t>(impl_->tokens.size()); }
 const StepProfile& Runner::last_profile() const { return impl_->last; }
 

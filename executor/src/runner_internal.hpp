@@ -208,6 +208,7 @@ struct Runner::Impl {
   detail::Profiler prof;
   detail::PlanCache plans;
   StepProfile last;
+  HiddenObserver observer;  // Runner::set_hidden_observer; empty: none
 
   // Shapes (methods.md names).
   std::int64_t copies = 1, D = 0, wide = 0, H = 0, G = 0, hd = 0, V = 0;
@@ -243,6 +244,8 @@ struct Runner::Impl {
   void upload_rows(detail::Pass& p);
   void plan_attention(detail::Pass& p);
   ForwardResult run(detail::Pass& p);
+  // Hands x (after the embeddings: r == nullptr, or after layer run r) to the observer.
+  void observe(const detail::Pass& p, const LayerRun* r, const Tensor& x, bool final_only);
 
   // ---- ops (runner_layers.cpp) ----
   Tensor embed(const std::vector<detail::EmbedGroup>& groups, const Tensor& ids, std::int64_t rows, detail::Buf out,

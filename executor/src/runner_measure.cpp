@@ -54,7 +54,13 @@ Measurement measure(Runner& runner, Backend& backend, const MeasureOptions& o) {
   if (o.warmup < 0) throw model::ConfigError("/warmup", "must be >= 0, got " + std::to_string(o.warmup));
   const model::Config& c = runner.config();
   const std::int64_t L = o.tokens, steps = o.warmup + o.repeats;
-  const auto tokens = random_tokens(static_cast<std::size_t>(L + steps + 1), o.token_seed, c.effective.vocab_size);
+  auto tokens = random_tokens(static_cast<std::size_t>(L + steps + 1), o.token_seed, c.effective.vocab_size);
+  if (!o.prompt.empty()) {
+    if (static_cast<std::int64_t>(o.prompt.size()) != L)
+      throw model::ConfigError("/prompt", std::to_string(o.prompt.size()) + " tokens, but the run is of " +
+                                              std::to_string(L));
+    std::copy(o.prompt.begin(), o.prompt.end(), tokens.begin());
+  }
   const std::span<const std::int32_t> prompt(tokens.data(), static_cast<std::size_t>(L));
   backend.reset_peak();
   std::vector<StepProfile> kept;

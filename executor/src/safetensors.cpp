@@ -88,6 +88,7 @@ const char* to_string(StDtype t) {
     case StDtype::f32: return "F32";
     case StDtype::bf16: return "BF16";
     case StDtype::f16: return "F16";
+    case StDtype::i64: return "I64";
   }
   return "?";
 }
@@ -242,16 +243,57 @@ std::vector<float> SafetensorsReader::read_f32(const std::string& name, const Sh
   return out;
 }
 
+namespace {
+
+std::uint64_t element_bytes(StDtype t) {
+  switch (t) {
+    case StDtype::f32: return 4;
+    case StDtype::bf16:
+    case StDtype::f16: return 2;
+    case StDtype::i64: return 8;
+  }
+  return 0;
+}
+
+// One tensor's bytes as stored.
+std::string encode(const std::string& path, const SafetensorsTensorSpec& t, const std::vector<float>& v, StDtype dtype) {
+  auto bytes_of = [](const auto& raw) {
+    return std::string(reinterpret_cast<const char*>(raw.data()), raw.size() * sizeof(raw[0]));
+  };
+  switch (dtype) {
+    case StDtype::f32: return bytes_of(v);
+    case StDtype::i64: {
+      std::vector<std::int64_t> raw(v.size());
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        if (v[i] != std::trunc(v[i]) || std::abs(v[i]) > 16777216.0f)
+          fail(path, "tensor \"" + t.name + "\": element " + std::to_string(i) +
+                         " is not a whole number of magnitude <= 2^24, so not exactly an I64 from a float");
+        raw[i] = static_cast<std::int64_t>(v[i]);
+      }
+      return bytes_of(raw);
+    }
+    case StDtype::bf16:
+    case StDtype::f16: {
+      std::vector<std::uint16_t> raw(v.size());
+      for (std::size_t i = 0; i < v.size(); ++i) raw[i] = dtype == StDtype::bf16 ? f32_to_bf16(v[i]) : f32_to_f16(v[i]);
+      return bytes_of(raw);
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
 void write_safetensors(const std::string& path, const std::vector<SafetensorsTensorSpec>& tensors,
                        const std::function<std::vector<float>(const SafetensorsTensorSpec&)>& values, StDtype dtype,
                        const std::map<std::string, std::string>& metadata) {
-  const std::uint64_t elem = dtype == StDtype::f32 ? 4 : 2;
   Json header = Json::object();
   std::uint64_t offset = 0;
   for (const auto& t : tensors) {
     if (header.contains(t.name)) fail(path, "tensor \"" + t.name + "\" is listed twice");
-    const std::uint64_t bytes = static_cast<std::uint64_t>(element_count(t.shape)) * elem;
-    header[t.name] = {{"dtype", to_string(dtype)}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes}}};
+    const StDtype type = t.dtype.value_or(dtype);
+    const std::uint64_t bytes = static_cast<std::uint64_t>(element_count(t.shape)) * element_bytes(type);
+    header[t.name] = {{"dtype", to_string(type)}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
   }
   if (!metadata.empty()) header["__metadata__"] = metadata;
@@ -269,13 +311,7 @@ void write_safetensors(const std::string& path, const std::vector<SafetensorsTen
     const std::vector<float> v = values(t);
     if (static_cast<std::int64_t>(v.size()) != element_count(t.shape))
       fail(path, "tensor \"" + t.name + "\": " + std::to_string(v.size()) + " values for shape " + to_string(t.shape));
-    if (dtype == StDtype::f32) {
-      out.write(std::string_view(reinterpret_cast<const char*>(v.data()), v.size() * 4));
-    } else {
-      std::vector<std::uint16_t> raw(v.size());
-      for (std::size_t i = 0; i < v.size(); ++i) raw[i] = dtype == StDtype::bf16 ? f32_to_bf16(v[i]) : f32_to_f16(v[i]);
-      out.write(std::string_view(reinterpret_cast<const char*>(raw.data()), raw.size() * 2));
-    }
+    out.write(encode(path, t, v, t.dtype.value_or(dtype)));
   }
   out.commit();
 }

@@ -20,6 +20,10 @@ struct MeasureOptions {
   int warmup = 1;
   int repeats = 5;
   std::uint64_t token_seed = 1;  // tokens are uniform over the vocabulary, from this seed
+  // When set: the tokens of every train / prefill call and decode's prefilled context
+  // (its size must equal `tokens`); the decode steps' tokens and VWN MTP's next token
+  // stay seeded.
+  std::vector<std::int32_t> prompt;
 };
 
 // One (layer group or outside, op) row: medians over the repeats.

@@ -23,6 +23,7 @@
 // last iteration's K/V).
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -90,6 +91,16 @@ struct ForwardResult {
   Tensor mtp_logits;  // VWN MTP (train_forward): [L, V]
 };
 
+// One residual state as a call computed it, handed to a hidden-state observer.
+struct HiddenState {
+  std::int64_t layer = -1;     // -1: the embeddings; else the layer whose output this is
+  std::int64_t iteration = 0;  // recurrent layers of a looped design: the block's pass (0-based); else 0
+  bool recurrent = false;      // the layer runs once per loop iteration
+  const Tensor& x;             // [rows, D or D'] (VWN: the wide state), a view valid during the callback only
+  std::span<const std::int64_t> positions;  // logical position of each row (token * copies + copy), physical order
+};
+using HiddenObserver = std::function<void(const HiddenState&)>;
+
 class Runner {
  public:
   // `weights` must come from upload_weights(backend, config, ...). Throws
@@ -106,6 +117,13 @@ class Runner {
   const std::vector<LayerGroup>& groups() const;
   ModelWeights& weights();
   Backend& backend() const;
+  std::int64_t copies() const;          // positions per token: HD n, PHD K, else 1
+  std::int64_t residual_width() const;  // columns of the residual state: D, or D' = D n/m under VWN
+
+  // Called with the embeddings and with each layer run's output, in execution order,
+  // during every call while set (default: none; unset, a call pays one test per layer).
+  // The observer's time counts in the call's profile: set it for calls not measured.
+  void set_hidden_observer(HiddenObserver observer);
 
   // Results are views of the runner's workspace: valid until the next call.
   // `next_token`: the token after the last one (VWN MTP mixes its embedding); ignored otherwise.

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -24,10 +25,11 @@ class SafetensorsError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Element types we read (F32, BF16, F16) and write (F32, BF16). Others are listed by
-// name in the header and refused when asked for as weights.
-enum class StDtype { f32, bf16, f16 };
-const char* to_string(StDtype t);  // "F32", "BF16", "F16"
+// Element types we read (F32, BF16, F16) and write (F32, BF16; I64 for integer tensors:
+// token ids, positions). Others are listed by name in the header and refused when asked
+// for as weights.
+enum class StDtype { f32, bf16, f16, i64 };
+const char* to_string(StDtype t);  // "F32", "BF16", "F16", "I64"
 
 // IEEE half precision <-> float (round to nearest even).
 float f16_to_f32(std::uint16_t h);
@@ -71,14 +73,19 @@ class SafetensorsReader {
 };
 
 struct SafetensorsTensorSpec {
+  SafetensorsTensorSpec(std::string n, Shape s, std::optional<StDtype> d = {})
+      : name(std::move(n)), shape(std::move(s)), dtype(d) {}
   std::string name;
   Shape shape;
+  std::optional<StDtype> dtype;  // this tensor's stored type; unset: the file's
 };
 
 // Writes `tensors` in order, each tensor's values from `values(spec)` (row-major,
-// element_count(shape) floats), stored as `dtype`. Atomic: a temporary file beside
-// `path`, renamed into place when complete. SafetensorsError naming the path when the
-// folder is missing or not writable, or a tensor's values have the wrong count.
+// element_count(shape) floats), stored as the spec's dtype or else `dtype` (I64: the
+// floats must be whole numbers of magnitude <= 2^24, which floats hold exactly).
+// Atomic: a temporary file beside `path`, renamed into place when complete.
+// SafetensorsError naming the path when the folder is missing or not writable, a
+// tensor's values have the wrong count, or an I64 value is not such a whole number.
 void write_safetensors(const std::string& path, const std::vector<SafetensorsTensorSpec>& tensors,
                        const std::function<std::vector<float>(const SafetensorsTensorSpec&)>& values, StDtype dtype,
                        const std::map<std::string, std::string>& metadata = {});
