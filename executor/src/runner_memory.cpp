@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "hdlab/model/mask.hpp"
+#include "hdlab/model/schedule.hpp"
 #include "runner_internal.hpp"
 
 namespace hdlab::executor {
@@ -10,12 +11,6 @@ namespace hdlab::executor {
 namespace {
 
 std::size_t sz(std::int64_t v) { return static_cast<std::size_t>(std::max<std::int64_t>(v, 0)); }
-
-std::int64_t copies_of(const model::Method& m) {
-  if (const auto* hd = std::get_if<model::HdDesign>(&m)) return hd->n;
-  if (const auto* phd = std::get_if<model::PhdDesign>(&m)) return phd->K;
-  return 1;
-}
 
 // KV-cache positions one cache of layer l holds at most (as Runner::Impl::cache_capacity).
 std::int64_t cache_rows(const model::Config& c, std::int64_t l, std::int64_t max_tokens, std::int64_t copies) {
@@ -57,17 +52,13 @@ MemoryEstimate estimate_memory(const model::Config& c, const RunShape& shape, co
   MemoryEstimate e;
   const std::size_t bytes = scalar_bytes(o.dtype);
   e.weights = device_weight_bytes(c, o.dtype);
-  const std::int64_t copies = copies_of(c.design.method), L = std::max<std::int64_t>(shape.tokens, 1);
+  const std::int64_t copies = model::copies_per_token(c.design.method), L = std::max<std::int64_t>(shape.tokens, 1);
   const model::Backbone& b = c.effective;
   if (shape.phase != Phase::train_forward) {
     const std::int64_t max_tokens = L + std::max<std::int64_t>(shape.decode_steps, 0);
     std::int64_t rows = 0;
-    const auto* loop = std::get_if<model::LoopedDesign>(&c.design.method);
-    for (std::int64_t l = 0; l < b.num_layers; ++l) {
-      const bool recurrent = loop && l >= loop->prelude && l < loop->prelude + loop->recurrent;
-      const std::int64_t caches = recurrent && loop->kv == model::LoopKv::per_iteration ? loop->iterations : 1;
-      rows += caches * cache_rows(c, l, max_tokens, copies);
-    }
+    for (std::int64_t l = 0; l < b.num_layers; ++l)
+      rows += model::layer_schedule(c.design.method, l).kv_caches * cache_rows(c, l, max_tokens, copies);
     e.kv_cache = sz(rows) * 2 * sz(b.num_kv_heads * b.head_dim) * bytes;
   }
   // The largest call: a training forward or prefill of all c*L positions (the decode

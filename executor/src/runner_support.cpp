@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "hdlab/model/error.hpp"
+#include "hdlab/model/schedule.hpp"
 #include "runner_internal.hpp"
 
 namespace hdlab::executor {
@@ -252,7 +253,6 @@ std::vector<LayerGroup> layer_groups(const model::Config& c, std::vector<int>* g
   std::vector<int> of(static_cast<std::size_t>(b.num_layers));
   const auto* hd = std::get_if<model::HdDesign>(&c.design.method);
   const auto* phd = std::get_if<model::PhdDesign>(&c.design.method);
-  const auto* loop = std::get_if<model::LoopedDesign>(&c.design.method);
   for (std::int64_t l = 0; l < b.num_layers; ++l) {
     const auto& att = b.layers[static_cast<std::size_t>(l)];
     // The simulator's signature keeps the backbone's kind under HD and PHD too.
@@ -264,17 +264,9 @@ std::vector<LayerGroup> layer_groups(const model::Config& c, std::vector<int>* g
     if ((hd || phd) && sliding) label += " (base " + base + ")";
     if (b.is_moe_layer(l)) label += " moe";
     if (b.is_mirrored(l)) label += hd && hd->kv_mirror ? " kv-mirror final-queries" : " kv-mirror";
-    std::int64_t passes = 1;
-    if (loop) {
-      if (l < loop->prelude) {
-        label += " prelude";
-      } else if (l < loop->prelude + loop->recurrent) {
-        label += " recurrent";
-        passes = loop->iterations;
-      } else {
-        label += " coda";
-      }
-    }
+    const model::LayerSchedule schedule = model::layer_schedule(c.design.method, l);
+    if (schedule.role != model::LoopRole::none) label += std::string(" ") + model::to_string(schedule.role);
+    const std::int64_t passes = schedule.passes;
     auto it = std::find_if(groups.begin(), groups.end(), [&](const LayerGroup& g) { return g.label == label; });
     if (it == groups.end()) {
       groups.push_back(LayerGroup{label, l, 0, 0});

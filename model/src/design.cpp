@@ -68,30 +68,43 @@ Backbone grow(const Backbone& base, const GrowthDesign& g) {
   return b;
 }
 
+namespace {
+
+// One overload per design, no catch-all: a design added to Method without a label here
+// does not compile.
+struct DescribeMethod {
+  std::ostringstream& s;
+  void operator()(const BaselineDesign&) const { s << "baseline"; }
+  void operator()(const HdDesign& hd) const {
+    std::int64_t counts[3] = {0, 0, 0};
+    for (auto k : hd.layer_kinds) counts[static_cast<int>(k)]++;
+    s << "hd n=" << hd.n << " (" << counts[2] << " intra, " << counts[1] << " local, " << counts[0] << " full";
+    if (counts[1] > 0) s << ", window " << hd.window;
+    s << ")";
+    if (hd.kv_mirror) s << " kv-mirror";
+  }
+  void operator()(const PhdDesign& phd) const {
+    s << "phd";
+    if (phd.variant != PhdVariant::plain) s << "-" << to_string(phd.variant);
+    s << " K=" << phd.K;
+    if (phd.variant != PhdVariant::plain) s << " W=" << phd.W;
+    if (phd.variant == PhdVariant::cswa) s << " C=" << phd.C;
+  }
+  void operator()(const VwnDesign& v) const {
+    s << "vwn m=" << v.m << " n=" << v.n << " (r=" << v.ratio() << ", " << (v.dynamic ? "dynamic" : "static")
+      << (v.mtp ? ", mtp" : "") << ")";
+  }
+  void operator()(const LoopedDesign& l) const {
+    s << "looped " << l.prelude << "+" << l.recurrent << "x" << l.iterations << "+" << l.coda << " (kv "
+      << to_string(l.kv) << (l.input_injection ? ", injection" : "") << ")";
+  }
+};
+
+}  // namespace
+
 std::string describe(const Design& d) {
   std::ostringstream s;
-  if (std::holds_alternative<BaselineDesign>(d.method)) {
-    s << "baseline";
-  } else if (const auto* hd = std::get_if<HdDesign>(&d.method)) {
-    std::int64_t counts[3] = {0, 0, 0};
-    for (auto k : hd->layer_kinds) counts[static_cast<int>(k)]++;
-    s << "hd n=" << hd->n << " (" << counts[2] << " intra, " << counts[1] << " local, " << counts[0] << " full";
-    if (counts[1] > 0) s << ", window " << hd->window;
-    s << ")";
-    if (hd->kv_mirror) s << " kv-mirror";
-  } else if (const auto* phd = std::get_if<PhdDesign>(&d.method)) {
-    s << "phd";
-    if (phd->variant != PhdVariant::plain) s << "-" << to_string(phd->variant);
-    s << " K=" << phd->K;
-    if (phd->variant != PhdVariant::plain) s << " W=" << phd->W;
-    if (phd->variant == PhdVariant::cswa) s << " C=" << phd->C;
-  } else if (const auto* v = std::get_if<VwnDesign>(&d.method)) {
-    s << "vwn m=" << v->m << " n=" << v->n << " (r=" << v->ratio() << ", " << (v->dynamic ? "dynamic" : "static")
-      << (v->mtp ? ", mtp" : "") << ")";
-  } else if (const auto* l = std::get_if<LoopedDesign>(&d.method)) {
-    s << "looped " << l->prelude << "+" << l->recurrent << "x" << l->iterations << "+" << l->coda << " (kv "
-      << to_string(l->kv) << (l->input_injection ? ", injection" : "") << ")";
-  }
+  std::visit(DescribeMethod{s}, d.method);
   if (d.growth && (d.growth->depth_factor > 1 || d.growth->width_factor > 1)) {
     s << " + growth";
     if (d.growth->depth_factor > 1) s << " depth x" << d.growth->depth_factor << " " << to_string(d.growth->depth_mode);

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "hdlab/model/json_reader.hpp"
+#include "hdlab/model/schedule.hpp"
 
 namespace hdlab::simulator {
 
@@ -146,9 +147,7 @@ void check_scenario(const model::Config& c, const HardwareProfile& hw, const Sce
   if (p.cp > 1) check_context_parallel(s, hw, pointer + "/parallel/cp");
   if (p.dp > 1) link_for(hw, p.tp * p.cp * p.dp, p.gpus_per_node, pointer + "/parallel/dp");
   // Whole-sequence masks count pairs exactly up to model::max_count_positions positions.
-  std::int64_t copies = 1;
-  if (const auto* hd = std::get_if<model::HdDesign>(&c.design.method)) copies = hd->n;
-  if (const auto* phd = std::get_if<model::PhdDesign>(&c.design.method)) copies = phd->K;
+  const std::int64_t copies = model::copies_per_token(c.design.method);
   const std::int64_t max_tokens = model::max_count_positions / copies;
   if (s.train.seq_len > max_tokens)
     model::fail(pointer + "/train/seq_len", "must be <= " + num(max_tokens) + " tokens for " + num(copies) +

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "hdlab/model/params.hpp"
+#include "hdlab/model/schedule.hpp"
 
 namespace hdlab::simulator {
 
@@ -14,12 +15,6 @@ namespace {
 
 using model::Layout;
 using model::MaskSpec;
-
-std::int64_t copies_of(const model::Method& m) {
-  if (const auto* hd = std::get_if<model::HdDesign>(&m)) return hd->n;
-  if (const auto* phd = std::get_if<model::PhdDesign>(&m)) return phd->K;
-  return 1;
-}
 
 // Whether the final copies' rows sit contiguously in the physical layout (the output
 // path then reads them in place instead of gathering them into a buffer).
@@ -35,17 +30,14 @@ bool final_rows_contiguous(std::int64_t L, std::int64_t copies, Layout layout) {
 
 // One sequence's KV-cache positions, summed over every cache the run allocates.
 double kv_positions(const model::Config& c, std::int64_t max_tokens) {
-  const std::int64_t copies = copies_of(c.design.method), all = max_tokens * copies;
-  const auto* loop = std::get_if<model::LoopedDesign>(&c.design.method);
+  const std::int64_t copies = model::copies_per_token(c.design.method), all = max_tokens * copies;
   double positions = 0;
   for (std::int64_t l = 0; l < c.effective.num_layers; ++l) {
     const MaskSpec m = model::layer_mask(c, l, 1);
     double capacity = static_cast<double>(all);  // full and intra layers: every position
     if (m.kind == MaskSpec::Kind::sliding) capacity = static_cast<double>(std::min(all, 2 * (m.window + copies)));
     if (m.kind == MaskSpec::Kind::phd) capacity = static_cast<double>(max_tokens + m.phd_W + m.copies);
-    const bool recurrent = loop && l >= loop->prelude && l < loop->prelude + loop->recurrent;
-    const double caches = recurrent && loop->kv == model::LoopKv::per_iteration ? static_cast<double>(loop->iterations) : 1;
-    positions += caches * capacity;
+    positions += static_cast<double>(model::layer_schedule(c.design.method, l).kv_caches) * capacity;
   }
   return positions;
 }
@@ -136,7 +128,7 @@ void output_buffers(const model::Config& c, const Rows& rows, const ForwardRun& 
   const double loss = train ? rows.final : 1;
   const auto* hd = std::get_if<model::HdDesign>(&c.design.method);
   const bool final_only = hd && hd->kv_mirror && b.kv_mirror_layers > 0;
-  if (train && !final_only && !final_rows_contiguous(run.tokens, copies_of(c.design.method), run.layout))
+  if (train && !final_only && !final_rows_contiguous(run.tokens, model::copies_per_token(c.design.method), run.layout))
     w.buffer("out_rows", loss * wide, e);
   if (vwn) {
     w.buffer("out_norm", loss * wide, e);
@@ -158,7 +150,7 @@ void output_buffers(const model::Config& c, const Rows& rows, const ForwardRun& 
 }  // namespace
 
 ForwardRows forward_rows(const model::Config& c, ForwardPhase phase, std::int64_t L) {
-  const std::int64_t K = copies_of(c.design.method);
+  const std::int64_t K = model::copies_per_token(c.design.method);
   if (phase == ForwardPhase::decode) return {static_cast<double>(K), 1};
   const auto* phd = std::get_if<model::PhdDesign>(&c.design.method);
   if (phase == ForwardPhase::prefill && phd && phd->variant != model::PhdVariant::swa && K > 1) {

@@ -106,22 +106,13 @@ LayerSignature layer_signature(const Backbone& b, const Method& m, std::int64_t 
   sig.base_window = att.kind == AttentionKind::sliding ? att.window : 0;
   sig.moe = b.is_moe_layer(l);
   sig.kv_from_source = b.is_mirrored(l);
-  double runs = 1, kv = 1;
   if (const auto* hd = std::get_if<HdDesign>(&m)) {
     sig.hd_kind = hd->layer_kinds[static_cast<std::size_t>(l)];
     sig.final_queries_only = sig.kv_from_source && hd->kv_mirror;
   }
-  if (const auto* loop = std::get_if<LoopedDesign>(&m)) {
-    if (l < loop->prelude) {
-      sig.role = LoopRole::prelude;
-    } else if (l < loop->prelude + loop->recurrent) {
-      sig.role = LoopRole::recurrent;
-      runs = static_cast<double>(loop->iterations);
-      kv = loop->kv == LoopKv::per_iteration ? runs : 1;
-    } else {
-      sig.role = LoopRole::coda;
-    }
-  }
+  const model::LayerSchedule schedule = model::layer_schedule(m, l);
+  sig.role = schedule.role;
+  const auto runs = static_cast<double>(schedule.passes), kv = static_cast<double>(schedule.kv_caches);
   if (passes) *passes = runs;
   if (kv_caches) *kv_caches = kv;
   return sig;

@@ -8,16 +8,6 @@
 
 namespace hdlab::gui_core {
 
-const char* to_string(LoopRole r) {
-  switch (r) {
-    case LoopRole::none: return "";
-    case LoopRole::prelude: return "prelude";
-    case LoopRole::recurrent: return "recurrent";
-    case LoopRole::coda: return "coda";
-  }
-  return "?";
-}
-
 const char* to_string(LayerAttentionKind k) {
   switch (k) {
     case LayerAttentionKind::full: return "full";
@@ -55,12 +45,6 @@ void set_attention(const model::Config& c, LayerStripCell& cell) {
   }
 }
 
-LoopRole loop_role(const model::LoopedDesign& l, std::int64_t layer) {
-  if (layer < l.prelude) return LoopRole::prelude;
-  if (layer < l.prelude + l.recurrent) return LoopRole::recurrent;
-  return LoopRole::coda;
-}
-
 }  // namespace
 
 LayerStrip layer_strip(const model::Config& c, const std::vector<std::int64_t>& layer_stage) {
@@ -70,8 +54,7 @@ LayerStrip layer_strip(const model::Config& c, const std::vector<std::int64_t>& 
                                               " entries for " + std::to_string(L) + " layers");
   LayerStrip s;
   s.method = model::method_name(c.design.method);
-  if (const auto* hd = std::get_if<model::HdDesign>(&c.design.method)) s.copies = hd->n;
-  if (const auto* phd = std::get_if<model::PhdDesign>(&c.design.method)) s.copies = phd->K;
+  s.copies = model::copies_per_token(c.design.method);
   const auto* looped = std::get_if<model::LoopedDesign>(&c.design.method);
   if (looped) s.loop_iterations = looped->iterations;
   std::vector<std::int64_t> sources;
@@ -84,7 +67,7 @@ LayerStrip layer_strip(const model::Config& c, const std::vector<std::int64_t>& 
     cell.moe = c.effective.is_moe_layer(l);
     cell.mirror_source = c.effective.mirror_source(l);
     if (cell.mirror_source >= 0) s.mirror_pairs.emplace_back(cell.mirror_source, l);
-    if (looped) cell.loop = loop_role(*looped, l);
+    cell.loop = model::layer_schedule(c.design.method, l).role;
     if (!sources.empty()) cell.grown_from = sources[static_cast<std::size_t>(l)];
     if (!layer_stage.empty()) {
       cell.stage = layer_stage[static_cast<std::size_t>(l)];

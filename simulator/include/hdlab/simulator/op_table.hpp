@@ -25,6 +25,7 @@
 
 #include "hdlab/model/design.hpp"
 #include "hdlab/model/ops.hpp"
+#include "hdlab/model/schedule.hpp"
 
 namespace hdlab::simulator {
 
@@ -118,7 +119,7 @@ ModelShape model_shape(const model::Backbone& b, const model::Method& m);
 void set_precision(ModelShape& s, const TensorPrecision& p);
 
 // What makes two layers cost the same.
-enum class LoopRole : std::uint8_t { none, prelude, recurrent, coda };
+using model::LoopRole;
 struct LayerSignature {
   model::AttentionKind base_kind = model::AttentionKind::full;
   std::int64_t base_window = 0;

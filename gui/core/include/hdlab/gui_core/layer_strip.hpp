@@ -8,11 +8,12 @@
 #include <vector>
 
 #include "hdlab/model/design.hpp"
+#include "hdlab/model/schedule.hpp"
 
 namespace hdlab::gui_core {
 
-enum class LoopRole { none, prelude, recurrent, coda };
-const char* to_string(LoopRole r);
+using model::LoopRole;
+using model::to_string;  // to_string(LoopRole), beside this header's own overloads
 
 // What a layer's attention is under the design; one colour each in the strip.
 enum class LayerAttentionKind {
