@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "hdlab/model/error.hpp"
+#include "hdlab/simulator/fit.hpp"
 #include "hdlab/simulator/report.hpp"
 #include "verbs.hpp"
 
@@ -223,10 +224,19 @@ void print_serving(const json& r) {
   }
 }
 
-void print_cost_text(const json& r) {
+// Each phase whose memory does not fit the device, with the smallest change that does: a
+// time printed above for it is no plan.
+void print_fit(const simulator::MemoryFit& fit) {
+  for (const simulator::PhaseFit* p : {&fit.decode, &fit.prefill, &fit.train})
+    if (!p->fits()) std::cout << "warning: " << simulator::describe(*p) << "\n";
+  if (!fit.fits()) std::cout << "\n";
+}
+
+void print_cost_text(const json& r, const simulator::MemoryFit& fit) {
   print_scenario(r);
   print_phases(r);
   print_memory(r);
+  print_fit(fit);
   print_decode_ops(r);
   print_serving(r);
 }
@@ -250,7 +260,7 @@ Verb add_cost(CLI::App& app) {
             check_kv_contexts(o->kv_contexts);
             const json report = simulator::cost_report(config, hw, scenario, o->kv_contexts);
             if (o->json) print_json(report);
-            else print_cost_text(report);
+            else print_cost_text(report, simulator::memory_fit(config, hw, scenario));
             return exit_ok;
           }};
 }

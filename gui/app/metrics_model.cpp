@@ -5,18 +5,30 @@
 #include <QBrush>
 #include <QColor>
 
+#include "hdlab/gui_core/memory_fit.hpp"
 #include "hdlab/gui_core/units.hpp"
 
 namespace hdlab::gui {
 namespace {
 QString text(const std::string& s) { return QString::fromStdString(s); }
+const QColor kOverCapacity(0xB0, 0x00, 0x20);
 }  // namespace
 
-void MetricsModel::setResults(const simulator::Metrics& design, const simulator::Metrics& baseline) {
+void MetricsModel::setResults(const simulator::Metrics& design, const simulator::Metrics& baseline,
+                              const simulator::MemoryFit& design_fit, const simulator::MemoryFit& baseline_fit) {
   beginResetModel();
   design_ = design;
   baseline_ = baseline;
+  design_fit_ = design_fit;
+  baseline_fit_ = baseline_fit;
   endResetModel();
+}
+
+const simulator::PhaseFit* MetricsModel::overCapacity(simulator::Metric m, bool baseline) const {
+  const std::optional<simulator::FitPhase> phase = gui_core::metric_phase(m);
+  if (!phase) return nullptr;
+  const simulator::PhaseFit& f = gui_core::phase_fit(baseline ? baseline_fit_ : design_fit_, *phase);
+  return f.fits() ? nullptr : &f;
 }
 
 void MetricsModel::clear() {
@@ -59,7 +71,12 @@ QVariant MetricsModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::TextAlignmentRole && index.column() != Name && index.column() != Unit)
     return int(Qt::AlignRight | Qt::AlignVCenter);
   if (role == Qt::ForegroundRole && simulator::metric_name(m) == std::string("train_fits") && d == 0)
-    return QBrush(QColor(0xB0, 0x00, 0x20));
+    return QBrush(kOverCapacity);
+  // The design's cells (name, value, ratio) follow the design's fit, the baseline's its own.
+  const simulator::PhaseFit* over = overCapacity(m, index.column() == Baseline);
+  if (role == Qt::ForegroundRole && over && index.column() != Unit) return QBrush(kOverCapacity);
+  if (role == Qt::ToolTipRole && over && index.column() != Unit)
+    return text((index.column() == Baseline ? "Baseline: " : "") + simulator::describe(*over));
   if (role != Qt::DisplayRole) return {};
   switch (index.column()) {
     case Name: return QString(simulator::metric_name(m));

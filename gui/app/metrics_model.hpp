@@ -1,7 +1,9 @@
 #pragma once
 // Item models over simulator results: every scalar metric of the design next to its
 // baseline (formatted with its unit; the raw value under Qt::UserRole), and the serving
-// matrix (decode throughput per batch x input length against the baseline).
+// matrix (decode throughput per batch x input length against the baseline). A metric of a
+// phase whose memory does not fit the device (simulator/fit.hpp) is red, its tooltip
+// saying by how much and what would fit.
 #include <optional>
 
 #include <QAbstractTableModel>
@@ -16,7 +18,9 @@ class MetricsModel : public QAbstractTableModel {
   enum Column { Name, Design, Baseline, Ratio, Unit, ColumnCount };
   using QAbstractTableModel::QAbstractTableModel;
 
-  void setResults(const simulator::Metrics& design, const simulator::Metrics& baseline);
+  // The fits default to "everything fits" (no marks).
+  void setResults(const simulator::Metrics& design, const simulator::Metrics& baseline,
+                  const simulator::MemoryFit& design_fit = {}, const simulator::MemoryFit& baseline_fit = {});
   void clear();
 
   int rowCount(const QModelIndex& parent = {}) const override;
@@ -27,7 +31,11 @@ class MetricsModel : public QAbstractTableModel {
   static int rowOf(simulator::Metric m) { return static_cast<int>(m); }
 
  private:
+  // The fit of the metric's phase (gui_core::metric_phase) when it does not fit.
+  const simulator::PhaseFit* overCapacity(simulator::Metric m, bool baseline) const;
+
   std::optional<simulator::Metrics> design_, baseline_;
+  simulator::MemoryFit design_fit_, baseline_fit_;
 };
 
 class ServingModel : public QAbstractTableModel {

@@ -1,5 +1,7 @@
 #include "pipeline_view.hpp"
 
+#include <QBrush>
+#include <QColor>
 #include <QComboBox>
 #include <QFormLayout>
 #include <QHBoxLayout>
@@ -43,9 +45,10 @@ std::vector<std::int64_t> layer_stages(const simulator::PipelinePartition& p, st
   return stages;
 }
 
-void PipelineDeviceModel::setResult(const simulator::PipelineResult& r) {
+void PipelineDeviceModel::setResult(const simulator::PipelineResult& r, double memory_bytes) {
   beginResetModel();
   devices_ = r.devices;
+  memory_bytes_ = memory_bytes;
   layers_.clear();
   for (std::size_t d = 0; d < devices_.size(); ++d)
     layers_.push_back(layer_ranges(r.partition, static_cast<std::int64_t>(d)));
@@ -67,9 +70,9 @@ int PipelineDeviceModel::columnCount(const QModelIndex& parent) const { return p
 QVariant PipelineDeviceModel::headerData(int section, Qt::Orientation o, int role) const {
   if (role != Qt::DisplayRole) return {};
   if (o == Qt::Vertical) return tr("device %1").arg(section);
-  static const char* names[] = {"busy",        "fwd + bwd of one micro-batch", "peak activations",
-                                "in flight",   "warm-up forwards",             "tasks",
-                                "layers"};
+  static const char* names[] = {"busy",      "fwd + bwd of one micro-batch", "peak activations",
+                                "memory",    "in flight",                    "warm-up forwards",
+                                "tasks",     "layers"};
   return section >= 0 && section < ColumnCount ? tr(names[section]) : QVariant();
 }
 
@@ -81,6 +84,7 @@ QVariant PipelineDeviceModel::data(const QModelIndex& index, int role) const {
       case Busy: return d.busy_s;
       case StageTime: return d.stage_time_s;
       case PeakActivation: return d.peak_activation_bytes;
+      case Memory: return d.memory_bytes();
       case InFlight: return static_cast<qlonglong>(d.peak_inflight_microbatches);
       case Warmup: return static_cast<qlonglong>(d.warmup_forwards);
       case Tasks: return static_cast<qlonglong>(d.tasks);
@@ -88,11 +92,22 @@ QVariant PipelineDeviceModel::data(const QModelIndex& index, int role) const {
     }
   }
   if (role == Qt::TextAlignmentRole && index.column() != Layers) return int(Qt::AlignRight | Qt::AlignVCenter);
+  const bool over = memory_bytes_ > 0 && d.memory_bytes() > memory_bytes_;
+  if (role == Qt::ForegroundRole && over && (index.column() == Memory || index.column() == PeakActivation))
+    return QBrush(QColor(0xB0, 0x00, 0x20));
+  if (role == Qt::ToolTipRole && index.column() == Memory)
+    return tr("weights %1 + gradients %2 + optimizer state %3 + peak activations %4%5")
+        .arg(text(gui_core::format_bytes(d.weight_bytes)), text(gui_core::format_bytes(d.grad_bytes)),
+             text(gui_core::format_bytes(d.optimizer_bytes)), text(gui_core::format_bytes(d.peak_activation_bytes)),
+             memory_bytes_ > 0 ? tr("; the device has %1").arg(text(gui_core::format_bytes(memory_bytes_))) : QString());
   if (role != Qt::DisplayRole) return {};
   switch (index.column()) {
     case Busy: return text(gui_core::format_seconds(d.busy_s));
     case StageTime: return text(gui_core::format_seconds(d.stage_time_s));
     case PeakActivation: return text(gui_core::format_bytes(d.peak_activation_bytes));
+    case Memory:
+      return over ? tr("%1 > %2").arg(text(gui_core::format_bytes(d.memory_bytes())), text(gui_core::format_bytes(memory_bytes_)))
+                  : text(gui_core::format_bytes(d.memory_bytes()));
     case InFlight: return tr("%1 micro-batches").arg(d.peak_inflight_microbatches);
     case Warmup: return static_cast<qlonglong>(d.warmup_forwards);
     case Tasks: return static_cast<qlonglong>(d.tasks);
@@ -115,6 +130,13 @@ PipelineView::PipelineView(Session* session, QWidget* parent)
   summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   summary_->setMinimumHeight(2 * summary_->fontMetrics().lineSpacing() + 4);  // room for the wrapped line
   v->addWidget(summary_);
+  fit_warning_ = new QLabel();
+  fit_warning_->setObjectName("fit-warning");
+  fit_warning_->setStyleSheet("color: #B00020;");
+  fit_warning_->setWordWrap(true);
+  fit_warning_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  fit_warning_->hide();
+  v->addWidget(fit_warning_);
   auto* split = new QSplitter(Qt::Vertical);
   panel_ = new ChartPanel("pipeline-gantt");
   devices_ = new PipelineDeviceModel(this);
@@ -171,7 +193,7 @@ void PipelineView::connectSignals() {
   connect(session_, &Session::configChanged, this, &PipelineView::schedule);
   connect(session_, &Session::hardwareChanged, this, &PipelineView::schedule);
   connect(session_, &Session::scenarioChanged, this, &PipelineView::schedule);
-  job_.on_result = [this](const simulator::PipelineResult& r) { onResult(r); };
+  job_.on_result = [this](const PipelineRun& r) { onResult(r); };
   // The Gantt, the table and the summary keep the last valid run, under a banner that
   // says so; the strip's stage bands go (the strip has no banner for the pipeline).
   job_.on_error = [this](const model::ConfigError& e) {
@@ -208,7 +230,9 @@ void PipelineView::run() {
   const simulator::Scenario scenario = session_->scenario();
   // The engine has no progress callback: the bar shows "busy" and Cancel drops the result.
   job_.start([config, hw, scenario, options](const gui_core::ProgressFn&) {
-    return simulator::simulate_pipeline(config, hw, scenario, options);
+    PipelineRun run{simulator::simulate_pipeline(config, hw, scenario, options), {}};
+    run.fit = simulator::pipeline_fit(config, hw, scenario, options, run.result);
+    return run;
   });
   emit progress(0, 0);
 }
@@ -223,14 +247,20 @@ void PipelineView::markStale(const model::ConfigError& e) {
   session_->setInputError(Session::Input::pipeline, QString::fromStdString(e.what()), shown);
 }
 
-void PipelineView::onResult(const simulator::PipelineResult& r) {
+void PipelineView::onResult(const PipelineRun& run) {
+  const simulator::PipelineResult& r = run.result;
   session_->setInputError(Session::Input::pipeline, {});
   result_ = r;
-  panel_->setChart(charts::build_gantt_chart(charts::pipeline_gantt_chart(r)));
-  devices_->setResult(r);
+  fit_ = run.fit;
+  panel_->setChart(charts::build_gantt_chart(charts::pipeline_gantt_chart(r, run.fit)));
+  devices_->setResult(r, run.fit.memory_bytes);
   session_->setLayerStages(layer_stages(r.partition, session_->config().effective.num_layers));
   summary_->setText(summary());
+  fit_warning_->setText(run.fit.fits() ? QString() : text(simulator::describe(run.fit)));
+  fit_warning_->setVisible(!run.fit.fits());
 }
+
+QString PipelineView::fitWarning() const { return fit_warning_->text(); }
 
 QString PipelineView::summary() const {
   if (!result_) return {};

@@ -2,7 +2,10 @@
 // The pipeline view: pipeline-parallel training of the design (simulator/pipeline_cost:
 // per-layer costs from the cost model, GPipe / 1F1B / interleaved / ZB-H1 schedules),
 // shown as a Gantt chart per device with the step's metrics and a per-device table. The
-// run goes off the UI thread; its stage partition colours the layer strip.
+// run goes off the UI thread; its stage partition colours the layer strip. When the
+// busiest device's memory (training state + peak activations) exceeds the device's, the
+// Gantt title, a line under the summary and the device's memory cell say so in red, with
+// the smallest change that fits (simulator/fit.hpp).
 #include <optional>
 
 #include <QAbstractTableModel>
@@ -11,6 +14,7 @@
 
 #include "background_job.hpp"
 #include "form_helpers.hpp"
+#include "hdlab/simulator/fit.hpp"
 #include "hdlab/simulator/pipeline.hpp"
 
 class QComboBox;
@@ -24,14 +28,16 @@ namespace hdlab::gui {
 class ChartPanel;
 class Session;
 
-// One row per pipeline device: busy time, stage time, peak activations, in-flight
-// micro-batches, warm-up forwards, tasks.
+// One row per pipeline device: busy time, stage time, peak activations, memory (training
+// state + peak activations; red above the device's), in-flight micro-batches, warm-up
+// forwards, tasks.
 class PipelineDeviceModel : public QAbstractTableModel {
   Q_OBJECT
  public:
-  enum Column { Busy, StageTime, PeakActivation, InFlight, Warmup, Tasks, Layers, ColumnCount };
+  enum Column { Busy, StageTime, PeakActivation, Memory, InFlight, Warmup, Tasks, Layers, ColumnCount };
   using QAbstractTableModel::QAbstractTableModel;
-  void setResult(const simulator::PipelineResult& r);
+  // `memory_bytes`: the device's memory (0: unknown, nothing marked).
+  void setResult(const simulator::PipelineResult& r, double memory_bytes = 0);
   void clear();
   int rowCount(const QModelIndex& parent = {}) const override;
   int columnCount(const QModelIndex& parent = {}) const override;
@@ -41,6 +47,13 @@ class PipelineDeviceModel : public QAbstractTableModel {
  private:
   std::vector<simulator::PipelineDevice> devices_;
   std::vector<QString> layers_;  // layers held per device, e.g. "0-8, 27-35"
+  double memory_bytes_ = 0;
+};
+
+// A pipeline run and whether its memory fits, computed together off the UI thread.
+struct PipelineRun {
+  simulator::PipelineResult result;
+  simulator::PhaseFit fit;
 };
 
 // Stage (device) of every layer from a partition; layers follow model order.
@@ -53,6 +66,9 @@ class PipelineView : public QWidget {
   ChartPanel* panel() const { return panel_; }
   PipelineDeviceModel* devices() const { return devices_; }
   const std::optional<simulator::PipelineResult>& result() const { return result_; }
+  const std::optional<simulator::PhaseFit>& fit() const { return fit_; }
+  // The red over-capacity line under the summary; empty when the run fits.
+  QString fitWarning() const;
   QString errorAt(const std::string& pointer) const { return errors_.textAt(pointer); }
   QString summary() const;
   void cancel();
@@ -70,7 +86,7 @@ class PipelineView : public QWidget {
   QHBoxLayout* buildControls();
   void connectSignals();
   void schedule();
-  void onResult(const simulator::PipelineResult& r);
+  void onResult(const PipelineRun& run);
   // Records `e` as the reason the views show the last valid run (result_), if any.
   void markStale(const model::ConfigError& e);
 
@@ -83,12 +99,14 @@ class PipelineView : public QWidget {
   QSpinBox* virtual_stages_;
   QComboBox* partition_;
   QLabel* summary_;
+  QLabel* fit_warning_;
   ChartPanel* panel_;
   PipelineDeviceModel* devices_;
   QTableView* device_view_;
   QTimer debounce_;
-  BackgroundJob<simulator::PipelineResult> job_;
+  BackgroundJob<PipelineRun> job_;
   std::optional<simulator::PipelineResult> result_;
+  std::optional<simulator::PhaseFit> fit_;
 };
 
 }  // namespace hdlab::gui

@@ -10,6 +10,7 @@
 #include "chart_panel.hpp"
 #include "hdlab/charts/charts.hpp"
 #include "hdlab/charts/tradeoff_charts.hpp"
+#include "hdlab/gui_core/memory_fit.hpp"
 #include "metrics_model.hpp"
 
 namespace hdlab::gui {
@@ -93,10 +94,18 @@ CostsView::CostsView(QWidget* parent) : QWidget(parent) {
 }
 
 void CostsView::setResults(const gui_core::Tradeoffs& t, const simulator::Scenario& s, const QString& headline) {
-  metrics_->setResults(t.design, t.baseline);
+  metrics_->setResults(t.design, t.baseline, t.design_fit, t.baseline_fit);
   serving_->setResults(t.design, s);
-  headline_->setText(headline);
+  // A phase whose memory does not fit is no plan: say so in red under the numbers, with
+  // the need, the capacity and the smallest change that fits.
+  QString text = headline;
+  for (const std::string& w : gui_core::fit_warnings(t.design_fit))
+    text += QString("<br><span style=\"color:#B00020\"><b>%1</b> %2</span>")
+                .arg(tr("Does not fit:"), QString::fromStdString(w).toHtmlEscaped());
+  headline_->setText(text);
 }
+
+QString CostsView::headline() const { return headline_->text(); }
 
 void CostsView::clear(const QString& message) {
   metrics_->clear();

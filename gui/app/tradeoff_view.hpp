@@ -39,6 +39,8 @@ class CostsView : public QWidget {
   void setResults(const gui_core::Tradeoffs& t, const simulator::Scenario& s, const QString& headline);
   void clear(const QString& message);
   MetricsModel* metrics() const { return metrics_; }
+  // The headline as shown (rich text), with the over-capacity warning when there is one.
+  QString headline() const;
   ServingModel* serving() const { return serving_; }
 
  private:

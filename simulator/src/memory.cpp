@@ -94,16 +94,13 @@ double cp_kv_buffer_bytes(const PassCost& forward, const ModelShape& s, const Pa
   return share * largest;
 }
 
-TrainMemory train_memory(const model::ParamCounts& p, const ModelShape& s, const PassCost& forward,
-                         const Scenario& sc) {
+TrainMemory train_state_memory(double dense, double experts, const ModelShape& s, const Scenario& sc) {
   const ParallelScenario& par = sc.parallel;
   // context-parallel ranks hold the same weights: the state shards over them too
   const double tp = static_cast<double>(par.tp), ep = static_cast<double>(par.ep),
                dp = static_cast<double>(par.dp * par.cp);
-  const double experts = static_cast<double>(p.routed_experts);
-  const double dense = static_cast<double>(p.total) - experts;
   const OptimizerSharding z = sc.train.sharding;
-  // Parameters per device with the state sharded over `shards_dense` / `shards_expert` ranks.
+  // Parameters per device, the state sharded over the data-parallel ranks or not.
   auto per_device = [&](bool sharded) {
     const double sd = sharded ? dp : 1, se = sharded ? dp / ep : 1;
     return dense / tp / sd + experts / (tp * ep) / se;
@@ -112,7 +109,15 @@ TrainMemory train_memory(const model::ParamCounts& p, const ModelShape& s, const
   m.weight_bytes = per_device(z == OptimizerSharding::weights) * s.weight_el_bytes;
   m.grad_bytes = per_device(z == OptimizerSharding::weights || z == OptimizerSharding::gradients) * s.comm_el_bytes;
   m.optimizer_bytes = per_device(z != OptimizerSharding::none) * s.optimizer_bytes_per_param;
-  const Sharding sh{tp, ep, 1, par.sequence_parallel || par.tp == 1};
+  return m;
+}
+
+TrainMemory train_memory(const model::ParamCounts& p, const ModelShape& s, const PassCost& forward,
+                         const Scenario& sc) {
+  const ParallelScenario& par = sc.parallel;
+  const double experts = static_cast<double>(p.routed_experts);
+  TrainMemory m = train_state_memory(static_cast<double>(p.total) - experts, experts, s, sc);
+  const Sharding sh{static_cast<double>(par.tp), static_cast<double>(par.ep), 1, par.sequence_parallel || par.tp == 1};
   m.activation_bytes = activation_bytes_per_device(forward, s, sc.train.recompute, sc.train.vwn_eta, sh) +
                       cp_kv_buffer_bytes(forward, s, par);
   return m;

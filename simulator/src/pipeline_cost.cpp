@@ -149,7 +149,8 @@ PipelineWorkload workload_of(const CostContext& ctx, std::int64_t pp, const std:
 }
 
 // The optimizer step after the makespan (pipeline_cost.hpp): per device, its parameters'
-// gradient all-reduce (partly hidden behind its last backward) and update.
+// gradient all-reduce (partly hidden behind its last backward) and update; and the
+// training state those parameters hold on it.
 void add_optimizer_step(const CostContext& ctx, const PipelineWorkload& w, PipelineResult& r) {
   const auto devices = r.devices.size();
   std::vector<double> dense(devices, 0), experts(devices, 0), last_end(devices, 0), last_length(devices, 0);
@@ -172,6 +173,10 @@ void add_optimizer_step(const CostContext& ctx, const PipelineWorkload& w, Pipel
   PipelineMetrics& m = r.metrics;
   m.step_s = m.makespan_s;
   for (std::size_t dev = 0; dev < devices; ++dev) {
+    const TrainMemory state = train_state_memory(dense[dev], experts[dev], ctx.shape, *ctx.scenario);
+    r.devices[dev].weight_bytes = state.weight_bytes;
+    r.devices[dev].grad_bytes = state.grad_bytes;
+    r.devices[dev].optimizer_bytes = state.optimizer_bytes;
     const double reduce = dp_gradient_s(ctx, dense[dev], experts[dev]);
     const double optimizer = optimizer_update_s(ctx, dense[dev], experts[dev]);
     const double exposed = ctx.scenario->train.overlap_dp_comm ? std::max(0.0, reduce - last_length[dev]) : reduce;

@@ -134,7 +134,11 @@ json device_json(const PipelineDevice& d) {
           {"peak_inflight_microbatches", d.peak_inflight_microbatches},
           {"warmup_forwards", d.warmup_forwards},
           {"deferred_weights", d.deferred_weights},
-          {"tasks", d.tasks}};
+          {"tasks", d.tasks},
+          {"weight_bytes", d.weight_bytes},
+          {"grad_bytes", d.grad_bytes},
+          {"optimizer_bytes", d.optimizer_bytes},
+          {"memory_bytes", d.memory_bytes()}};
 }
 
 }  // namespace

@@ -106,6 +106,24 @@ TEST_CASE("hdlab cost: numbers worked out by hand", "[cli][cost]") {
   CHECK(vwn["metrics"]["decode_weight_bytes"].get<double>() > m["decode_weight_bytes"].get<double>());
 }
 
+TEST_CASE("hdlab cost: a phase whose memory does not fit says so with the smallest change that fits",
+          "[cli][cost][fit]") {
+  // HD n=4 at decode batch 32 x 4096 tokens: 20.1 GB of weights + 32 x 2.42 GB of KV cache
+  // (36 layers x 4 x 4096 positions x 2 x 8 x 128 x 2 B) against 0.9 x 80 GB.
+  const auto r = run_cli({"cost", kModel, "-d", "hd:n=4", "--hw", "h100-sxm"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("warning: decode at batch 32 x 4096 tokens does not fit: 97.4 GB per device "
+                                    "(weights 20.1 GB + KV cache 77.3 GB) > 72.0 GB usable (0.9 x 80.0 GB). "
+                                    "Fits at batch 21 (70.8 GB), or tp 2 (2 devices, 48.7 GB each)."));
+  CHECK_THAT(r.out, Catch::Contains("warning: training at micro-batch 1 x 4096 tokens does not fit: 254.0 GB"));
+  CHECK_THAT(r.out, !Catch::Contains("warning: prefill"));
+  // At tp 4 every phase fits: no warning.
+  const auto fits = run_cli({"cost", kModel, "-d", "hd:n=4", "--hw", "h100-sxm", "--tp", "4"});
+  REQUIRE(fits.exit_code == 0);
+  CHECK_THAT(fits.out, !Catch::Contains("warning:"));
+}
+
 TEST_CASE("hdlab cost: the precision flags set each tensor class", "[cli][cost][precision]") {
   const auto cost = [](std::vector<std::string> flags) {
     std::vector<std::string> args{"cost", kModel, "--hw", "h100-sxm", "--json"};

@@ -60,6 +60,12 @@ double activation_bytes_per_device(const PassCost& forward, const ModelShape& s,
 // K/V it gathers, ring the chunk in flight next to the one in hand. 0 at cp = 1.
 double cp_kv_buffer_bytes(const PassCost& forward, const ModelShape& s, const ParallelScenario& par);
 
+// Weights, gradients and optimizer state (activation_bytes 0) one device of the tp x ep
+// group holds for `dense` + `experts` logical parameters (routed experts counted apart:
+// they shard over ep too), sharded as the scenario's ZeRO stage says over dp * cp. What
+// train_memory counts for the whole model and the pipeline for one stage's layers.
+TrainMemory train_state_memory(double dense, double experts, const ModelShape& s, const Scenario& sc);
+
 // Per device. `forward` is the training forward pass of micro_batch * ep / cp sequences
 // (the tp x ep group's share), as evaluate() builds it; the state shards over dp * cp.
 TrainMemory train_memory(const model::ParamCounts& p, const ModelShape& s, const PassCost& forward,

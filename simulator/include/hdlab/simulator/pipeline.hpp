@@ -76,7 +76,7 @@
 // W-only footprint is not modelled), so ZB-H1's bound on held steps is 1F1B's peak count:
 // the same bytes on uniform stages, more where a later stage holds more per step than the
 // first; a looped step keeps one copy per iteration. Weights, gradients and optimizer
-// state are the cost model's, not counted.
+// state are the cost model's (PipelineDevice's state fields, filled by pipeline_cost.hpp).
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -213,6 +213,12 @@ struct PipelineDevice {
   std::int64_t warmup_forwards = 0;  // w: forwards held beyond the running one before a backward must come
   std::int64_t deferred_weights = 0; // u (ZB-H1): W's a device may leave unstarted when it runs a forward
   std::int64_t tasks = 0;
+  // The device's training state for the parameters of the layers (and ends) it holds:
+  // memory.hpp's train_state_memory. pipeline_cost.hpp fills these; the engine alone has
+  // no parameters and leaves them 0.
+  double weight_bytes = 0, grad_bytes = 0, optimizer_bytes = 0;
+  // Peak device memory: the state plus the most activation bytes held at once.
+  double memory_bytes() const { return weight_bytes + grad_bytes + optimizer_bytes + peak_activation_bytes; }
 };
 
 struct PipelineMetrics {

@@ -64,6 +64,7 @@ struct GanttBar {
 
 struct GanttChart {
   std::string title;
+  std::string warning;                  // non-empty: under the title, in red (e.g. memory over capacity)
   std::vector<std::string> rows;        // top to bottom, e.g. "device 0"
   std::vector<std::string> categories;  // e.g. "forward", "backward"
   std::vector<GanttBar> bars;

@@ -12,6 +12,7 @@
 
 #include "hdlab/model/design.hpp"
 #include "hdlab/simulator/evaluate.hpp"
+#include "hdlab/simulator/fit.hpp"
 
 namespace hdlab::gui_core {
 
@@ -67,6 +68,8 @@ struct CurvePoint {
 struct Tradeoffs {
   simulator::Metrics design;    // at the scenario
   simulator::Metrics baseline;  // at the scenario
+  // Whether each phase's memory fits the device at the scenario, and what would fit.
+  simulator::MemoryFit design_fit, baseline_fit;
   std::optional<SizeAxis> axis;
   std::vector<SizePoint> by_size;
   std::vector<CurvePoint> decode_vs_batch;    // tokens/s at the scenario's decode context
