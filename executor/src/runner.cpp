@@ -32,26 +32,11 @@ Runner::Impl::Impl(Backend& b, model::Config c, ModelWeights weights, RunOptions
   theta = bb.rope_theta;
   wide = D;
   const model::Method& m = config.design.method;
-  if ((hd_design = std::get_if<model::HdDesign>(&m))) {
-    copies = hd_design->n;
-    theta = hd_design->rope_theta > 0 ? hd_design->rope_theta : theta;
-  }
-  if ((phd = std::get_if<model::PhdDesign>(&m))) copies = phd->K;
+  copies = model::copies_per_token(m);
+  if ((hd_design = std::get_if<model::HdDesign>(&m)) && hd_design->rope_theta > 0) theta = hd_design->rope_theta;
+  phd = std::get_if<model::PhdDesign>(&m);
   if ((vwn = std::get_if<model::VwnDesign>(&m))) wide = D * vwn->n / vwn->m;
-  loop = std::get_if<model::LoopedDesign>(&m);
-  for (std::int64_t l = 0; l < bb.num_layers; ++l) {
-    const bool recurrent = loop && l >= loop->prelude && l < loop->prelude + loop->recurrent;
-    if (!recurrent) {
-      schedule.push_back({l, 0, false, true, false});
-      continue;
-    }
-    if (l != loop->prelude) continue;  // the block is laid out once, at its first layer
-    const bool shared = loop->kv == model::LoopKv::shared;
-    for (std::int64_t it = 0; it < loop->iterations; ++it)
-      for (std::int64_t r = l; r < l + loop->recurrent; ++r)
-        schedule.push_back({r, it, r == l && loop->input_injection, !shared || it == loop->iterations - 1,
-                            shared && it > 0});
-  }
+  schedule = model::layer_runs(m, bb.num_layers);
   mirror_of_source.assign(static_cast<std::size_t>(bb.num_layers), -1);
   for (std::int64_t l = 0; l < bb.num_layers; ++l)
     if (bb.is_mirrored(l)) mirror_of_source[static_cast<std::size_t>(bb.mirror_source(l))] = l;
@@ -81,14 +66,6 @@ bool Runner::Impl::token_index_rope(std::int64_t l) const {
          hd_design->layer_kinds[static_cast<std::size_t>(l)] == model::HdLayerKind::intra;
 }
 
-int Runner::Impl::cache_slot(const LayerRun& r) const {
-  if (!loop || r.layer < loop->prelude) return static_cast<int>(r.layer);
-  const std::int64_t P = loop->prelude, R = loop->recurrent;
-  const std::int64_t kv_sets = loop->kv == model::LoopKv::per_iteration ? loop->iterations : 1;
-  if (r.layer < P + R) return static_cast<int>(P + (kv_sets > 1 ? r.iteration : 0) * R + (r.layer - P));
-  return static_cast<int>(P + kv_sets * R + (r.layer - P - R));
-}
-
 MaskSpec Runner::Impl::mask_of(std::int64_t l, std::int64_t tokens_so_far) const {
   return model::layer_mask(config, l, tokens_so_far);
 }
@@ -113,14 +90,8 @@ bool Runner::Impl::keep_entry(std::int64_t l, std::int64_t tokens_so_far, std::i
 }
 
 std::int64_t Runner::Impl::cache_capacity(std::int64_t l) const {
-  const MaskSpec m = mask_of(l, 1);
-  const std::int64_t all = max_tokens * copies;
-  switch (m.kind) {
-    case MaskSpec::Kind::causal: return all;
-    case MaskSpec::Kind::intra: return per_stream_kv(l) ? max_tokens : all;
-    case MaskSpec::Kind::sliding: return std::min(all, 2 * (m.window + copies));
-    case MaskSpec::Kind::phd: return max_tokens + m.phd_W + m.copies;
-  }
+  const std::int64_t all = model::kv_cache_positions(mask_of(l, 1), max_tokens);
+  return per_stream_kv(l) ? all / copies : all;  // one cache per stream
   return all;
 }
 
@@ -128,7 +99,7 @@ void Runner::Impl::reset_caches(std::int64_t max) {
   max_tokens = max;
   std::vector<std::int64_t> slot_layer;
   for (const LayerRun& r : schedule) {
-    const int s = cache_slot(r);
+    const int s = static_cast<int>(r.cache_slot);
     if (static_cast<std::size_t>(s) >= slot_layer.size()) slot_layer.resize(static_cast<std::size_t>(s) + 1, -1);
     slot_layer[static_cast<std::size_t>(s)] = r.layer;
   }
@@ -302,7 +273,7 @@ ForwardResult Runner::Impl::run(Pass& p) {
   if (p.kind != PassKind::train)
     for (const LayerRun& r : schedule) {
       if (!r.commits_kv) continue;
-      for (auto& c : caches[static_cast<std::size_t>(cache_slot(r))])
+      for (auto& c : caches[static_cast<std::size_t>(r.cache_slot)])
         c.retain(backend, ws, [&](std::int64_t t) { return keep_entry(r.layer, p.tokens, t); });
     }
   return res;
@@ -314,7 +285,7 @@ void Runner::Impl::observe(const Pass& p, const LayerRun* r, const Tensor& x, bo
     positions.clear();
     for (auto i : p.final_rows) positions.push_back(p.rows[static_cast<std::size_t>(i)]);
   }
-  const bool recurrent = r && loop && r->layer >= loop->prelude && r->layer < loop->prelude + loop->recurrent;
+  const bool recurrent = r && model::layer_schedule(config.design.method, r->layer).role == model::LoopRole::recurrent;
   observer(HiddenState{r ? r->layer : -1, r ? r->iteration : 0, recurrent, x, positions});
 }
 

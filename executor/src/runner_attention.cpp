@@ -29,7 +29,7 @@ std::vector<std::pair<AttentionMask, int>> Runner::Impl::attention_masks(const P
   else
     queries = p.rows;
   if (p.kind != PassKind::decode) return {{AttentionMask::decode(spec, std::move(queries), p.rows), -1}};
-  const auto& slot = caches[static_cast<std::size_t>(cache_slot(r))];
+  const auto& slot = caches[static_cast<std::size_t>(r.cache_slot)];
   // Keys after this call appends its rows (a looped shared-KV iteration >= 1 overwrites
   // the same positions, so its keys are the same).
   if (!per_stream_kv(r.layer)) {
@@ -76,13 +76,13 @@ void Runner::Impl::attend(Pass& p, const LayerRun& r, const Tensor& q, const Ten
   if (p.kind != PassKind::decode) {
     backend.attention(q, k, v, *calls[0].plan, out, scale);
     if (p.kind == PassKind::prefill && r.commits_kv)
-      for (auto& c : caches[static_cast<std::size_t>(cache_slot(r))]) {
+      for (auto& c : caches[static_cast<std::size_t>(r.cache_slot)]) {
         const detail::CommitRows& rows = p.commits[static_cast<std::size_t>(p.commit_seq[p.next_commit++])];
         c.append_gathered(backend, k, v, rows.ids, rows.positions);
       }
     return;
   }
-  auto& slot = caches[static_cast<std::size_t>(cache_slot(r))];
+  auto& slot = caches[static_cast<std::size_t>(r.cache_slot)];
   if (!per_stream_kv(r.layer)) {
     if (r.overwrites_kv) slot[0].overwrite_tail(backend, k, v);
     else slot[0].append(backend, k, v, p.rows);

@@ -8,6 +8,7 @@
 
 #include "hdlab/executor/attention_mask.hpp"
 #include "hdlab/executor/runner.hpp"
+#include "hdlab/model/schedule.hpp"
 
 namespace hdlab::executor::detail {
 
@@ -186,13 +187,7 @@ namespace hdlab::executor {
 using model::OpKind;
 
 // One layer run in execution order (looped: the recurrent layers once per iteration).
-struct LayerRun {
-  std::int64_t layer = 0;
-  std::int64_t iteration = 0;
-  bool iteration_start = false;  // looped with injection: the adapter runs before this layer
-  bool commits_kv = true;        // this run's K/V is what its cache keeps (looped shared KV: the last iteration)
-  bool overwrites_kv = false;    // looped shared KV, iterations >= 1: replaces the entries iteration 0 appended
-};
+using model::LayerRun;
 
 struct Runner::Impl {
   Impl(Backend& b, model::Config c, ModelWeights weights, RunOptions o);
@@ -217,7 +212,6 @@ struct Runner::Impl {
   const model::HdDesign* hd_design = nullptr;
   const model::PhdDesign* phd = nullptr;
   const model::VwnDesign* vwn = nullptr;
-  const model::LoopedDesign* loop = nullptr;
   std::vector<LayerRun> schedule;
   std::vector<std::int64_t> mirror_of_source;  // source layer x -> its mirror layer, or -1
 
@@ -233,7 +227,6 @@ struct Runner::Impl {
   bool hd_mirror_queries(std::int64_t l) const;  // HD KV mirror: only the final stream queries
   bool per_stream_kv(std::int64_t l) const;      // stream-major HD intra layer: a cache per stream
   bool token_index_rope(std::int64_t l) const;
-  int cache_slot(const LayerRun& r) const;
   model::MaskSpec mask_of(std::int64_t l, std::int64_t tokens) const;
   bool keep_entry(std::int64_t l, std::int64_t tokens_so_far, std::int64_t position) const;
   std::int64_t cache_capacity(std::int64_t l) const;

@@ -12,19 +12,6 @@ namespace {
 
 std::size_t sz(std::int64_t v) { return static_cast<std::size_t>(std::max<std::int64_t>(v, 0)); }
 
-// KV-cache positions one cache of layer l holds at most (as Runner::Impl::cache_capacity).
-std::int64_t cache_rows(const model::Config& c, std::int64_t l, std::int64_t max_tokens, std::int64_t copies) {
-  const model::MaskSpec m = model::layer_mask(c, l, 1);
-  const std::int64_t all = max_tokens * copies;
-  switch (m.kind) {
-    case model::MaskSpec::Kind::causal:
-    case model::MaskSpec::Kind::intra: return all;
-    case model::MaskSpec::Kind::sliding: return std::min(all, 2 * (m.window + copies));
-    case model::MaskSpec::Kind::phd: return max_tokens + m.phd_W + m.copies;
-  }
-  return all;
-}
-
 // Workspace elements per computed row (upper bound over the buffers a layer uses at once).
 std::int64_t row_elements(const model::Config& c) {
   const model::Backbone& b = c.effective;
@@ -56,10 +43,7 @@ MemoryEstimate estimate_memory(const model::Config& c, const RunShape& shape, co
   const model::Backbone& b = c.effective;
   if (shape.phase != Phase::train_forward) {
     const std::int64_t max_tokens = L + std::max<std::int64_t>(shape.decode_steps, 0);
-    std::int64_t rows = 0;
-    for (std::int64_t l = 0; l < b.num_layers; ++l)
-      rows += model::layer_schedule(c.design.method, l).kv_caches * cache_rows(c, l, max_tokens, copies);
-    e.kv_cache = sz(rows) * 2 * sz(b.num_kv_heads * b.head_dim) * bytes;
+    e.kv_cache = sz(model::kv_positions_per_sequence(c, max_tokens)) * 2 * sz(b.num_kv_heads * b.head_dim) * bytes;
   }
   // The largest call: a training forward or prefill of all c*L positions (the decode
   // phase prefills its context first), a decode step of c rows.

@@ -1,5 +1,6 @@
 #include "hdlab/model/schedule.hpp"
 
+#include <algorithm>
 #include <variant>
 
 namespace hdlab::model {
@@ -30,6 +31,35 @@ struct ScheduleOfLayer {
   }
 };
 
+// Each layer once, its cache the layer's own.
+std::vector<LayerRun> straight_runs(std::int64_t num_layers) {
+  std::vector<LayerRun> runs;
+  for (std::int64_t l = 0; l < num_layers; ++l) runs.push_back(LayerRun{l, 0, l, false, true, false});
+  return runs;
+}
+
+struct RunsOf {
+  std::int64_t num_layers;
+  std::vector<LayerRun> operator()(const BaselineDesign&) const { return straight_runs(num_layers); }
+  std::vector<LayerRun> operator()(const HdDesign&) const { return straight_runs(num_layers); }
+  std::vector<LayerRun> operator()(const PhdDesign&) const { return straight_runs(num_layers); }
+  std::vector<LayerRun> operator()(const VwnDesign&) const { return straight_runs(num_layers); }
+  std::vector<LayerRun> operator()(const LoopedDesign& loop) const {
+    const std::int64_t P = loop.prelude, R = loop.recurrent, K = loop.iterations;
+    const bool shared = loop.kv == LoopKv::shared;
+    const std::int64_t sets = shared ? 1 : K;
+    std::vector<LayerRun> runs;
+    for (std::int64_t l = 0; l < P; ++l) runs.push_back(LayerRun{l, 0, l, false, true, false});
+    for (std::int64_t it = 0; it < K; ++it)
+      for (std::int64_t l = P; l < P + R; ++l)
+        runs.push_back(LayerRun{l, it, P + (shared ? 0 : it) * R + (l - P), l == P && loop.input_injection,
+                                !shared || it == K - 1, shared && it > 0});
+    for (std::int64_t l = P + R; l < num_layers; ++l)
+      runs.push_back(LayerRun{l, 0, P + sets * R + (l - P - R), false, true, false});
+    return runs;
+  }
+};
+
 }  // namespace
 
 const char* to_string(LoopRole r) {
@@ -45,5 +75,25 @@ const char* to_string(LoopRole r) {
 std::int64_t copies_per_token(const Method& m) { return std::visit(CopiesPerToken{}, m); }
 
 LayerSchedule layer_schedule(const Method& m, std::int64_t layer) { return std::visit(ScheduleOfLayer{layer}, m); }
+
+std::int64_t kv_cache_positions(const MaskSpec& m, std::int64_t max_tokens) {
+  const std::int64_t all = max_tokens * m.copies;
+  switch (m.kind) {
+    case MaskSpec::Kind::causal:
+    case MaskSpec::Kind::intra: return all;
+    case MaskSpec::Kind::sliding: return std::min(all, 2 * (m.window + m.copies));
+    case MaskSpec::Kind::phd: return max_tokens + m.phd_W + m.copies;
+  }
+  return all;
+}
+
+std::int64_t kv_positions_per_sequence(const Config& c, std::int64_t max_tokens) {
+  std::int64_t positions = 0;
+  for (std::int64_t l = 0; l < c.effective.num_layers; ++l)
+    positions += layer_schedule(c.design.method, l).kv_caches * kv_cache_positions(layer_mask(c, l, 1), max_tokens);
+  return positions;
+}
+
+std::vector<LayerRun> layer_runs(const Method& m, std::int64_t num_layers) { return std::visit(RunsOf{num_layers}, m); }
 
 }  // namespace hdlab::model

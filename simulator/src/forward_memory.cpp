@@ -14,7 +14,6 @@ namespace hdlab::simulator {
 namespace {
 
 using model::Layout;
-using model::MaskSpec;
 
 // Whether the final copies' rows sit contiguously in the physical layout (the output
 // path then reads them in place instead of gathering them into a buffer).
@@ -26,20 +25,6 @@ bool final_rows_contiguous(std::int64_t L, std::int64_t copies, Layout layout) {
     last = p;
   }
   return true;
-}
-
-// One sequence's KV-cache positions, summed over every cache the run allocates.
-double kv_positions(const model::Config& c, std::int64_t max_tokens) {
-  const std::int64_t copies = model::copies_per_token(c.design.method), all = max_tokens * copies;
-  double positions = 0;
-  for (std::int64_t l = 0; l < c.effective.num_layers; ++l) {
-    const MaskSpec m = model::layer_mask(c, l, 1);
-    double capacity = static_cast<double>(all);  // full and intra layers: every position
-    if (m.kind == MaskSpec::Kind::sliding) capacity = static_cast<double>(std::min(all, 2 * (m.window + copies)));
-    if (m.kind == MaskSpec::Kind::phd) capacity = static_cast<double>(max_tokens + m.phd_W + m.copies);
-    positions += static_cast<double>(model::layer_schedule(c.design.method, l).kv_caches) * capacity;
-  }
-  return positions;
 }
 
 using Rows = ForwardRows;
@@ -169,7 +154,7 @@ ForwardMemory forward_memory(const model::Config& c, const ForwardRun& run) {
   out.weight_bytes = static_cast<double>(model::count_params(c).total) * e;
   if (run.phase != ForwardPhase::train_forward) {
     const std::int64_t max_tokens = run.tokens + (run.phase == ForwardPhase::decode ? run.decode_steps : 0);
-    out.kv_bytes = kv_positions(c, max_tokens) * 2 * static_cast<double>(b.num_kv_heads * b.head_dim) * e;
+    out.kv_bytes = static_cast<double>(model::kv_positions_per_sequence(c, max_tokens)) * 2 * static_cast<double>(b.num_kv_heads * b.head_dim) * e;
   }
   // A decode run's largest call is the prefill of its prompt: its buffers serve the steps.
   const Rows rows = forward_rows(c, run.phase == ForwardPhase::train_forward ? run.phase : ForwardPhase::prefill, run.tokens);

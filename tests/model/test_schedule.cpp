@@ -56,3 +56,45 @@ TEST_CASE("designs without a loop run every layer once with one cache", "[schedu
     }
   }
 }
+
+TEST_CASE("layer runs: execution order, iterations and cache slots", "[schedule][looped]") {
+  SECTION("a straight design runs each layer once into its own cache") {
+    const auto runs = layer_runs(tiny_with(R"({"hd": {"n": 2}})").design.method, 6);
+    REQUIRE(runs.size() == 6);
+    for (std::int64_t l = 0; l < 6; ++l) {
+      const LayerRun& r = runs[static_cast<std::size_t>(l)];
+      CHECK((r.layer == l && r.iteration == 0 && r.cache_slot == l && r.commits_kv && !r.overwrites_kv &&
+             !r.iteration_start));
+    }
+  }
+  SECTION("per-iteration KV: a cache set per iteration, the coda's slots after them") {
+    const auto runs = layer_runs(
+        tiny_with(R"({"looped": {"prelude": 1, "recurrent": 4, "coda": 1, "iterations": 3, "kv": "per_iteration",
+                               "input_injection": true}})")
+            .design.method,
+        6);
+    REQUIRE(runs.size() == 1 + 4 * 3 + 1);
+    CHECK((runs[0].layer == 0 && runs[0].cache_slot == 0));
+    // iteration 1, second recurrent layer (layer 2): slot P + 1*R + 1 = 6
+    const LayerRun& r = runs[1 + 4 + 1];
+    CHECK((r.layer == 2 && r.iteration == 1 && r.cache_slot == 6 && r.commits_kv && !r.overwrites_kv));
+    CHECK(runs[1 + 4].iteration_start);   // layer 1 starts iteration 1: the adapter runs
+    CHECK_FALSE(runs[1 + 4 + 1].iteration_start);
+    CHECK((runs.back().layer == 5 && runs.back().cache_slot == 1 + 3 * 4));
+  }
+  SECTION("shared KV: one cache set, the last iteration commits, later ones overwrite") {
+    const auto runs =
+        layer_runs(tiny_with(R"({"looped": {"prelude": 1, "recurrent": 4, "coda": 1, "iterations": 3, "kv": "shared"}})")
+                       .design.method,
+                   6);
+    REQUIRE(runs.size() == 14);
+    for (std::size_t i = 1; i < 13; ++i) {
+      const LayerRun& r = runs[i];
+      INFO("run " << i);
+      CHECK(r.cache_slot == r.layer);  // the block's slots are its layers' own
+      CHECK(r.commits_kv == (r.iteration == 2));
+      CHECK(r.overwrites_kv == (r.iteration > 0));
+    }
+    CHECK(runs.back().cache_slot == 5);
+  }
+}
