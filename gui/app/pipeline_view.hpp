@@ -14,7 +14,7 @@
 #include "hdlab/simulator/pipeline.hpp"
 
 class QComboBox;
-class QHBoxLayout;
+class QLayout;
 class QLabel;
 class QSpinBox;
 class QTableView;
@@ -67,7 +67,7 @@ class PipelineView : public QWidget {
   void idle();
 
  private:
-  QHBoxLayout* buildControls();
+  QLayout* buildControls();
   void connectSignals();
   void schedule();
   void onResult(const simulator::PipelineResult& r);
