@@ -2,28 +2,56 @@
 
 #include <QFileDialog>
 #include <QHBoxLayout>
-#include <QPushButton>
+#include <QStyle>
+#include <QToolButton>
 #include <QVBoxLayout>
 
+#include "hdlab/charts/charts.hpp"
 #include "hdlab/charts/export.hpp"
 #include "hdlab/model/error.hpp"
 
 namespace hdlab::gui {
+namespace {
+
+// A chart view that re-fits the chart's labels (fewer ticks, legend to the side) to every
+// size it is given, so Qt Charts never has to elide them.
+class FittedChartView : public QChartView {
+ public:
+  using QChartView::QChartView;
+
+ protected:
+  void resizeEvent(QResizeEvent* e) override {
+    QChartView::resizeEvent(e);
+    if (chart()) charts::fit_labels(*chart());
+  }
+};
+
+}  // namespace
 
 ChartPanel::ChartPanel(const QString& file_stem, QWidget* parent) : QWidget(parent), stem_(file_stem) {
-  auto* v = new QVBoxLayout(this);
-  v->setContentsMargins(0, 0, 0, 0);
-  view_ = new QChartView();
+  // The Export button sits in a narrow column beside the chart, never over it, and takes
+  // no height from it.
+  auto* h = new QHBoxLayout(this);
+  h->setContentsMargins(0, 0, 0, 0);
+  h->setSpacing(2);
+  view_ = new FittedChartView();
   view_->setRenderHint(QPainter::Antialiasing);
-  view_->setMinimumSize(320, 240);
-  v->addWidget(view_, 1);
-  auto* row = new QHBoxLayout();
-  row->addStretch(1);
-  auto* save = new QPushButton(tr("Export..."));
-  save->setToolTip(tr("Save this chart as PNG or SVG at the size shown"));
-  row->addWidget(save);
-  v->addLayout(row);
-  connect(save, &QPushButton::clicked, this, &ChartPanel::exportDialog);
+  // Below this the plot area gets too short for a vertical axis title ("GB per sequence")
+  // and too narrow for a legend row; the views around scroll instead.
+  view_->setMinimumSize(kMinimumChartSize);
+  h->addWidget(view_, 1);
+  auto* column = new QVBoxLayout();
+  auto* save = new QToolButton();
+  save->setText(tr("Export..."));
+  save->setIcon(style()->standardIcon(QStyle::SP_DialogSaveButton));
+  save->setToolButtonStyle(Qt::ToolButtonIconOnly);
+  save->setAutoRaise(true);
+  save->setToolTip(tr("Export this chart as PNG or SVG at the size shown"));
+  save->setAccessibleName(tr("Export chart"));
+  column->addWidget(save);
+  column->addStretch(1);
+  h->addLayout(column);
+  connect(save, &QToolButton::clicked, this, &ChartPanel::exportDialog);
 }
 
 void ChartPanel::setChart(std::unique_ptr<QChart> chart) {
@@ -31,6 +59,7 @@ void ChartPanel::setChart(std::unique_ptr<QChart> chart) {
   view_->setChart(chart.release());
   // setChart leaves the old chart to us; QChartView creates a default one at first.
   delete old;
+  charts::fit_labels(*view_->chart());
 }
 
 QString ChartPanel::exportTo(const QString& path, QSize size) const {

@@ -1,6 +1,7 @@
 #pragma once
-// A chart with its export buttons: PNG and SVG at the size shown (or any size through
-// exportTo). Every chart in the app sits in one of these.
+// A chart with its export button beside it: PNG and SVG at the size shown (or any size
+// through exportTo). Every chart in the app sits in one of these; its labels are fitted
+// to the size shown (charts::fit_labels), so none is elided.
 #include <memory>
 
 #include <QWidget>
@@ -12,6 +13,10 @@ namespace hdlab::gui {
 class ChartPanel : public QWidget {
   Q_OBJECT
  public:
+  // The smallest chart view: room for a title, a one-row legend, both axes and a plot
+  // tall enough for a vertical axis title.
+  static constexpr QSize kMinimumChartSize{400, 300};
+
   // `file_stem` names exports ("decode-vs-batch").
   ChartPanel(const QString& file_stem, QWidget* parent = nullptr);
 

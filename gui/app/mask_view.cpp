@@ -15,6 +15,7 @@
 #include <QToolTip>
 #include <QVBoxLayout>
 
+#include "flow_layout.hpp"
 #include "form_helpers.hpp"
 #include "hdlab/gui_core/layer_strip.hpp"
 #include "hdlab/gui_core/units.hpp"
@@ -54,6 +55,11 @@ void MaskCanvas::setPicture(const gui_core::MaskPicture& picture, std::optional<
   update();
 }
 
+void MaskCanvas::setTitle(const QString& title) {
+  title_ = title;
+  update();
+}
+
 void MaskCanvas::clear(const QString& message) {
   picture_.reset();
   grid_.reset();
@@ -62,9 +68,16 @@ void MaskCanvas::clear(const QString& message) {
   update();
 }
 
+// The bold title, wrapped to the canvas' width (it names the layout and tile shown).
+int MaskCanvas::titleHeight() const {
+  QFont bold = font();
+  bold.setBold(true);
+  return QFontMetrics(bold).boundingRect(QRect(0, 0, std::max(width() - 8, 1), 1000), Qt::TextWordWrap, title_).height();
+}
+
 QRectF MaskCanvas::cellArea() const {
   if (!picture_) return {};
-  const QRectF area = QRectF(rect()).adjusted(4, 24, -4, -4);
+  const QRectF area = QRectF(rect()).adjusted(4, titleHeight() + 6, -4, -4);
   const double cell = std::min(area.width() / static_cast<double>(picture_->cols),
                                area.height() / static_cast<double>(picture_->rows));
   return {area.left(), area.top(), cell * static_cast<double>(picture_->cols), cell * static_cast<double>(picture_->rows)};
@@ -76,7 +89,7 @@ void MaskCanvas::paintEvent(QPaintEvent*) {
   QFont bold = font();
   bold.setBold(true);
   p.setFont(bold);
-  p.drawText(QRectF(4, 2, width() - 8, 20), Qt::AlignLeft | Qt::AlignVCenter, title_);
+  p.drawText(QRectF(4, 2, width() - 8, titleHeight()), Qt::AlignLeft | Qt::AlignVCenter | Qt::TextWordWrap, title_);
   p.setFont(font());
   if (!picture_) {
     p.drawText(rect(), Qt::AlignCenter | Qt::TextWordWrap, message_);
@@ -137,35 +150,42 @@ bool MaskCanvas::event(QEvent* e) {
   return QWidget::event(e);
 }
 
-MaskView::MaskView(Session* session, QWidget* parent) : QWidget(parent), session_(session) {
+MaskView::MaskView(Session* session, QWidget* parent)
+    : QWidget(parent), session_(session), general_error_(new QLabel()), errors_(general_error_) {
   auto* v = new QVBoxLayout(this);
-  auto* controls = new QHBoxLayout();
   layer_ = int_spin(0, 4095, 0, tr("Layer shown (PgUp / PgDn; or click the layer strip)"));
-  tokens_ = int_spin(1, static_cast<int>(gui_core::max_picture_positions), 16,
+  // No maximum below what a user may type: a count the picture cannot show is refused
+  // with a message at the field (refresh), not cut to the box's limit.
+  tokens_ = int_spin(1, 1 << 30, 16,
                      tr("Tokens in the picture (positions = tokens x copies, at most %1); counts at the prompt "
                         "length are below")
                          .arg(gui_core::max_picture_positions),
                      tr(" tokens"));
   layout_ = choice_box({{tr("interleaved"), "interleaved"}, {tr("stream-major"), "stream_major"},
                         {tr("PHD [origins | hidden]"), "phd_split"}},
-                       tr("Physical layout: the order of positions the kernel sees"));
-  tile_q_ = int_spin(1, 512, 8, tr("Tile rows in the picture (query positions)"), tr(" rows"));
-  tile_k_ = int_spin(1, 512, 8, tr("Tile columns in the picture (key positions)"), tr(" keys"));
+                       tr("Physical layout: the order of positions the kernel sees (follows the cost model's "
+                          "until you pick one)"));
+  tile_q_ = int_spin(1, 4096, 128, tr("Tile rows (query positions); follows the scenario's kernel tile until you "
+                                      "change it"),
+                     tr(" rows"));
+  tile_k_ = int_spin(1, 4096, 128, tr("Tile columns (key positions); follows the scenario's kernel tile until you "
+                                      "change it"),
+                     tr(" keys"));
   show_tiles_ = new QCheckBox(tr("tile grid"));
   show_tiles_->setChecked(true);
   show_tiles_->setToolTip(tr("Outline the kernel's tiles; greyed tiles hold no visible pair and are skipped"));
   auto* save = new QPushButton(tr("Export PNG..."));
   save->setToolTip(tr("Save both heatmaps as one PNG"));
-  for (auto [label, w] : std::initializer_list<std::pair<QString, QWidget*>>{
-           {tr("layer"), layer_}, {tr("tokens"), tokens_}, {tr("layout"), layout_}, {tr("tile"), tile_q_},
-           {tr("x"), tile_k_}}) {
-    controls->addWidget(new QLabel(label));
-    controls->addWidget(w);
-  }
-  controls->addWidget(show_tiles_);
-  controls->addStretch(1);
-  controls->addWidget(save);
-  v->addLayout(controls);
+  v->addWidget(buildControls({{tr("layer"), layer_, "/mask/layer"},
+                              {tr("tokens"), tokens_, "/mask/tokens"},
+                              {tr("layout"), layout_, "/mask/layout"},
+                              {tr("tile"), tile_q_, "/mask/tile"},
+                              {tr("x"), tile_k_, "/mask/tile_k"}},
+                             {show_tiles_, save}));
+  general_error_->setStyleSheet("color: #B00020;");
+  general_error_->setWordWrap(true);
+  general_error_->hide();
+  v->addWidget(general_error_);
   kind_ = new QLabel();
   kind_->setWordWrap(true);
   v->addWidget(kind_);
@@ -175,25 +195,58 @@ MaskView::MaskView(Session* session, QWidget* parent) : QWidget(parent), session
   pictures->addWidget(logical_);
   pictures->addWidget(physical_);
   v->addLayout(pictures, 1);
-  legend_ = new QHBoxLayout();
-  v->addLayout(legend_);
+  auto* legend = new QWidget();
+  legend_ = new FlowLayout(legend);
+  legend_->setContentsMargins(0, 0, 0, 0);
+  v->addWidget(legend);
   counts_ = new QLabel();
   counts_->setWordWrap(true);
   counts_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   v->addWidget(counts_);
+  connectSignals(save);
+  refresh();
+}
 
+QWidget* MaskView::buildControls(const std::vector<Field>& fields, const std::vector<QWidget*>& extra) {
+  // Label and field stay together; the pairs wrap onto more lines in a narrow window.
+  auto* bar = new QWidget();
+  auto* flow = new FlowLayout(bar);
+  flow->setContentsMargins(0, 0, 0, 0);
+  for (const Field& f : fields) {
+    QLabel* error = nullptr;
+    auto* pair = new QWidget();
+    auto* h = new QHBoxLayout(pair);
+    h->setContentsMargins(0, 0, 0, 0);
+    h->addWidget(new QLabel(f.label));
+    h->addWidget(with_error_line(f.widget, &error));
+    flow->addWidget(pair);
+    errors_.add(f.pointer, f.widget, error);
+  }
+  for (QWidget* w : extra) flow->addWidget(w);
+  return bar;
+}
+
+void MaskView::connectSignals(QPushButton* save) {
   connect(layer_, &QSpinBox::valueChanged, session_, &Session::setSelectedLayer);
   connect(session_, &Session::layerSelected, this, &MaskView::refresh);
   connect(session_, &Session::configChanged, this, &MaskView::refresh);
   connect(session_, &Session::scenarioChanged, this, &MaskView::refresh);
-  for (QSpinBox* s : {tokens_, tile_q_, tile_k_}) connect(s, &QSpinBox::valueChanged, this, &MaskView::refresh);
+  // Programmatic changes are made under a QSignalBlocker: a signal here is the user's.
+  connect(tokens_, &QSpinBox::valueChanged, this, [this] {
+    tokens_chosen_ = true;
+    refresh();
+  });
+  for (QSpinBox* s : {tile_q_, tile_k_})
+    connect(s, &QSpinBox::valueChanged, this, [this] {
+      tiles_chosen_ = true;
+      refresh();
+    });
   connect(show_tiles_, &QCheckBox::toggled, this, &MaskView::refresh);
   connect(layout_, &QComboBox::activated, this, [this] {
     layout_chosen_ = true;
     refresh();
   });
   connect(save, &QPushButton::clicked, this, &MaskView::exportPng);
-  refresh();
 }
 
 void MaskView::updateLegend(std::int64_t copies, bool hd) {
@@ -213,7 +266,6 @@ void MaskView::updateLegend(std::int64_t copies, bool hd) {
   }
   if (copies > shown) legend_->addWidget(new QLabel(tr("... %1 more (colours repeat)").arg(copies - shown)));
   swatch(kMaskedColour, tr("masked"));
-  legend_->addStretch(1);
   legend_->addWidget(new QLabel(hd ? tr("colour = stream of the key") : tr("colour = copy of the key")));
 }
 
@@ -233,7 +285,74 @@ QString MaskView::scenarioCounts(int layer) const {
   }
 }
 
+// Layout and tile follow the cost model's (the scenario's tile; its layout, or with
+// "auto" the one resolve_layout picks) until the user picks others.
+void MaskView::followCostModel(const model::Config& c, const simulator::Scenario& s, std::int64_t copies) {
+  if (!layout_chosen_) {
+    const QSignalBlocker block(layout_);
+    set_choice(layout_, model::to_string(simulator::resolve_layout(c, s)));
+  }
+  if (!tiles_chosen_) {
+    const QSignalBlocker bq(tile_q_), bk(tile_k_);
+    tile_q_->setValue(static_cast<int>(s.attention.tile_q));
+    tile_k_->setValue(static_cast<int>(s.attention.tile_k));
+  }
+  if (!tokens_chosen_) {
+    // Two tiles a side where the picture can hold them, so the grid shows what it skips.
+    const std::int64_t tile = std::max(s.attention.tile_q, s.attention.tile_k);
+    const std::int64_t want = (2 * tile + copies - 1) / copies;
+    const QSignalBlocker block(tokens_);
+    tokens_->setValue(static_cast<int>(std::clamp<std::int64_t>(want, 1, gui_core::max_picture_tokens(copies))));
+  }
+}
+
+// "stream-major, 128x128 tiles: the cost model's" or what the cost model uses instead.
+QString MaskView::pictureSettings(model::Layout layout, std::int64_t Bq, std::int64_t Bk) const {
+  const simulator::Scenario& s = session_->scenario();
+  const model::Layout model_layout = simulator::resolve_layout(session_->config(), s);
+  const QString shown = tr("%1, %2x%3 tiles").arg(model::to_string(layout)).arg(Bq).arg(Bk);
+  if (layout == model_layout && Bq == s.attention.tile_q && Bk == s.attention.tile_k)
+    return tr("%1 (the cost model's)").arg(shown);
+  return tr("%1 (your choice; the cost model uses %2, %3x%4)")
+      .arg(shown, model::to_string(model_layout))
+      .arg(s.attention.tile_q)
+      .arg(s.attention.tile_k);
+}
+
+void MaskView::showPictures(const model::Config& c, const model::MaskSpec& spec, int layer) {
+  const model::Layout layout = model::layout_from_string(choice_value(layout_).toStdString());
+  const gui_core::MaskPicture logical = gui_core::mask_picture(spec, model::Layout::interleaved);
+  const gui_core::MaskPicture physical = gui_core::mask_picture(spec, layout);
+  const std::int64_t Bq = tile_q_->value(), Bk = tile_k_->value();
+  std::optional<gui_core::TileGrid> grid;
+  if (show_tiles_->isChecked()) grid = gui_core::tile_grid(physical, Bq, Bk);
+  const QString settings = pictureSettings(layout, Bq, Bk);
+  logical_->setPicture(logical, std::nullopt);
+  physical_->setTitle(tr("Physical layout: %1").arg(settings));
+  physical_->setPicture(physical, grid);
+  updateLegend(spec.copies, std::holds_alternative<model::HdDesign>(c.design.method));
+  const gui_core::LayerStrip strip = gui_core::layer_strip(c);
+  kind_->setText(QString::fromStdString(gui_core::describe(strip.layers[static_cast<std::size_t>(layer)], strip.copies)) +
+                 (spec.final_copy_queries_only ? tr(" - rows: the final stream's queries only") : QString()));
+  const gui_core::MaskCounts n = gui_core::mask_counts(spec, layout, Bq, Bk);
+  counts_->setText(
+      tr("<b>Picture</b> (%1): %2 tokens x %3 copies = %4 positions, %5 query rows; visible pairs %6 of %7 (%8 %); "
+         "%9.<br>%10")
+          .arg(settings.toHtmlEscaped(), count(spec.tokens), count(spec.copies), count(spec.positions()),
+               count(spec.query_rows()), count(n.visible_pairs), count(n.all_pairs),
+               percent(static_cast<double>(n.visible_pairs), static_cast<double>(n.all_pairs)),
+               tile_text(n.tiles, n.visible_pairs, Bq, Bk))
+          .arg(scenarioCounts(layer)));
+  summary_ = tr("layer %1 %2: %3 visible pairs, %4 of %5 tiles run (%6 tokens, %7x%8 tiles)")
+                 .arg(layer)
+                 .arg(model::to_string(spec.kind), count(n.visible_pairs), count(n.tiles.visible), count(n.tiles.total),
+                      count(spec.tokens))
+                 .arg(Bq)
+                 .arg(Bk);
+}
+
 void MaskView::refresh() {
+  errors_.clear();
   if (!session_->hasConfig()) {
     logical_->clear(tr("No design loaded"));
     physical_->clear(tr("No design loaded"));
@@ -247,47 +366,16 @@ void MaskView::refresh() {
     layer_->setValue(layer);
   }
   try {
-    model::MaskSpec spec = model::layer_mask(c, layer, 1);
-    const std::int64_t max_tokens = gui_core::max_picture_tokens(spec.copies);
-    {
-      const QSignalBlocker block(tokens_);
-      tokens_->setMaximum(static_cast<int>(max_tokens));
-    }
-    spec = model::layer_mask(c, layer, tokens_->value());
-    if (!layout_chosen_) {
-      const QSignalBlocker block(layout_);
-      set_choice(layout_, model::to_string(model::default_layout(c.design)));
-    }
-    const model::Layout layout = model::layout_from_string(choice_value(layout_).toStdString());
-    const gui_core::MaskPicture logical = gui_core::mask_picture(spec, model::Layout::interleaved);
-    const gui_core::MaskPicture physical = gui_core::mask_picture(spec, layout);
-    const std::int64_t Bq = tile_q_->value(), Bk = tile_k_->value();
-    std::optional<gui_core::TileGrid> grid;
-    if (show_tiles_->isChecked()) grid = gui_core::tile_grid(physical, Bq, Bk);
-    logical_->setPicture(logical, std::nullopt);
-    physical_->setPicture(physical, grid);
-    const bool hd = std::holds_alternative<model::HdDesign>(c.design.method);
-    updateLegend(spec.copies, hd);
-    const gui_core::LayerStrip strip = gui_core::layer_strip(c);
-    kind_->setText(QString::fromStdString(gui_core::describe(strip.layers[static_cast<std::size_t>(layer)], strip.copies)) +
-                   (spec.final_copy_queries_only ? tr(" - rows: the final stream's queries only") : QString()));
-    const gui_core::MaskCounts n = gui_core::mask_counts(spec, layout, Bq, Bk);
-    counts_->setText(
-        tr("<b>Picture</b>: %1 tokens x %2 copies = %3 positions, %4 query rows; visible pairs %5 of %6 (%7 %); %8.<br>%9")
-            .arg(count(spec.tokens), count(spec.copies), count(spec.positions()), count(spec.query_rows()),
-                 count(n.visible_pairs), count(n.all_pairs),
-                 percent(static_cast<double>(n.visible_pairs), static_cast<double>(n.all_pairs)),
-                 tile_text(n.tiles, n.visible_pairs, Bq, Bk), scenarioCounts(layer)));
-    summary_ = tr("layer %1 %2: %3 visible pairs, %4 of %5 tiles run (%6 tokens, %7x%8 tiles)")
-                   .arg(layer)
-                   .arg(model::to_string(spec.kind), count(n.visible_pairs), count(n.tiles.visible),
-                        count(n.tiles.total), count(spec.tokens))
-                   .arg(Bq)
-                   .arg(Bk);
+    followCostModel(c, session_->scenario(), model::layer_mask(c, layer, 1).copies);
+    showPictures(c, model::layer_mask(c, layer, tokens_->value()), layer);
   } catch (const model::ConfigError& e) {
-    physical_->clear(QString::fromStdString(e.what()));
+    // Refused, not truncated: the reason sits at its field; the pictures say why they are empty.
+    errors_.show(e);
+    const QString why = QString::fromStdString(e.what());
+    physical_->clear(tr("Not drawn: %1").arg(why));
     logical_->clear(QString());
-    summary_ = QString::fromStdString(e.what());
+    counts_->setText(scenarioCounts(layer));
+    summary_ = why;
   }
   emit countsChanged(summary_);
 }
@@ -300,6 +388,8 @@ void MaskView::exportPng() {
   const QPixmap shot = grab();
   if (!shot.save(path, "PNG")) counts_->setText(tr("Could not write %1").arg(path));
 }
+
+QString MaskView::countsText() const { return counts_->text(); }
 
 void MaskView::nextLayer() { session_->setSelectedLayer(session_->selectedLayer() + 1); }
 void MaskView::previousLayer() { session_->setSelectedLayer(session_->selectedLayer() - 1); }

@@ -2,19 +2,23 @@
 // The mask view: a layer's attention mask as a heatmap, logical order (interleaved,
 // t = i*copies + k) next to the physical layout the kernel sees, with the kernel's tile
 // grid over the physical one; colours by the key's stream; the exact pair and tile
-// counts, for the picture and at the scenario's prompt length.
+// counts, for the picture and at the scenario's prompt length. The picture uses the
+// cost model's layout and tile until the user picks others, and says which it shows.
 #include <optional>
 
 #include <QImage>
 #include <QWidget>
 
+#include "form_helpers.hpp"
 #include "hdlab/gui_core/mask_picture.hpp"
+#include "hdlab/simulator/evaluate.hpp"
 
 class QCheckBox;
 class QComboBox;
 class QLabel;
+class QLayout;
+class QPushButton;
 class QSpinBox;
-class QHBoxLayout;
 
 namespace hdlab::gui {
 
@@ -27,6 +31,9 @@ class MaskCanvas : public QWidget {
   explicit MaskCanvas(const QString& title, QWidget* parent = nullptr);
   void setPicture(const gui_core::MaskPicture& picture, std::optional<gui_core::TileGrid> grid);
   void clear(const QString& message);
+  void setTitle(const QString& title);
+  QString title() const { return title_; }
+  QString message() const { return message_; }
   const QImage& image() const { return image_; }
   QSize sizeHint() const override { return {360, 380}; }
 
@@ -35,6 +42,7 @@ class MaskCanvas : public QWidget {
   bool event(QEvent* e) override;
 
  private:
+  int titleHeight() const;
   QRectF cellArea() const;
   QString cellText(QPointF at) const;
 
@@ -54,6 +62,12 @@ class MaskView : public QWidget {
   const MaskCanvas* physicalCanvas() const { return physical_; }
   QSpinBox* tokensBox() const { return tokens_; }
   QComboBox* layoutBox() const { return layout_; }
+  QSpinBox* tileRowsBox() const { return tile_q_; }
+  QSpinBox* tileColumnsBox() const { return tile_k_; }
+  // The error shown at a field ("/mask/tokens"), or "" when none.
+  QString errorAt(const std::string& pointer) const { return errors_.textAt(pointer); }
+  // The picture's counts line and the counts at the scenario's prompt length (HTML).
+  QString countsText() const;
 
  public slots:
   void refresh();
@@ -65,10 +79,22 @@ class MaskView : public QWidget {
   void countsChanged(const QString& summary);
 
  private:
+  struct Field {
+    QString label;
+    QWidget* widget;
+    std::string pointer;
+  };
+  QWidget* buildControls(const std::vector<Field>& fields, const std::vector<QWidget*>& extra);
+  void connectSignals(QPushButton* save);
+  void followCostModel(const model::Config& c, const simulator::Scenario& s, std::int64_t copies);
+  QString pictureSettings(model::Layout layout, std::int64_t Bq, std::int64_t Bk) const;
+  void showPictures(const model::Config& c, const model::MaskSpec& spec, int layer);
   void updateLegend(std::int64_t copies, bool hd);
   QString scenarioCounts(int layer) const;
 
   Session* session_;
+  QLabel* general_error_;
+  FieldErrors errors_;
   QSpinBox* layer_;
   QSpinBox* tokens_;
   QComboBox* layout_;
@@ -78,10 +104,13 @@ class MaskView : public QWidget {
   QLabel* kind_;
   MaskCanvas* logical_;
   MaskCanvas* physical_;
-  QHBoxLayout* legend_;
+  QLayout* legend_;
   QLabel* counts_;
   QString summary_;
-  bool layout_chosen_ = false;  // the user picked a layout; else follow the design's default
+  // The user picked these; until then they follow the cost model (followCostModel).
+  bool layout_chosen_ = false;
+  bool tiles_chosen_ = false;
+  bool tokens_chosen_ = false;
 };
 
 }  // namespace hdlab::gui

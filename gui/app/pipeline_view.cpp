@@ -13,6 +13,7 @@
 #include <QVBoxLayout>
 
 #include "chart_panel.hpp"
+#include "flow_layout.hpp"
 #include "hdlab/charts/charts.hpp"
 #include "hdlab/charts/pipeline_chart.hpp"
 #include "hdlab/gui_core/units.hpp"
@@ -139,6 +140,9 @@ PipelineView::PipelineView(Session* session, QWidget* parent)
   v->addWidget(fit_warning_);
   auto* split = new QSplitter(Qt::Vertical);
   panel_ = new ChartPanel("pipeline-gantt");
+  // The Gantt has no vertical axis title to fit: a shorter chart leaves room for the
+  // device table in a 700-pixel-high window.
+  panel_->view()->setMinimumHeight(240);
   devices_ = new PipelineDeviceModel(this);
   device_view_ = new QTableView();
   device_view_->setModel(devices_);
@@ -152,8 +156,9 @@ PipelineView::PipelineView(Session* session, QWidget* parent)
   connectSignals();
 }
 
-QHBoxLayout* PipelineView::buildControls() {
-  auto* controls = new QHBoxLayout();
+QLayout* PipelineView::buildControls() {
+  // Label and field stay together; the pairs wrap onto a second line in a narrow window.
+  auto* controls = new FlowLayout();
   pp_ = int_spin(1, 1024, 4, tr("Pipeline stages p: devices the layers are cut over"), tr(" stages"));
   microbatches_ = int_spin(1, 1 << 16, 16, tr("Micro-batches per optimizer step (each one the scenario's training "
                                               "micro-batch)"));
@@ -174,11 +179,14 @@ QHBoxLayout* PipelineView::buildControls() {
       {tr("partition"), {partition_, "/pipeline/partition"}}};
   for (const auto& [label, field] : fields) {
     QLabel* error = nullptr;
-    controls->addWidget(new QLabel(label));
-    controls->addWidget(with_error_line(field.first, &error));
+    auto* pair = new QWidget();
+    auto* h = new QHBoxLayout(pair);
+    h->setContentsMargins(0, 0, 0, 0);
+    h->addWidget(new QLabel(label));
+    h->addWidget(with_error_line(field.first, &error));
+    controls->addWidget(pair);
     errors_.add(field.second, field.first, error);
   }
-  controls->addStretch(1);
   return controls;
 }
 

@@ -18,7 +18,7 @@
 #include "hdlab/simulator/pipeline.hpp"
 
 class QComboBox;
-class QHBoxLayout;
+class QLayout;
 class QLabel;
 class QSpinBox;
 class QTableView;
@@ -83,7 +83,7 @@ class PipelineView : public QWidget {
   void idle();
 
  private:
-  QHBoxLayout* buildControls();
+  QLayout* buildControls();
   void connectSignals();
   void schedule();
   void onResult(const PipelineRun& run);

@@ -3,6 +3,9 @@
 #include <QGridLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QResizeEvent>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSplitter>
 #include <QTableView>
 #include <QVBoxLayout>
@@ -29,17 +32,40 @@ TradeoffView::TradeoffView(QWidget* parent) : QWidget(parent) {
   note_ = new QLabel();
   note_->setWordWrap(true);
   v->addWidget(note_);
-  auto* grid = new QGridLayout();
+  // The four charts in a grid that scrolls when the tab is smaller than they need, two
+  // columns where two fit side by side, else one (reflow).
+  auto* charts = new QWidget();
+  grid_ = new QGridLayout(charts);
+  grid_->setContentsMargins(0, 0, 0, 0);
   cost_ = new ChartPanel("cost-vs-size");
   batch_ = new ChartPanel("decode-vs-batch");
   context_ = new ChartPanel("decode-vs-context");
   kv_ = new ChartPanel("kv-vs-context");
-  grid->addWidget(cost_, 0, 0);
-  grid->addWidget(batch_, 0, 1);
-  grid->addWidget(context_, 1, 0);
-  grid->addWidget(kv_, 1, 1);
-  v->addLayout(grid, 1);
+  scroll_ = new QScrollArea();
+  scroll_->setWidget(charts);
+  scroll_->setWidgetResizable(true);
+  scroll_->setFrameShape(QFrame::NoFrame);
+  scroll_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);  // reflow instead
+  v->addWidget(scroll_, 1);
+  reflow(2);
   clear(tr("No results yet"));
+}
+
+void TradeoffView::reflow(int columns) {
+  if (columns == columns_) return;
+  columns_ = columns;
+  const QList<ChartPanel*> all = panels();
+  for (ChartPanel* p : all) grid_->removeWidget(p);
+  for (int i = 0; i < all.size(); ++i) grid_->addWidget(all[i], i / columns, i % columns);
+  for (int c = 0; c < 2; ++c) grid_->setColumnStretch(c, c < columns ? 1 : 0);
+}
+
+void TradeoffView::resizeEvent(QResizeEvent* e) {
+  QWidget::resizeEvent(e);
+  // Two columns need two panels' minimum width and the spacing, beside a scroll bar.
+  const QMargins m = layout()->contentsMargins();
+  const int room = e->size().width() - m.left() - m.right() - scroll_->verticalScrollBar()->sizeHint().width();
+  reflow(room >= 2 * cost_->minimumSizeHint().width() + grid_->horizontalSpacing() ? 2 : 1);
 }
 
 QList<ChartPanel*> TradeoffView::panels() const { return {cost_, batch_, context_, kv_}; }

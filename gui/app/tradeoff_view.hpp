@@ -6,7 +6,9 @@
 
 #include "hdlab/gui_core/tradeoffs.hpp"
 
+class QGridLayout;
 class QLabel;
+class QScrollArea;
 class QTableView;
 
 namespace hdlab::gui {
@@ -24,7 +26,15 @@ class TradeoffView : public QWidget {
   void clear(const QString& message);
   QList<ChartPanel*> panels() const;
 
+ protected:
+  void resizeEvent(QResizeEvent* e) override;
+
  private:
+  void reflow(int columns);
+
+  QGridLayout* grid_;
+  QScrollArea* scroll_;
+  int columns_ = 0;
   ChartPanel* cost_;
   ChartPanel* batch_;
   ChartPanel* context_;

@@ -15,11 +15,12 @@ namespace hdlab::gui {
 ValidationView::ValidationView(QWidget* parent) : QWidget(parent) {
   auto* v = new QVBoxLayout(this);
   auto* row = new QHBoxLayout();
-  auto* open = new QPushButton(tr("Open points..."));
-  open->setToolTip(tr("A JSON file of {\"points\": [{\"design\", \"label\", \"predicted_s\", \"measured_s\"}]} "
-                      "(Ctrl+Shift+V)"));
+  auto* open = new QPushButton(tr("Open results..."));
+  open->setToolTip(tr("What `hdlab validate -o DIR` writes (DIR/validation.json or DIR/points.json), the "
+                      "published.json of `hdlab validate --published`, or any {\"points\": [{\"design\", "
+                      "\"label\", \"predicted_s\", \"measured_s\"}]} (Ctrl+Shift+V)"));
   message_ = new QLabel(tr("No validation points loaded. Predicted-vs-measured points come from `hdlab validate` "
-                           "runs of the reference executor; open a points file to plot them."));
+                           "runs of the reference executor; open their validation.json, points.json or published.json to plot them."));
   message_->setWordWrap(true);
   row->addWidget(message_, 1);
   row->addWidget(open);
@@ -33,21 +34,37 @@ ValidationView::ValidationView(QWidget* parent) : QWidget(parent) {
 QString ValidationView::message() const { return message_->text(); }
 
 void ValidationView::setPoints(const std::vector<gui_core::ValidationPoint>& points, const QString& source) {
-  panel_->setChart(charts::build_scatter_chart(charts::validation_scatter(points)));
+  gui_core::ValidationFile f;
+  f.kind = "points";
+  f.points = points;
+  setFile(f, source);
+}
+
+void ValidationView::setFile(const gui_core::ValidationFile& f, const QString& source) {
+  const std::vector<gui_core::ValidationPoint>& points = f.points;
+  charts::ScatterChart spec = charts::validation_scatter(points);
+  spec.x.title = f.measured_axis;
+  spec.y.title = f.predicted_axis;
+  panel_->setChart(charts::build_scatter_chart(spec));
   const gui_core::ValidationSummary s = gui_core::summarize(points);
-  message_->setText(tr("%1: %2 points from %3 designs; median |predicted/measured - 1| = %4 %, worst %5 %, %6 % within "
-                       "20 %.")
-                        .arg(source)
+  const QString groups = f.kind == "published report" ? tr("metrics") : tr("designs");
+  const QString left_out =
+      f.left_out > 0 ? tr(" %1 cases left out (no positive value on both sides).").arg(f.left_out) : QString();
+  message_->setText(tr("%1 (%2): %3 points from %4 %5; median |predicted/measured - 1| = %6 %, worst %7 %, %8 % "
+                       "within 20 %.%9")
+                        .arg(source, QString::fromStdString(f.kind))
                         .arg(s.points)
                         .arg(s.designs.size())
+                        .arg(groups)
                         .arg(s.median_abs_error * 100, 0, 'f', 1)
                         .arg(s.max_abs_error * 100, 0, 'f', 1)
-                        .arg(s.within_20_percent * 100, 0, 'f', 0));
+                        .arg(s.within_20_percent * 100, 0, 'f', 0)
+                        .arg(left_out));
 }
 
 bool ValidationView::loadFile(const QString& path) {
   try {
-    setPoints(gui_core::parse_validation_points(model::read_json_file(path.toStdString())), path);
+    setFile(gui_core::parse_validation_file(model::read_json_file(path.toStdString())), path);
     return true;
   } catch (const model::ConfigError& e) {
     message_->setText(tr("<span style='color:#B00020'>%1</span>").arg(QString::fromStdString(e.what()).toHtmlEscaped()));
@@ -56,8 +73,8 @@ bool ValidationView::loadFile(const QString& path) {
 }
 
 void ValidationView::openDialog() {
-  const QString path = QFileDialog::getOpenFileName(this, tr("Open validation points"), QString(),
-                                                    tr("Points JSON (*.json);;All files (*)"));
+  const QString path = QFileDialog::getOpenFileName(this, tr("Open validation results"), QString(),
+                                                    tr("Validation results (*.json);;All files (*)"));
   if (!path.isEmpty()) loadFile(path);
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // The validation scatter: predicted against measured times, log-log, one colour per
-// design, y = x and a +-20 % band. Fed by setPoints (from `hdlab validate` results) or
-// a points file ({"points": [{"design", "label", "predicted_s", "measured_s"}]}).
+// design, y = x and a +-20 % band. Fed by setPoints, or a file: `hdlab validate -o DIR`'s
+// validation.json or points.json, or `hdlab validate --published`'s published.json
+// (gui_core::parse_validation_file; there one colour per metric, in its own unit).
 #include <vector>
 
 #include <QWidget>
@@ -19,6 +20,7 @@ class ValidationView : public QWidget {
  public:
   explicit ValidationView(QWidget* parent = nullptr);
   void setPoints(const std::vector<gui_core::ValidationPoint>& points, const QString& source);
+  void setFile(const gui_core::ValidationFile& file, const QString& source);
   // false and the error shown when the file does not parse.
   bool loadFile(const QString& path);
   ChartPanel* panel() const { return panel_; }

@@ -184,9 +184,13 @@ TEST_CASE("trade-off chart specs: curves split at the memory limit, references, 
   CHECK(c.cost_vs_size.series[3].name == "KV per seq");
   CHECK(c.cost_vs_size.series[3].points[1].y == 2);
   CHECK(c.cost_vs_size.references.front().y == 1.0);
-  REQUIRE(c.decode_vs_batch.series.size() == 3);  // design fits, design no fit, baseline
+  // design fits, design no fit, baseline, and the legend's key for the dashes
+  REQUIRE(c.decode_vs_batch.series.size() == 4);
   const auto& over = c.decode_vs_batch.series[1];
   CHECK(over.style == charts::LineStyle::dashed);
+  CHECK_FALSE(over.in_legend);
+  CHECK(c.decode_vs_batch.series[3].points.empty());
+  CHECK(c.decode_vs_batch.series[3].style == charts::LineStyle::dashed);
   REQUIRE(over.points.size() == 2);
   CHECK(over.points[0].x == 2);  // starts at the last point that fits
   CHECK(over.points[1].x == 4);

@@ -46,6 +46,7 @@ void paint_chart(QChart& chart, QPainter& painter, QSize size) {
   // The chart lays itself out on a posted event; an export must not wait for the loop.
   if (chart.layout()) chart.layout()->activate();
   QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+  fit_labels(chart);  // the labels Qt would elide at this size are thinned out first
   painter.setRenderHint(QPainter::Antialiasing);
   painter.setRenderHint(QPainter::TextAntialiasing);
   scene->render(&painter, QRectF(QPointF(0, 0), QSizeF(size)), chart.mapRectToScene(chart.rect()));
@@ -54,6 +55,7 @@ void paint_chart(QChart& chart, QPainter& painter, QSize size) {
   } else {
     chart.setGeometry(old);
     if (chart.layout()) chart.layout()->activate();
+    fit_labels(chart);  // back to the view's size
   }
 }
 

@@ -1,4 +1,6 @@
 #include <QPen>
+#include <QtCharts/QLegend>
+#include <QtCharts/QLegendMarker>
 #include <QtCharts/QLineSeries>
 
 #include "chart_style.hpp"
@@ -51,6 +53,8 @@ std::unique_ptr<QChart> build_line_chart(const LineChart& spec) {
     series->setPen(pen);
     series->setPointsVisible(s.markers);
     attach(chart.get(), series, x, y);
+    if (!s.in_legend)
+      for (QLegendMarker* m : chart->legend()->markers(series)) m->setVisible(false);
   }
   // References span the x range the axis shows, drawn thin and grey-dark.
   const double x0 = xr.empty() ? 0 : xr.lo, x1 = xr.empty() ? 1 : xr.hi;
@@ -66,8 +70,11 @@ std::unique_ptr<QChart> build_line_chart(const LineChart& spec) {
     series->setPen(pen);
     attach(chart.get(), series, x, y);
   }
-  // Many entries do not fit in one row under the plot; a column on the right does.
-  if (spec.series.size() + spec.references.size() > 4) chart->legend()->setAlignment(Qt::AlignRight);
+  // Many entries do not fit in one row under the plot; a column on the right does
+  // (fit_labels also moves a row that is too wide for the size the chart is drawn at).
+  std::size_t entries = spec.references.size();
+  for (const auto& s : spec.series) entries += s.in_legend ? 1 : 0;
+  if (entries > 4) chart->legend()->setAlignment(Qt::AlignRight);
   return chart;
 }
 

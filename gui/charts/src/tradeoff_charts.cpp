@@ -10,11 +10,13 @@ using Value = std::function<double(const gui_core::CurvePoint&)>;
 using Fits = std::function<bool(const gui_core::CurvePoint&)>;
 
 // A curve as two series of one colour: solid where it fits, dashed where it does not;
-// the dashed part starts at the last fitting point so the line stays continuous.
+// the dashed part starts at the last fitting point so the line stays continuous. The
+// dashed part has no legend entry of its own: one grey dashed key (add_dash_key) says
+// what dashes mean for every design, which keeps the legend to one row under the plot.
 void add_curve(LineChart& chart, const std::vector<gui_core::CurvePoint>& points, const std::string& name, int colour,
                const Value& value, const Fits& fits, double scale) {
   LineSeries ok{name, {}, LineStyle::solid, true, colour};
-  LineSeries over{name + " (no fit)", {}, LineStyle::dashed, true, colour};
+  LineSeries over{name + " (no fit)", {}, LineStyle::dashed, true, colour, false};
   const XY* last_ok = nullptr;
   for (const auto& p : points) {
     const XY xy{p.x, value(p) * scale};
@@ -28,6 +30,15 @@ void add_curve(LineChart& chart, const std::vector<gui_core::CurvePoint>& points
   }
   if (!ok.points.empty()) chart.series.push_back(ok);
   if (!over.points.empty()) chart.series.push_back(over);
+}
+
+// The legend's key for the dashed parts, when a chart has any: a series with no points.
+void add_dash_key(LineChart& chart) {
+  for (const auto& s : chart.series)
+    if (!s.in_legend && s.style == LineStyle::dashed) {
+      chart.series.push_back({"dashed: KV does not fit", {}, LineStyle::dashed, false, 7});
+      return;
+    }
 }
 
 LineChart cost_chart(const gui_core::Tradeoffs& t) {
@@ -71,18 +82,21 @@ TradeoffCharts tradeoff_charts(const gui_core::Tradeoffs& t, const std::string& 
   out.decode_vs_batch.y = {"tokens/s", 10};
   add_curve(out.decode_vs_batch, t.decode_vs_batch, design, 0, tokens_design, fits_design, 1.0);
   add_curve(out.decode_vs_batch, t.decode_vs_batch, baseline, 1, tokens_base, fits_base, 1.0);
+  add_dash_key(out.decode_vs_batch);
 
   out.decode_vs_context.title = "Decode throughput vs context";
   out.decode_vs_context.x = {"context (tokens in the KV cache)", 2};
   out.decode_vs_context.y = {"tokens/s", 10};
   add_curve(out.decode_vs_context, t.decode_vs_context, design, 0, tokens_design, fits_design, 1.0);
   add_curve(out.decode_vs_context, t.decode_vs_context, baseline, 1, tokens_base, fits_base, 1.0);
+  add_dash_key(out.decode_vs_context);
 
   out.kv_vs_context.title = "KV cache per sequence vs context";
   out.kv_vs_context.x = {"context (tokens)", 2};
   out.kv_vs_context.y = {"GB per sequence", 10};
   add_curve(out.kv_vs_context, t.kv_vs_context, design, 0, tokens_design, fits_design, 1e-9);
   add_curve(out.kv_vs_context, t.kv_vs_context, baseline, 1, tokens_base, fits_base, 1e-9);
+  add_dash_key(out.kv_vs_context);
   if (device_memory_bytes > 0) {
     char name[64];
     std::snprintf(name, sizeof name, "device memory (%.0f GB)", device_memory_bytes * 1e-9);

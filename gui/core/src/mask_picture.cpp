@@ -10,10 +10,11 @@ namespace hdlab::gui_core {
 MaskPicture mask_picture(const model::MaskSpec& spec, model::Layout layout) {
   model::validate(spec);
   if (spec.positions() > max_picture_positions)
-    throw model::ConfigError("/mask/tokens", std::to_string(spec.tokens) + " tokens x " +
-                                                 std::to_string(spec.copies) + " copies = " +
-                                                 std::to_string(spec.positions()) + " positions; the picture shows at most " +
-                                                 std::to_string(max_picture_positions));
+    throw model::ConfigError("/mask/tokens", std::to_string(spec.tokens) + " tokens x " + std::to_string(spec.copies) +
+                                                 " copies = " + std::to_string(spec.positions()) +
+                                                 " positions; the picture shows at most " +
+                                                 std::to_string(max_picture_positions) + " positions: at most " +
+                                                 std::to_string(max_picture_tokens(spec.copies)) + " tokens here");
   MaskPicture p;
   p.spec = spec;
   p.layout = layout;

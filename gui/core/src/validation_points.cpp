@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "hdlab/model/error.hpp"
 
@@ -37,7 +38,89 @@ ValidationPoint parse_point(const nlohmann::json& o, const std::string& at) {
   return p;
 }
 
+// A positive, finite number at o[key], or nothing (a report writes null for NaN).
+std::optional<double> positive(const nlohmann::json& o, const char* key) {
+  if (!o.is_object() || !o.contains(key) || !o[key].is_number()) return std::nullopt;
+  const double x = o[key].get<double>();
+  return x > 0 && std::isfinite(x) ? std::optional<double>(x) : std::nullopt;
+}
+
+std::string string_at(const nlohmann::json& o, const char* key, const std::string& at) {
+  if (!o.contains(key) || !o[key].is_string()) throw model::ConfigError(at + "/" + key, "is required: a string");
+  return o[key].get<std::string>();
+}
+
+const nlohmann::json& array_at(const nlohmann::json& o, const char* key, const std::string& at) {
+  if (!o[key].is_array()) throw model::ConfigError(at + "/" + key, "must be a list");
+  return o[key];
+}
+
+// `hdlab validate -o DIR`'s validation.json: one point per case, times in seconds.
+ValidationFile validation_report(const nlohmann::json& j) {
+  ValidationFile f;
+  f.kind = "validation report";
+  const nlohmann::json& cases = array_at(j, "cases", "");
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const std::string at = "/cases/" + std::to_string(i);
+    if (!cases[i].is_object()) throw model::ConfigError(at, "must be an object");
+    const nlohmann::json time = cases[i].value("time", nlohmann::json());
+    if (!time.is_object()) throw model::ConfigError(at + "/time", "is required: {\"predicted_s\", \"measured_s\"}");
+    const auto predicted = positive(time, "predicted_s"), measured = positive(time, "measured_s");
+    if (!predicted || !measured) {
+      ++f.left_out;
+      continue;
+    }
+    f.points.push_back({string_at(cases[i], "design", at), cases[i].value("label", std::string()), *predicted, *measured});
+  }
+  return f;
+}
+
+// `hdlab validate --published -o DIR`'s published.json: the value each source published
+// against the prediction, grouped by metric (each group in its own unit).
+ValidationFile published_report(const nlohmann::json& j) {
+  ValidationFile f;
+  f.kind = "published report";
+  f.measured_axis = "published (unit of the series)";
+  f.predicted_axis = "predicted (unit of the series)";
+  const nlohmann::json& sources = array_at(j, "sources", "");
+  for (std::size_t s = 0; s < sources.size(); ++s) {
+    const std::string at = "/sources/" + std::to_string(s);
+    if (!sources[s].is_object()) throw model::ConfigError(at, "must be an object");
+    const std::string source = string_at(sources[s], "id", at);
+    const nlohmann::json& cases = array_at(sources[s], "cases", at);
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      const std::string c = at + "/cases/" + std::to_string(i);
+      if (!cases[i].is_object()) throw model::ConfigError(c, "must be an object");
+      const auto predicted = positive(cases[i], "predicted"), published = positive(cases[i], "published");
+      if (!predicted || !published) {
+        ++f.left_out;
+        continue;
+      }
+      const std::string group = string_at(cases[i], "metric", c) + " [" + string_at(cases[i], "unit", c) + "]";
+      f.points.push_back({group, source + ": " + string_at(cases[i], "id", c), *predicted, *published});
+    }
+  }
+  return f;
+}
+
 }  // namespace
+
+ValidationFile parse_validation_file(const nlohmann::json& j) {
+  if (j.is_array() || (j.is_object() && j.contains("points"))) {
+    ValidationFile f;
+    f.kind = "points";
+    f.points = parse_validation_points(j);
+    return f;
+  }
+  if (j.is_object() && j.contains("cases") && j.contains("summary")) return validation_report(j);
+  if (j.is_object() && j.contains("sources") && j.contains("error_convention")) return published_report(j);
+  if (j.is_object() && j.contains("cases"))
+    throw model::ConfigError("/cases", "this is a validation spec (what `hdlab validate` runs), not its results: run "
+                                       "`hdlab validate SPEC -o DIR` and open DIR/validation.json or DIR/points.json");
+  throw model::ConfigError("", "not a validation file: expected {\"points\": [...]} (points.json), the report of "
+                               "`hdlab validate -o DIR` (validation.json: \"summary\" and \"cases\") or of `hdlab "
+                               "validate --published` (published.json: \"sources\")");
+}
 
 std::vector<ValidationPoint> parse_validation_points(const nlohmann::json& j) {
   const nlohmann::json* list = &j;

@@ -25,6 +25,7 @@ struct LineSeries {
   LineStyle style = LineStyle::solid;
   bool markers = true;
   int colour = -1;  // index into palette(); -1: the series' position
+  bool in_legend = true;  // false: drawn without a legend entry (a caption explains it)
 };
 
 // A horizontal reference across the whole x range (e.g. "baseline = 1x", "device memory").

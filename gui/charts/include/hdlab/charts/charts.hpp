@@ -20,6 +20,12 @@ std::unique_ptr<QChart> build_line_chart(const LineChart& spec);
 std::unique_ptr<QChart> build_scatter_chart(const ScatterChart& spec);
 std::unique_ptr<QChart> build_gantt_chart(const GanttChart& spec);
 
+// Thins the ticks (every k-th of a linear axis, a coarser base of a log axis) and moves a
+// legend that does not fit in one row to the right, so that no label is elided at the
+// chart's current size; call after sizing the chart (export.hpp and the GUI's chart
+// panels do). Undone as the chart grows again: the builders' choices are the starting point.
+void fit_labels(QChart& chart);
+
 // Predicted against measured seconds, log-log, one colour per design, the y = x line
 // and a +-20 % band; the title carries the median error (gui_core::summarize).
 ScatterChart validation_scatter(const std::vector<gui_core::ValidationPoint>& points,

@@ -22,6 +22,25 @@ struct ValidationPoint {
 std::vector<ValidationPoint> parse_validation_points(const nlohmann::json& j);
 nlohmann::json to_json(const std::vector<ValidationPoint>& points);
 
+// Any file the validation view opens, by what it holds:
+//   points.json      {"points": [...]} or the bare array (above)
+//   validation.json  `hdlab validate -o DIR`'s report: {"summary", ..., "cases": [{"design",
+//                    "label", "time": {"predicted_s", "measured_s", ...}, ...}]}
+//   published.json   `hdlab validate --published -o DIR`'s report: {"error_convention",
+//                    "sources": [{"id", "cases": [{"id", "metric", "unit", "published",
+//                    "predicted", ...}]}]}; one group per metric and unit, the value as
+//                    published against the prediction, both in the metric's unit
+// A validation spec (the input of `hdlab validate`, which has cases but no results) and
+// anything else are ConfigErrors that say what was expected.
+struct ValidationFile {
+  std::string kind;  // "points", "validation report" or "published report"
+  std::vector<ValidationPoint> points;
+  std::string measured_axis = "measured time (s)";  // axis titles with the unit
+  std::string predicted_axis = "predicted time (s)";
+  std::int64_t left_out = 0;  // report cases without a positive value on both sides (null = not finite)
+};
+ValidationFile parse_validation_file(const nlohmann::json& j);
+
 struct ValidationSummary {
   std::int64_t points = 0;
   double median_abs_error = 0;  // median of |predicted / measured - 1|
