@@ -168,6 +168,7 @@ Tradeoffs compute_tradeoffs(const model::Config& c, const simulator::HardwarePro
   const model::Config base = baseline_config(c);
   t.design = simulator::evaluate(c, hw, scenario);  // a scenario error stops here, whole
   t.baseline = simulator::evaluate(base, hw, scenario);
+  t.layers = layer_costs(c, hw, scenario);
   const simulator::Scenario s = without_serving(scenario);
   t.axis = size_axis(c);
   const int sizes = t.axis ? static_cast<int>(t.axis->values.size()) : 0;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "hdlab/gui_core/layer_costs.hpp"
 #include "hdlab/model/design.hpp"
 #include "hdlab/simulator/evaluate.hpp"
 
@@ -67,6 +68,7 @@ struct CurvePoint {
 struct Tradeoffs {
   simulator::Metrics design;    // at the scenario
   simulator::Metrics baseline;  // at the scenario
+  LayerCosts layers;            // the design's per-layer costs at the scenario
   std::optional<SizeAxis> axis;
   std::vector<SizePoint> by_size;
   std::vector<CurvePoint> decode_vs_batch;    // tokens/s at the scenario's decode context
