@@ -373,10 +373,17 @@ void DesignEditor::rebuild() {
   }
 }
 
-void DesignEditor::setLayerKind(int layer, model::HdLayerKind kind) {
-  if (pages_->method() != "hd" || layer < 0 || layer >= static_cast<int>(kinds_.size())) return;
-  if (kinds_[static_cast<std::size_t>(layer)] == kind) return;
-  kinds_[static_cast<std::size_t>(layer)] = kind;
+void DesignEditor::setLayerKind(int layer, model::HdLayerKind kind) { setLayerKinds({layer}, kind); }
+
+void DesignEditor::setLayerKinds(const QList<int>& layers, model::HdLayerKind kind) {
+  if (pages_->method() != "hd") return;
+  bool changed = false;
+  for (const int layer : layers) {
+    if (layer < 0 || layer >= static_cast<int>(kinds_.size())) continue;
+    changed = changed || kinds_[static_cast<std::size_t>(layer)] != kind;
+    kinds_[static_cast<std::size_t>(layer)] = kind;
+  }
+  if (!changed) return;
   leavePreset();
   rebuild();
 }

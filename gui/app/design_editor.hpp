@@ -48,6 +48,8 @@ class DesignEditor : public QWidget {
 
  public slots:
   void setLayerKind(int layer, hdlab::model::HdLayerKind kind);
+  // Many layers at once: one design change (one parse, one configChanged, one evaluation).
+  void setLayerKinds(const QList<int>& layers, hdlab::model::HdLayerKind kind);
   void applyLayerRule();
   void copyDesignJson();
   void openModelDialog();

@@ -1,5 +1,7 @@
 #include "layer_strip_widget.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <set>
 
 #include <QContextMenuEvent>
@@ -15,13 +17,20 @@
 
 namespace hdlab::gui {
 
+namespace {
+QColor bar_colour() { return QColor(0x3A, 0x3A, 0x4A); }
+QColor stale_bar_colour() { return QColor(0xB8, 0xB8, 0xB8); }
+}  // namespace
+
 LayerStripWidget::LayerStripWidget(Session* session, QWidget* parent) : QWidget(parent), session_(session) {
   setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
-  setFixedHeight(150);
-  setToolTip(tr("Layer layout; click a layer to show its mask, right-click to change an HD layer's kind"));
+  setFixedHeight(strip_height);
+  setToolTip(tr("Layer layout; click a layer to show its mask, right-click to change an HD layer's kind or what the "
+                "bars over the layers show"));
   connect(session_, &Session::configChanged, this, &LayerStripWidget::reload);
   connect(session_, &Session::stagesChanged, this, &LayerStripWidget::reload);
   connect(session_, &Session::layerSelected, this, qOverload<>(&QWidget::update));
+  connect(session_, &Session::inputErrorsChanged, this, qOverload<>(&QWidget::update));  // stale bars grey out
   reload();
 }
 
@@ -31,6 +40,62 @@ void LayerStripWidget::reload() {
   update();
 }
 
+void LayerStripWidget::setCosts(const gui_core::LayerCosts& costs) {
+  costs_ = costs;
+  update();
+}
+
+void LayerStripWidget::clearCosts() {
+  costs_.reset();
+  update();
+}
+
+void LayerStripWidget::setBarQuantity(std::optional<gui_core::LayerQuantity> q) {
+  if (q == bar_quantity_) return;
+  bar_quantity_ = q;
+  update();
+  emit barsChanged();
+}
+
+void LayerStripWidget::setBarPhase(gui_core::CostPhase phase) {
+  if (phase == bar_phase_) return;
+  bar_phase_ = phase;
+  update();
+  emit barsChanged();
+}
+
+const gui_core::PhaseLayerCosts* LayerStripWidget::barCosts() const {
+  // A result for another layer count (the design changed and its result is on its way) is not drawn.
+  if (!costs_ || strip_.layers.empty() || costs_->layer_count() != strip_.layers.size()) return nullptr;
+  return &costs_->at(bar_phase_);
+}
+
+QRectF LayerStripWidget::barRect(int layer) const {
+  const gui_core::PhaseLayerCosts* costs = barCosts();
+  if (!costs || !bar_quantity_ || layer < 0 || layer >= static_cast<int>(costs->layers.size())) return {};
+  double top = 0;
+  for (const auto& c : costs->layers) top = std::max(top, gui_core::value(c, *bar_quantity_));
+  const double v = gui_core::value(costs->layers[static_cast<std::size_t>(layer)], *bar_quantity_);
+  if (top <= 0 || v <= 0) return {};
+  const Geometry g = geometry();
+  const double h = g.bars_height * v / top;  // linear: a bar twice as tall costs twice as much
+  const double bottom = g.bars_top + g.bars_height;
+  const double inset = g.cell > 4 ? g.cell * 0.15 : 0;
+  return QRectF(g.left + layer * g.cell + inset, bottom - h, std::max(1.0, g.cell - 2 * inset), h);
+}
+
+QString LayerStripWidget::costLine(int layer) const {
+  if (!costs_ || costs_->layer_count() != strip_.layers.size()) return {};
+  const gui_core::LayerCost& c = costs_->at(bar_phase_).layers[static_cast<std::size_t>(layer)];
+  auto f = [](double v, gui_core::LayerQuantity q) { return QString::fromStdString(gui_core::format_value(v, q)); };
+  return tr("%1: %2, %3 on one device%4; KV cache %5 per sequence; memory %6 per device")
+      .arg(tr(gui_core::to_string(bar_phase_)), f(c.flops, gui_core::LayerQuantity::flops),
+           f(c.seconds, gui_core::LayerQuantity::time),
+           c.passes != 1 ? tr(" (%1 runs per pass)").arg(c.passes) : QString(),
+           f(c.kv_bytes_per_seq, gui_core::LayerQuantity::kv_bytes),
+           f(c.memory_bytes, gui_core::LayerQuantity::memory));
+}
+
 LayerStripWidget::Geometry LayerStripWidget::geometry() const {
   Geometry g{};
   g.left = 8;
@@ -38,7 +103,9 @@ LayerStripWidget::Geometry LayerStripWidget::geometry() const {
   g.cell = (width() - 16) / n;
   g.stage_top = 2;
   g.loop_top = 18;
-  g.cells_top = 36;
+  g.bars_top = 34;
+  g.bars_height = 24;
+  g.cells_top = 60;
   g.cells_height = 30;
   g.labels_top = g.cells_top + g.cells_height + 1;
   g.arcs_top = g.labels_top + 13;
@@ -108,6 +175,19 @@ void LayerStripWidget::paintCells(QPainter& p, const Geometry& g) const {
   }
 }
 
+void LayerStripWidget::paintBars(QPainter& p, const Geometry& g) const {
+  const gui_core::PhaseLayerCosts* costs = barCosts();
+  if (!costs || !bar_quantity_) return;
+  // While the typed scenario is not valid the bars are the last valid one's: grey.
+  const bool stale = !session_->inputError(Session::Input::scenario).isEmpty();
+  p.setPen(QPen(QColor(0xBB, 0xBB, 0xBB), 1));
+  p.drawLine(QPointF(g.left, g.bars_top + g.bars_height), QPointF(width() - 8, g.bars_top + g.bars_height));
+  for (int l = 0; l < static_cast<int>(costs->layers.size()); ++l) {
+    const QRectF bar = barRect(l);
+    if (!bar.isEmpty()) p.fillRect(bar, stale ? stale_bar_colour() : bar_colour());
+  }
+}
+
 void LayerStripWidget::paintMirrorArcs(QPainter& p, const Geometry& g) const {
   if (strip_.mirror_pairs.empty()) return;
   const double span = static_cast<double>(strip_.layers.size());
@@ -135,6 +215,18 @@ void LayerStripWidget::paintLegend(QPainter& p) const {
   }
   double x = width() - 8;
   const double y = height() - 16;
+  if (const gui_core::PhaseLayerCosts* costs = barCosts(); costs && bar_quantity_) {
+    double top = 0;
+    for (const auto& c : costs->layers) top = std::max(top, gui_core::value(c, *bar_quantity_));
+    const bool stale = !session_->inputError(Session::Input::scenario).isEmpty();
+    p.fillRect(QRectF(8, y + 2, 12, 10), stale ? stale_bar_colour() : bar_colour());
+    p.setPen(Qt::black);
+    const QString key = tr("bars: %1 %2 per layer, tallest %3%4")
+                            .arg(tr(gui_core::to_string(bar_phase_)), tr(gui_core::to_string(*bar_quantity_)),
+                                 QString::fromStdString(gui_core::format_value(top, *bar_quantity_)),
+                                 stale ? tr(" (stale: the last valid scenario's)") : QString());
+    p.drawText(QPointF(23, y + 11), key);
+  }
   auto item = [&](const QColor& colour, const QString& text, Qt::BrushStyle style = Qt::SolidPattern) {
     const double w = p.fontMetrics().horizontalAdvance(text) + 22;
     x -= w;
@@ -161,6 +253,7 @@ void LayerStripWidget::paintEvent(QPaintEvent*) {
   const Geometry g = geometry();
   paintStages(p, g);
   paintLoop(p, g);
+  paintBars(p, g);
   paintCells(p, g);
   paintMirrorArcs(p, g);
   paintLegend(p);
@@ -174,14 +267,33 @@ void LayerStripWidget::mousePressEvent(QMouseEvent* e) {
 
 void LayerStripWidget::contextMenuEvent(QContextMenuEvent* e) {
   const int l = layerAt(e->pos().x());
-  if (l < 0 || strip_.method != "hd") return;
   QMenu menu(this);
-  menu.setTitle(tr("Layer %1").arg(l));
-  const std::pair<const char*, model::HdLayerKind> kinds[] = {
-      {"full", model::HdLayerKind::full}, {"local", model::HdLayerKind::local}, {"intra", model::HdLayerKind::intra}};
-  for (const auto& [name, kind] : kinds) {
-    QAction* a = menu.addAction(tr("Layer %1: %2").arg(l).arg(name));
-    connect(a, &QAction::triggered, this, [this, l, k = kind] { emit kindRequested(l, k); });
+  if (l >= 0 && strip_.method == "hd") {
+    const std::pair<const char*, model::HdLayerKind> kinds[] = {
+        {"full", model::HdLayerKind::full}, {"local", model::HdLayerKind::local}, {"intra", model::HdLayerKind::intra}};
+    for (const auto& [name, kind] : kinds) {
+      QAction* a = menu.addAction(tr("Layer %1: %2").arg(l).arg(name));
+      connect(a, &QAction::triggered, this, [this, l, k = kind] { emit kindRequested(l, k); });
+    }
+    menu.addSeparator();
+  }
+  QMenu* bars = menu.addMenu(tr("Bars show"));
+  for (int q = 0; q < gui_core::layer_quantity_count; ++q) {
+    const auto quantity = static_cast<gui_core::LayerQuantity>(q);
+    QAction* a = bars->addAction(tr(gui_core::to_string(quantity)));
+    a->setCheckable(true);
+    a->setChecked(bar_quantity_ == quantity);
+    connect(a, &QAction::triggered, this, [this, quantity] { setBarQuantity(quantity); });
+  }
+  QAction* none = bars->addAction(tr("nothing"));
+  connect(none, &QAction::triggered, this, [this] { setBarQuantity(std::nullopt); });
+  QMenu* phases = menu.addMenu(tr("Bars for"));
+  for (int i = 0; i < gui_core::cost_phase_count; ++i) {
+    const auto phase = static_cast<gui_core::CostPhase>(i);
+    QAction* a = phases->addAction(tr(gui_core::to_string(phase)));
+    a->setCheckable(true);
+    a->setChecked(bar_phase_ == phase);
+    connect(a, &QAction::triggered, this, [this, phase] { setBarPhase(phase); });
   }
   menu.exec(e->globalPos());
 }
@@ -190,10 +302,13 @@ bool LayerStripWidget::event(QEvent* e) {
   if (e->type() == QEvent::ToolTip) {
     auto* help = static_cast<QHelpEvent*>(e);
     const int l = layerAt(help->pos().x());
-    if (l >= 0)
-      QToolTip::showText(help->globalPos(),
-                         QString::fromStdString(gui_core::describe(strip_.layers[static_cast<std::size_t>(l)], strip_.copies)),
-                         this);
+    if (l >= 0) {
+      const auto& cell = strip_.layers[static_cast<std::size_t>(l)];
+      QString text = QString::fromStdString(gui_core::describe(cell, strip_.copies));
+      const QString costs = costLine(l);
+      if (!costs.isEmpty()) text += "\n" + costs;
+      QToolTip::showText(help->globalPos(), text, this);
+    }
     else
       QToolTip::showText(help->globalPos(), toolTip(), this);
     return true;

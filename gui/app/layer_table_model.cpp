@@ -16,6 +16,17 @@ std::optional<model::HdLayerKind> hd_kind(const QString& s) {
   return std::nullopt;
 }
 
+// The quantity a cost column shows.
+std::optional<gui_core::LayerQuantity> quantity_of(int column) {
+  switch (column) {
+    case LayerTableModel::Flops: return gui_core::LayerQuantity::flops;
+    case LayerTableModel::Time: return gui_core::LayerQuantity::time;
+    case LayerTableModel::KvBytes: return gui_core::LayerQuantity::kv_bytes;
+    case LayerTableModel::Memory: return gui_core::LayerQuantity::memory;
+    default: return std::nullopt;
+  }
+}
+
 }  // namespace
 
 QColor kind_colour(gui_core::LayerAttentionKind k) {
@@ -50,6 +61,39 @@ void LayerTableModel::reload() {
   endResetModel();
 }
 
+int LayerTableModel::columnOf(gui_core::LayerQuantity q) {
+  for (int c = Flops; c <= Memory; ++c)
+    if (quantity_of(c) == q) return c;
+  return -1;
+}
+
+void LayerTableModel::setCosts(const gui_core::LayerCosts& costs) {
+  costs_ = costs;
+  costsChanged();
+}
+
+void LayerTableModel::clearCosts() {
+  costs_.reset();
+  costsChanged();
+}
+
+void LayerTableModel::setPhase(gui_core::CostPhase phase) {
+  if (phase == phase_) return;
+  phase_ = phase;
+  costsChanged();
+}
+
+void LayerTableModel::costsChanged() {
+  if (rowCount() > 0) emit dataChanged(index(0, Flops), index(rowCount() - 1, Memory));
+  emit headerDataChanged(Qt::Horizontal, Flops, Memory);
+}
+
+const gui_core::LayerCost* LayerTableModel::cost(int layer) const {
+  // Costs of another design's layer count (a result still on its way) are not this table's.
+  if (!costs_ || costs_->layer_count() != strip_.layers.size() || layer < 0 || layer >= rowCount()) return nullptr;
+  return &costs_->at(phase_).layers[static_cast<std::size_t>(layer)];
+}
+
 int LayerTableModel::rowCount(const QModelIndex& parent) const {
   return parent.isValid() ? 0 : static_cast<int>(strip_.layers.size());
 }
@@ -58,7 +102,7 @@ int LayerTableModel::columnCount(const QModelIndex& parent) const { return paren
 QVariant LayerTableModel::headerData(int section, Qt::Orientation o, int role) const {
   if (o != Qt::Horizontal) return {};
   static const char* names[] = {"layer", "attention", "window", "backbone", "FFN", "K/V from", "loop", "grown from",
-                                "stage"};
+                                "stage", "FLOPs [GFLOP]", "time [ms]", "KV cache [MB/seq]", "memory [MB/device]"};
   static const char* tips[] = {
       "Layer index in the effective (grown) backbone",
       "What the design runs here; HD layers: double-click to change full / local / intra",
@@ -68,15 +112,33 @@ QVariant LayerTableModel::headerData(int section, Qt::Orientation o, int role) c
       "KV mirror: the early layer whose input feeds this layer's K/V",
       "Looped designs: prelude, recurrent block, coda",
       "Depth growth: the base layer this one copies",
-      "Pipeline stage (device) from the last pipeline run"};
-  if (role == Qt::DisplayRole && section >= 0 && section < ColumnCount) return tr(names[section]);
-  if (role == Qt::ToolTipRole && section >= 0 && section < ColumnCount) return tr(tips[section]);
-  return {};
+      "Pipeline stage (device) from the last pipeline run",
+      "FLOPs of the layer in one %1 (every run of it: a recurrent layer's iterations), the whole model replica, "
+      "in GFLOP (1e9 FLOP)",
+      "Time of the layer's ops in one %1 on one device, in ms (collectives and the ops outside the layers "
+      "not included)",
+      "KV cache the layer keeps per sequence at the decode context (%2 tokens), the devices of a replica "
+      "together, in MB (1e6 bytes)",
+      "Memory per device in inference: the layer's weights + the KV cache of the decode batch (%3 sequences) "
+      "at the decode context, in MB (1e6 bytes)"};
+  if (section < 0 || section >= ColumnCount) return {};
+  if (role == Qt::DisplayRole) return tr(names[section]);
+  if (role != Qt::ToolTipRole) return {};
+  QString tip = tr(tips[section]);
+  if (section == Flops || section == Time) tip = tip.arg(tr(gui_core::to_string(phase_)));
+  if (section == KvBytes)
+    tip = tip.arg(costs_ ? QString::fromStdString(gui_core::format_count(costs_->kv_context)) : QString("?"));
+  if (section == Memory) tip = tip.arg(costs_ ? QString::number(costs_->kv_batch) : QString("?"));
+  return tip;
 }
 
 QVariant LayerTableModel::data(const QModelIndex& index, int role) const {
   if (!index.isValid() || index.row() >= rowCount()) return {};
   const gui_core::LayerStripCell& c = strip_.layers[static_cast<std::size_t>(index.row())];
+  if (quantity_of(index.column())) {
+    const gui_core::LayerCost* lc = cost(index.row());
+    return lc ? costData(*lc, index.column(), role) : QVariant();
+  }
   if (role == Qt::ToolTipRole) return QString::fromStdString(gui_core::describe(c, strip_.copies));
   if (role == Qt::BackgroundRole && index.column() == Attention) {
     // A pale tint of the strip's colour keeps the text readable.
@@ -106,6 +168,34 @@ QVariant LayerTableModel::data(const QModelIndex& index, int role) const {
                                                       : QString(gui_core::to_string(c.loop));
     case GrownFrom: return optional_index(c.grown_from);
     case Stage: return optional_index(c.stage);
+    default: return {};
+  }
+}
+
+QVariant LayerTableModel::costData(const gui_core::LayerCost& c, int column, int role) const {
+  const gui_core::LayerQuantity q = *quantity_of(column);
+  const double v = gui_core::value(c, q);
+  switch (role) {
+    case Qt::UserRole: return v;  // FLOP, s or B
+    case Qt::TextAlignmentRole: return int(Qt::AlignRight | Qt::AlignVCenter);
+    case Qt::DisplayRole: {
+      const gui_core::DisplayUnit u = gui_core::display_unit(q);
+      return QString("%L1").arg(v * u.scale, 0, 'f', u.decimals);
+    }
+    case Qt::ToolTipRole: {
+      const QString runs = c.passes != 1 ? tr(" (%1 runs per pass)").arg(c.passes) : QString();
+      return tr("Layer %1, %2%3: %4, %5 on one device; KV cache %6 per sequence at %7 tokens; memory %8 per device "
+                "(weights %9 + the KV cache of %10 sequences)")
+          .arg(c.layer)
+          .arg(tr(gui_core::to_string(phase_)), runs,
+               QString::fromStdString(gui_core::format_value(c.flops, gui_core::LayerQuantity::flops)),
+               QString::fromStdString(gui_core::format_value(c.seconds, gui_core::LayerQuantity::time)),
+               QString::fromStdString(gui_core::format_value(c.kv_bytes_per_seq, gui_core::LayerQuantity::kv_bytes)),
+               QString::fromStdString(gui_core::format_count(costs_->kv_context)),
+               QString::fromStdString(gui_core::format_value(c.memory_bytes, gui_core::LayerQuantity::memory)),
+               QString::fromStdString(gui_core::format_value(c.weight_bytes, gui_core::LayerQuantity::memory)))
+          .arg(costs_->kv_batch);
+    }
     default: return {};
   }
 }

@@ -3,7 +3,6 @@
 #include <QAction>
 #include <QDockWidget>
 #include <QFileDialog>
-#include <QHeaderView>
 #include <QKeySequence>
 #include <QLabel>
 #include <QMenuBar>
@@ -22,6 +21,7 @@
 #include "hdlab/model/config_io.hpp"
 #include "hdlab/model/files.hpp"
 #include "hdlab/model/params.hpp"
+#include "layer_panel.hpp"
 #include "layer_strip_widget.hpp"
 #include "layer_table_model.hpp"
 #include "mask_view.hpp"
@@ -74,6 +74,7 @@ MainWindow::MainWindow(gui_core::Catalog catalog, QWidget* parent)
     const QString msg = tr("Cannot evaluate: %1").arg(QString::fromStdString(e.what()));
     costs_view_->clear(msg);
     tradeoff_view_->clear(msg);
+    layer_panel_->clearCosts();
     showMessage(msg);
   };
   job_.on_idle = [this] {
@@ -96,26 +97,18 @@ void MainWindow::buildCentral() {
   costs_view_ = new CostsView();
   mask_view_ = new MaskView(session_);
   layer_model_ = new LayerTableModel(session_, this);
-  layer_view_ = new QTableView();
-  layer_view_->setModel(layer_model_);
-  layer_view_->setItemDelegateForColumn(LayerTableModel::Attention, new LayerKindDelegate(layer_view_));
-  layer_view_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  layer_view_->horizontalHeader()->setStretchLastSection(true);
-  layer_view_->verticalHeader()->hide();
-  layer_view_->verticalHeader()->setDefaultSectionSize(layer_view_->fontMetrics().height() + 8);
-  layer_view_->setSelectionBehavior(QAbstractItemView::SelectRows);
-  layer_view_->setEditTriggers(QAbstractItemView::DoubleClicked | QAbstractItemView::EditKeyPressed |
-                               QAbstractItemView::SelectedClicked);
+  layer_panel_ = new LayerPanel(session_, layer_model_, strip_);
+  layer_view_ = layer_panel_->view();
   tradeoff_view_ = new TradeoffView();
   pipeline_view_ = new PipelineView(session_);
   validation_view_ = new ValidationView();
   // Views over the scenario (and the pipeline view over its own fields) say when theirs is stale.
-  for (QWidget* view : std::initializer_list<QWidget*>{costs_view_, tradeoff_view_, mask_view_})
+  for (QWidget* view : std::initializer_list<QWidget*>{costs_view_, tradeoff_view_, mask_view_, layer_panel_})
     StaleBanner::attach(view, session_, {Session::Input::scenario});
   StaleBanner::attach(pipeline_view_, session_, {Session::Input::scenario, Session::Input::pipeline});
   tabs_->addTab(costs_view_, tr("&Costs"));
   tabs_->addTab(mask_view_, tr("&Masks"));
-  tabs_->addTab(layer_view_, tr("&Layers"));
+  tabs_->addTab(layer_panel_, tr("&Layers"));
   tabs_->addTab(tradeoff_view_, tr("&Trade-offs"));
   tabs_->addTab(pipeline_view_, tr("&Pipeline"));
   tabs_->addTab(validation_view_, tr("&Validation"));
@@ -139,6 +132,7 @@ void MainWindow::buildDock() {
   // Per-layer edits from the table and the strip go through the editor's parser.
   layer_model_->onKindEdited = [this](int layer, model::HdLayerKind kind) { design_editor_->setLayerKind(layer, kind); };
   connect(strip_, &LayerStripWidget::kindRequested, design_editor_, &DesignEditor::setLayerKind);
+  connect(layer_panel_, &LayerPanel::kindsRequested, design_editor_, &DesignEditor::setLayerKinds);
   auto show = [this](const QString& text) { showMessage(text); };
   connect(design_editor_, &DesignEditor::statusMessage, this, show);
   connect(scenario_editor_, &ScenarioEditor::statusMessage, this, show);
@@ -273,6 +267,7 @@ void MainWindow::onResults(const gui_core::Tradeoffs& t) {
                QString::fromStdString(gui_core::format_seconds(m[Metric::prefill_s])),
                QString::fromStdString(gui_core::format_seconds(m[Metric::train_step_s])));
   costs_view_->setResults(t, session_->scenario(), headline);
+  layer_panel_->setCosts(t.layers);
   tradeoff_view_->setResults(t, QString::fromStdString(gui_core::short_label(session_->config().design)), baseline,
                             session_->hardware().memory_bytes());
 }

@@ -22,6 +22,7 @@ namespace hdlab::gui {
 class ChartPanel;
 class CostsView;
 class DesignEditor;
+class LayerPanel;
 class LayerStripWidget;
 class LayerTableModel;
 class MaskView;
@@ -47,6 +48,7 @@ class MainWindow : public QMainWindow {
   MaskView* maskView() const { return mask_view_; }
   LayerStripWidget* layerStrip() const { return strip_; }
   LayerTableModel* layerTable() const { return layer_model_; }
+  LayerPanel* layerPanel() const { return layer_panel_; }
   CostsView* costsView() const { return costs_view_; }
   TradeoffView* tradeoffView() const { return tradeoff_view_; }
   PipelineView* pipelineView() const { return pipeline_view_; }
@@ -88,6 +90,7 @@ class MainWindow : public QMainWindow {
   MaskView* mask_view_ = nullptr;
   LayerTableModel* layer_model_ = nullptr;
   QTableView* layer_view_ = nullptr;
+  LayerPanel* layer_panel_ = nullptr;
   TradeoffView* tradeoff_view_ = nullptr;
   PipelineView* pipeline_view_ = nullptr;
   ValidationView* validation_view_ = nullptr;

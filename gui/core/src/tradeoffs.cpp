@@ -170,6 +170,7 @@ Tradeoffs compute_tradeoffs(const model::Config& c, const simulator::HardwarePro
   t.baseline = simulator::evaluate(base, hw, scenario);
   t.design_fit = simulator::memory_fit(c, hw, scenario);
   t.baseline_fit = simulator::memory_fit(base, hw, scenario);
+  t.layers = layer_costs(c, hw, scenario);
   const simulator::Scenario s = without_serving(scenario);
   t.axis = size_axis(c);
   const int sizes = t.axis ? static_cast<int>(t.axis->values.size()) : 0;

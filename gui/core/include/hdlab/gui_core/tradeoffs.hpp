@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "hdlab/gui_core/layer_costs.hpp"
 #include "hdlab/model/design.hpp"
 #include "hdlab/simulator/evaluate.hpp"
 #include "hdlab/simulator/fit.hpp"
@@ -70,6 +71,7 @@ struct Tradeoffs {
   simulator::Metrics baseline;  // at the scenario
   // Whether each phase's memory fits the device at the scenario, and what would fit.
   simulator::MemoryFit design_fit, baseline_fit;
+  LayerCosts layers;            // the design's per-layer costs at the scenario
   std::optional<SizeAxis> axis;
   std::vector<SizePoint> by_size;
   std::vector<CurvePoint> decode_vs_batch;    // tokens/s at the scenario's decode context
