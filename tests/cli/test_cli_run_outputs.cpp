@@ -132,7 +132,7 @@ double norm_eps(const SafetensorsReader& out) {
 
 }  // namespace
 
-TEST_CASE("hdlab run --save-outputs: baseline names, shapes, dtypes, metadata; logits from the last hidden state",
+TEST_CASE("hdlab run --save-outputs: baseline names, shapes, dtypes, metadata - logits from the last hidden state",
           "[cli][run][outputs]") {
   TempDir t;
   const std::string path = run_outputs(t, "base", "baseline", "train-forward");
@@ -182,7 +182,7 @@ TEST_CASE("hdlab run --save-outputs: repeatable, and HD n=1 equals the baseline"
   }
 }
 
-TEST_CASE("hdlab run --save-outputs: HD streams interleaved t = i*n + k whatever the layout; logits of the final stream",
+TEST_CASE("hdlab run --save-outputs: HD streams interleaved t = i*n + k whatever the layout - logits of the final stream",
           "[cli][run][outputs]") {
   TempDir t;
   const std::string path = run_outputs(t, "hd", "hd:n=2", "train-forward", {"--layout", "interleaved"});
@@ -214,7 +214,7 @@ TEST_CASE("hdlab run --save-outputs: HD streams interleaved t = i*n + k whatever
   }
 }
 
-TEST_CASE("hdlab run --save-outputs: decode is the last token of the full forward; PHD prefill rows; looped passes; VWN width",
+TEST_CASE("hdlab run --save-outputs: decode is the last token of the full forward - PHD prefill rows - looped passes - VWN width",
           "[cli][run][outputs]") {
   TempDir t;
   const std::int64_t T = static_cast<std::int64_t>(kIds.size());

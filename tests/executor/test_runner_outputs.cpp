@@ -28,7 +28,7 @@ std::vector<std::int64_t> every(std::int64_t first, std::int64_t count, std::int
 
 }  // namespace
 
-TEST_CASE("capture_outputs: HD KV mirror keeps the final stream after the mirror; logits bit-equal to a plain call",
+TEST_CASE("capture_outputs: HD KV mirror keeps the final stream after the mirror - logits bit-equal to a plain call",
           "[runner][outputs]") {
   model::Backbone b = tiny_dense(4);
   b.kv_mirror_layers = 1;  // layer 3 takes K/V from layer 0's input: from layer 3 on, the final stream only
@@ -77,7 +77,7 @@ TEST_CASE("Runner hidden observer: embeddings then every layer run in order, non
   CHECK(seen.empty());
 }
 
-TEST_CASE("write_safetensors: I64 tensors beside F32 ones; a value that is no whole number refused", "[runner][outputs]") {
+TEST_CASE("write_safetensors: I64 tensors beside F32 ones - a value that is no whole number refused", "[runner][outputs]") {
   namespace fs = std::filesystem;
   const fs::path file = fs::temp_directory_path() / ("hdlab_outputs_" + std::to_string(::getpid()) + ".safetensors");
   const std::vector<SafetensorsTensorSpec> specs = {{"ids", {3}, StDtype::i64}, {"x", {2}}};
