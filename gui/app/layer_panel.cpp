@@ -1,5 +1,7 @@
 #include "layer_panel.hpp"
 
+#include "flow_layout.hpp"
+
 #include <algorithm>
 #include <optional>
 
@@ -66,7 +68,8 @@ LayerPanel::LayerPanel(Session* session, LayerTableModel* model, LayerStripWidge
 
 QWidget* LayerPanel::controls() {
   auto* row = new QWidget();
-  auto* h = new QHBoxLayout(row);
+  // Wraps onto more lines in a narrow window rather than widening it (1024 px wide must fit).
+  auto* h = new FlowLayout(row);
   h->setContentsMargins(4, 0, 4, 0);
   phase_ = new QComboBox();
   phase_->setObjectName("layerCostPhase");
@@ -89,10 +92,8 @@ QWidget* LayerPanel::controls() {
   set_kind_->setToolTip(tr("Gives every selected row (Shift / Ctrl + click) the HD kind on the left, as one edit"));
   h->addWidget(new QLabel(tr("Costs for:")));
   h->addWidget(phase_);
-  h->addSpacing(12);
   h->addWidget(new QLabel(tr("Strip bars:")));
   h->addWidget(bars_);
-  h->addStretch(1);
   h->addWidget(kind_);
   h->addWidget(set_kind_);
   connect(phase_, &QComboBox::currentIndexChanged, this, [this] {

@@ -14,6 +14,7 @@
 #include <QCoreApplication>
 #include <QFontMetricsF>
 #include <QGraphicsLayout>
+#include <QTextDocument>
 #include <QtCharts/QCategoryAxis>
 #include <QtCharts/QLegend>
 #include <QtCharts/QLegendMarker>
@@ -102,6 +103,16 @@ void fit_log_axis(QLogValueAxis& axis, double length) {
 // Greedy word wrap of `text` to lines no wider than `width`, joined with <br> (Qt Charts
 // draws titles and legend labels as HTML). A single word wider than the line stays whole.
 QString wrapped(const QString& text, const QFont& font, double width) {
+  if (text.contains("<br>")) {  // already HTML (a builder's own lines): wrap each line, keep its escapes
+    QStringList out;
+    for (const QString& line : text.split("<br>")) {
+      QTextDocument doc;
+      doc.setHtml(line);
+      const QString plain = doc.toPlainText(), fitted = wrapped(plain, font, width);
+      out << (fitted == plain ? plain.toHtmlEscaped() : fitted);
+    }
+    return out.join("<br>");
+  }
   const QFontMetricsF m(font);
   if (m.horizontalAdvance(text) <= width) return text;
   QStringList lines;

@@ -26,17 +26,10 @@ GanttChart pipeline_gantt_chart(const simulator::PipelineResult& r) {
 GanttChart pipeline_gantt_chart(const simulator::PipelineResult& r, const simulator::PhaseFit& fit) {
   GanttChart g = pipeline_gantt_chart(r);
   if (fit.fits()) return g;
-  char warning[200];
-  std::snprintf(warning, sizeof warning, "Does not fit: device %lld needs %.1f GB of %.1f GB",
-                static_cast<long long>(fit.device), fit.current.need_bytes / 1e9, fit.capacity_bytes / 1e9);
-  g.warning = warning;
-  // Short enough for a chart title: the layouts only (the view's summary gives their needs).
-  std::vector<std::string> changes;
-  if (fit.smaller_batch) changes.push_back("micro-batch " + std::to_string(fit.smaller_batch->batch));
-  if (fit.more_devices)
-    changes.push_back("tp " + std::to_string(fit.more_devices->tp) + " x pp " + std::to_string(fit.more_devices->pp));
-  if (changes.empty()) g.warning += "; no smaller micro-batch, tp or pp fits";
-  else g.warning += "; fits at " + changes.front() + (changes.size() > 1 ? " or " + changes.back() : "");
+  // Two words, so the title stays within two lines in a narrow window (a third would leave
+  // the plot too little height); the view's red line above the chart gives the device, its
+  // needs and the smallest layout that fits.
+  g.warning = "does not fit";
   return g;
 }
 
