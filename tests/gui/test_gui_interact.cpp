@@ -18,6 +18,8 @@
 #include "hdlab/charts/interact.hpp"
 #include "hdlab/charts/pipeline_chart.hpp"
 #include "hdlab/charts/tradeoff_charts.hpp"
+#include "main_window.hpp"
+#include "pipeline_view.hpp"
 
 using namespace hdlab;
 
@@ -154,6 +156,48 @@ TEST_CASE("hover read-out of a Gantt task equals the pipeline result's task", "[
   CHECK(range(time) == built);
   CHECK(time->tickType() == QValueAxis::TicksFixed);
   CHECK(time->tickCount() == ticks);
+}
+
+TEST_CASE("the app's Gantt reads out the tasks of the pipeline it ran", "[gui][interact][pipeline]") {
+  test::ensure_app();
+  gui::MainWindow w(gui_core::read_catalog(test::profiles()));
+  REQUIRE(w.applyDefaults().isEmpty());
+  w.resize(1400, 900);
+  w.show();
+  w.waitForEvaluation();
+  gui::PipelineView* view = w.pipelineView();
+  view->waitForRun();
+  for (int i = 0; i < w.tabs()->count(); ++i)
+    if (w.tabs()->widget(i)->isAncestorOf(view) || w.tabs()->widget(i) == view) w.tabs()->setCurrentIndex(i);
+  QCoreApplication::processEvents();
+  REQUIRE(view->result());
+  const simulator::PipelineResult& r = *view->result();
+  gui::ChartPanel& panel = *view->panel();
+  QAbstractSeries* any = panel.chart()->series().front();
+  // The time axis' unit, from its title ("time (ms)").
+  const QString title = axis(*panel.chart(), Qt::Horizontal)->titleText();
+  const QString unit = title.section('(', 1).chopped(1);
+  const double scale = unit == "us" ? 1e6 : unit == "ms" ? 1e3 : 1.0;
+  REQUIRE((unit == "us" || unit == "ms" || unit == "s"));
+  // The last backward task of the first device and the first forward of the last.
+  std::vector<const simulator::PipelineTask*> picked;
+  for (const auto& t : r.tasks)
+    if (t.device == 0 && t.backward) picked = {&t};
+  for (const auto& t : r.tasks)
+    if (t.device == r.options.stages - 1 && !t.backward) {
+      picked.push_back(&t);
+      break;
+    }
+  REQUIRE(picked.size() == 2);
+  for (const simulator::PipelineTask* t : picked) {
+    const QPointF mid((t->start_s + t->end_s) / 2 * scale, static_cast<double>(r.options.stages - 1 - t->device) + 0.5);
+    const QString text = panel.readOutAt(view_pos(panel, mid, any));
+    CAPTURE(text.toStdString());
+    CHECK(text.startsWith(QString("device %1\nmicro-batch %2\n").arg(t->device).arg(t->microbatch)));
+    CHECK(text.contains(t->weight ? "\nweight gradient (W)" : t->backward ? "\nbackward" : "\nforward"));
+    CHECK(text.contains(QString("\nstart: %1 %2\n").arg(charts::read_out_number(t->start_s * scale), unit)));
+    CHECK(text.endsWith(QString("\nduration: %1 %2").arg(charts::read_out_number((t->end_s - t->start_s) * scale), unit)));
+  }
 }
 
 TEST_CASE("zoom and pan change the axis ranges, log axes stay positive, reset restores them exactly",
