@@ -1,12 +1,19 @@
 #pragma once
 // A chart with its export button beside it: PNG and SVG at the size shown (or any size
 // through exportTo). Every chart in the app sits in one of these; its labels are fitted
-// to the size shown (charts::fit_labels), so none is elided.
+// to the size shown (charts::fit_labels), so none is elided. Every chart is interactive
+// here (charts/interact.hpp): hovering shows the read-out of the point or Gantt bar under
+// the mouse as a tooltip; drag a rectangle or turn the wheel to zoom, Shift+drag or drag
+// with the middle button to pan, double-click, right-click or the reset button to go
+// back; clicking a legend entry hides or shows its series.
 #include <memory>
+#include <vector>
 
 #include <QWidget>
 #include <QtCharts/QChart>
 #include <QtCharts/QChartView>
+
+#include "hdlab/charts/interact.hpp"
 
 namespace hdlab::gui {
 
@@ -31,6 +38,21 @@ class ChartPanel : public QWidget {
   // the Export button does after its file dialog); returns the error text.
   QString exportAndReport(const QString& path);
 
+  // The read-out at `view_pos` (the view's viewport coordinates, as its mouse events give), what the hover tooltip shows;
+  // empty away from any point or bar. Kept as readOut() until the next hover.
+  QString readOutAt(QPointF view_pos);
+  QString readOut() const { return read_out_; }
+  // Zoom by `factor` (> 1 in) about `view_pos`, and pan with the content dragged by
+  // `delta` pixels; neither goes out past the chart as built (that is a reset).
+  void zoomAt(QPointF view_pos, double factor);
+  void panBy(QPointF delta);
+  // Puts every axis back to the range the chart was built with, exactly.
+  void resetZoom();
+  bool isZoomed() const;
+  // After any change of the visible ranges: re-fit the tick labels, and snap back to the
+  // built ranges when zoomed out past them.
+  void rangesChanged();
+
  public slots:
   void exportDialog();
 
@@ -40,6 +62,8 @@ class ChartPanel : public QWidget {
  private:
   QString stem_;
   QChartView* view_;
+  std::vector<charts::AxisRange> built_ranges_;  // as setChart got them: what reset restores
+  QString read_out_;
 };
 
 }  // namespace hdlab::gui

@@ -18,6 +18,17 @@ struct Range {
   bool empty() const { return !(lo <= hi); }
 };
 
+// What the builders leave on a series for interact.hpp (Qt dynamic properties):
+//   kHoverLabels  QStringList, one per point of an XY series (labels of the spec, empty
+//                 strings where none) or one read-out per bar of a Gantt area
+//   kHoverBars    QVariantList of QRectF: the Gantt bars of an area in data coordinates
+//   kNoHover      true: a guide (reference line, y = x) that has no read-out
+//   kLegendGroup  QString: series toggled together from the legend (default: the name)
+inline constexpr const char* kHoverLabels = "hdlab_hover_labels";
+inline constexpr const char* kHoverBars = "hdlab_hover_bars";
+inline constexpr const char* kNoHover = "hdlab_no_hover";
+inline constexpr const char* kLegendGroup = "hdlab_legend_group";
+
 // A fresh chart with the house style and a title.
 QChart* new_chart(const std::string& title);
 // An axis for `spec` over `range` (padded; powers of the base for log axes).

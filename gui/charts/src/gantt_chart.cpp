@@ -12,6 +12,7 @@
 
 #include "chart_style.hpp"
 #include "hdlab/charts/charts.hpp"
+#include "hdlab/charts/interact.hpp"
 
 namespace hdlab::charts {
 namespace {
@@ -41,6 +42,34 @@ QAreaSeries* bar_area(const std::vector<const GanttBar*>& bars, double y0, doubl
   lower->append(bars.front()->start_s * scale, y0);
   lower->append(bars.back()->end_s * scale, y0);
   return new QAreaSeries(upper, lower);
+}
+
+// What the read-out shows for a bar: its device, its label (micro-batch), its category
+// (pass), and start and duration in the time axis' unit.
+QString bar_text(const GanttChart& spec, const GanttBar& b, const TimeUnit& unit) {
+  QStringList lines;
+  lines << QString::fromStdString(spec.rows[static_cast<std::size_t>(b.row)]);
+  if (!b.label.empty()) lines << QString::fromStdString(b.label);
+  if (b.category >= 0 && b.category < static_cast<int>(spec.categories.size()))
+    lines << QString::fromStdString(spec.categories[static_cast<std::size_t>(b.category)]);
+  lines << QString("start: %1 %2").arg(read_out_number(b.start_s * unit.scale), unit.name);
+  lines << QString("duration: %1 %2").arg(read_out_number((b.end_s - b.start_s) * unit.scale), unit.name);
+  lines.removeAll(QString());
+  return lines.join('\n');
+}
+
+// The bars of an area in data coordinates (time in the axis' unit, row band in y) and
+// their read-outs, for interact.hpp.
+void set_hover(QAreaSeries& area, const GanttChart& spec, const std::vector<const GanttBar*>& bars, double y0,
+               double y1, const TimeUnit& unit) {
+  QVariantList rects;
+  QStringList texts;
+  for (const GanttBar* b : bars) {
+    rects << QRectF(b->start_s * unit.scale, y0, (b->end_s - b->start_s) * unit.scale, y1 - y0);
+    texts << bar_text(spec, *b, unit);
+  }
+  area.setProperty(detail::kHoverBars, rects);
+  area.setProperty(detail::kHoverLabels, texts);
 }
 
 }  // namespace
@@ -80,6 +109,7 @@ std::unique_ptr<QChart> build_gantt_chart(const GanttChart& spec) {
     std::sort(bars.begin(), bars.end(), [](const GanttBar* a, const GanttBar* b) { return a->start_s < b->start_s; });
     const double y0 = rows - 1 - row + 0.12, y1 = rows - 1 - row + 0.88;
     QAreaSeries* area = bar_area(bars, y0, y1, unit.scale);
+    set_hover(*area, spec, bars, y0, y1, unit);
     const bool named = category >= 0 && category < static_cast<int>(spec.categories.size());
     area->setName(named ? QString::fromStdString(spec.categories[static_cast<std::size_t>(category)]) : QString());
     const QColor c = palette(category);

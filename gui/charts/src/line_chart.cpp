@@ -45,8 +45,14 @@ std::unique_ptr<QChart> build_line_chart(const LineChart& spec) {
     const LineSeries& s = spec.series[i];
     auto* series = new QLineSeries();
     series->setName(QString::fromStdString(s.name));
-    for (const auto& p : s.points)
-      if (detail::drawable(p, spec.x, spec.y)) series->append(p.x, p.y);
+    QStringList labels;  // of the points drawn, so index i is the series' point i
+    for (std::size_t k = 0; k < s.points.size(); ++k)
+      if (detail::drawable(s.points[k], spec.x, spec.y)) {
+        series->append(s.points[k].x, s.points[k].y);
+        labels << (k < s.labels.size() ? QString::fromStdString(s.labels[k]) : QString());
+      }
+    series->setProperty(detail::kHoverLabels, labels);
+    if (!s.group.empty()) series->setProperty(detail::kLegendGroup, QString::fromStdString(s.group));
     QPen pen(palette(s.colour >= 0 ? s.colour : static_cast<int>(i)));
     pen.setWidthF(2.0);
     pen.setStyle(pen_style(s.style));
@@ -68,6 +74,7 @@ std::unique_ptr<QChart> build_line_chart(const LineChart& spec) {
     pen.setWidthF(1.2);
     pen.setStyle(Qt::DashDotLine);
     series->setPen(pen);
+    series->setProperty(detail::kNoHover, true);  // its value is in its name
     attach(chart.get(), series, x, y);
   }
   // Many entries do not fit in one row under the plot; a column on the right does

@@ -19,7 +19,8 @@ GanttChart pipeline_gantt_chart(const simulator::PipelineResult& r) {
   g.categories = {"forward", "backward", "weight gradient (W)"};  // W: ZB-H1's tasks split off the backward
   g.bars.reserve(r.tasks.size());
   for (const simulator::PipelineTask& t : r.tasks)
-    g.bars.push_back({t.device, t.start_s, t.end_s, t.weight ? 2 : t.backward ? 1 : 0, t.microbatch % 2});
+    g.bars.push_back({t.device, t.start_s, t.end_s, t.weight ? 2 : t.backward ? 1 : 0, t.microbatch % 2,
+                      "micro-batch " + std::to_string(t.microbatch)});
   return g;
 }
 

@@ -28,6 +28,7 @@ QLineSeries* proportional_line(const QString& name, double factor, double lo, do
   pen.setWidthF(1.2);
   pen.setStyle(style);
   s->setPen(pen);
+  s->setProperty(detail::kNoHover, true);  // a guide, not data
   return s;
 }
 
@@ -59,8 +60,14 @@ std::unique_ptr<QChart> build_scatter_chart(const ScatterChart& spec) {
     series->setMarkerSize(10);
     series->setColor(palette(static_cast<int>(i)));
     series->setBorderColor(palette(static_cast<int>(i)).darker(140));
-    for (const auto& p : spec.groups[i].points)
-      if (detail::drawable(p, spec.x, spec.y)) series->append(p.x, p.y);
+    const ScatterGroup& g = spec.groups[i];
+    QStringList labels;  // of the points drawn, so index k is the series' point k
+    for (std::size_t k = 0; k < g.points.size(); ++k)
+      if (detail::drawable(g.points[k], spec.x, spec.y)) {
+        series->append(g.points[k].x, g.points[k].y);
+        labels << (k < g.labels.size() ? QString::fromStdString(g.labels[k]) : QString());
+      }
+    series->setProperty(detail::kHoverLabels, labels);
     chart->addSeries(series);
     series->attachAxis(x);
     series->attachAxis(y);
@@ -75,6 +82,7 @@ std::unique_ptr<QChart> build_scatter_chart(const ScatterChart& spec) {
       std::snprintf(name, sizeof name, "+-%g %%", spec.band * 100);
       lines.push_back(proportional_line(name, 1.0 + spec.band, lo, hi, Qt::DotLine));
       lines.push_back(proportional_line("", 1.0 - spec.band, lo, hi, Qt::DotLine));
+      lines.back()->setProperty(detail::kLegendGroup, QString(name));  // hidden with the upper line
     }
     for (QLineSeries* s : lines) {
       chart->addSeries(s);
@@ -99,9 +107,12 @@ ScatterChart validation_scatter(const std::vector<gui_core::ValidationPoint>& po
   spec.identity_line = true;
   spec.band = 0.2;
   for (const auto& design : sum.designs) {
-    ScatterGroup g{design, {}};
+    ScatterGroup g{design, {}, {}};
     for (const auto& p : points)
-      if (p.design == design) g.points.push_back({p.measured_s, p.predicted_s});
+      if (p.design == design) {
+        g.points.push_back({p.measured_s, p.predicted_s});
+        g.labels.push_back(p.label);
+      }
     spec.groups.push_back(std::move(g));
   }
   return spec;

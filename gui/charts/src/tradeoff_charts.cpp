@@ -17,6 +17,7 @@ void add_curve(LineChart& chart, const std::vector<gui_core::CurvePoint>& points
                const Value& value, const Fits& fits, double scale) {
   LineSeries ok{name, {}, LineStyle::solid, true, colour};
   LineSeries over{name + " (no fit)", {}, LineStyle::dashed, true, colour, false};
+  over.group = name;  // its legend entry is the solid part's
   const XY* last_ok = nullptr;
   for (const auto& p : points) {
     const XY xy{p.x, value(p) * scale};

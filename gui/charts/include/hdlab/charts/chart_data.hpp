@@ -26,6 +26,12 @@ struct LineSeries {
   bool markers = true;
   int colour = -1;  // index into palette(); -1: the series' position
   bool in_legend = true;  // false: drawn without a legend entry (a caption explains it)
+  // Per point, in the order of `points` (empty: none): shown in the hover read-out under
+  // the series name, e.g. the validation case "decode b=8 ctx=4096".
+  std::vector<std::string> labels{};
+  // Series of one group are shown and hidden together from the legend (a design's solid
+  // and dashed parts); empty: the series' own name.
+  std::string group{};
 };
 
 // A horizontal reference across the whole x range (e.g. "baseline = 1x", "device memory").
@@ -44,6 +50,7 @@ struct LineChart {
 struct ScatterGroup {
   std::string name;  // one colour per group (design)
   std::vector<XY> points;
+  std::vector<std::string> labels{};  // per point, as LineSeries::labels
 };
 
 struct ScatterChart {
@@ -61,6 +68,9 @@ struct GanttBar {
   double end_s = 0;
   int category = 0;  // index into GanttChart::categories (colour and legend)
   int shade = 0;     // 0 or 1: alternates neighbouring bars of one category (micro-batches)
+  // Shown in the hover read-out after the row and category, e.g. "micro-batch 3"; the
+  // read-out adds the start and duration in the chart's time unit.
+  std::string label{};
 };
 
 struct GanttChart {
