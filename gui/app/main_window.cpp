@@ -17,6 +17,7 @@
 
 #include "chart_panel.hpp"
 #include "design_editor.hpp"
+#include "first_run_hint.hpp"
 #include "hdlab/charts/export.hpp"
 #include "hdlab/gui_core/units.hpp"
 #include "hdlab/model/config_io.hpp"
@@ -55,7 +56,6 @@ MainWindow::MainWindow(gui_core::Catalog catalog, QWidget* parent)
   buildMenus();
   buildStatusBar();
   debounce_.setSingleShot(true);
-  debounce_.setInterval(150);  // one evaluation per burst of edits (spin box arrows held down)
   connect(&debounce_, &QTimer::timeout, this, &MainWindow::evaluateNow);
   connect(session_, &Session::configChanged, this, &MainWindow::scheduleEvaluation);
   connect(session_, &Session::hardwareChanged, this, &MainWindow::scheduleEvaluation);
@@ -88,6 +88,7 @@ MainWindow::~MainWindow() { job_.cancel(); }
 void MainWindow::buildCentral() {
   auto* central = new QWidget();
   auto* v = new QVBoxLayout(central);
+  v->addWidget(new FirstRunHint());  // until dismissed once
   // The strip and every tab show the last valid design while the typed one is not valid.
   v->addWidget(new StaleBanner(session_, {Session::Input::design}));
   strip_ = new LayerStripWidget(session_);
@@ -220,12 +221,14 @@ QStringList MainWindow::applyDefaults() {
 }
 
 void MainWindow::scheduleEvaluation() {
-  if (session_->ready()) debounce_.start();
+  if (!session_->ready() || debounce_.isActive()) return;  // the scheduled run reads the session then
+  debounce_.start(edit_delay_ms(last_start_));
 }
 
 void MainWindow::evaluateNow() {
   debounce_.stop();
   if (!session_->ready()) return;
+  last_start_.start();
   const model::Config config = session_->config();
   const simulator::HardwareProfile hw = session_->hardware();
   const simulator::Scenario scenario = session_->scenario();
@@ -275,6 +278,7 @@ void MainWindow::onResults(const gui_core::Tradeoffs& t) {
   costs_view_->setResults(t, session_->scenario(), headline);
   tradeoff_view_->setResults(t, QString::fromStdString(gui_core::short_label(session_->config().design)), baseline,
                             session_->hardware().memory_bytes());
+  emit resultsShown();
 }
 
 QString MainWindow::statusCounts() const { return counts_->text(); }

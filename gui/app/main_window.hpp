@@ -4,6 +4,7 @@
 // exact counts and the progress of background work, which Esc cancels.
 #include <memory>
 
+#include <QElapsedTimer>
 #include <QMainWindow>
 #include <QTimer>
 
@@ -69,6 +70,10 @@ class MainWindow : public QMainWindow {
   // A transient note in the status bar, beside the counts.
   void showMessage(const QString& text);
 
+ signals:
+  // The costs and trade-off views show a new evaluation (benchmarks wait for it).
+  void resultsShown();
+
  private:
   void buildCentral();
   void buildDock();
@@ -97,6 +102,7 @@ class MainWindow : public QMainWindow {
   QProgressBar* progress_ = nullptr;
   QToolButton* cancel_ = nullptr;
   QTimer debounce_;
+  QElapsedTimer last_start_;  // of the last evaluation: edits in a burst wait out kEditBurstMs
   BackgroundJob<gui_core::Tradeoffs> job_;
 };
 

@@ -54,6 +54,12 @@ void MaskCanvas::setPicture(const gui_core::MaskPicture& picture, std::optional<
   update();
 }
 
+void MaskCanvas::setTitle(const QString& title, const QString& position_name) {
+  title_ = title;
+  position_name_ = position_name;
+  update();
+}
+
 void MaskCanvas::clear(const QString& message) {
   picture_.reset();
   grid_.reset();
@@ -114,7 +120,7 @@ QString MaskCanvas::cellText(QPointF at) const {
   const std::int64_t n = picture_->spec.copies;
   const std::int64_t q = picture_->row_logical[static_cast<std::size_t>(row)];
   const std::int64_t k = picture_->col_logical[static_cast<std::size_t>(col)];
-  return tr("query row %1 = t %2 (token %3, copy %4)\nkey column %5 = t %6 (token %7, copy %8)\n%9")
+  return tr("query row %1 = t %2 (token %3, %10 %4)\nkey column %5 = t %6 (token %7, %10 %8)\n%9")
       .arg(row)
       .arg(q)
       .arg(q / n)
@@ -123,7 +129,8 @@ QString MaskCanvas::cellText(QPointF at) const {
       .arg(k)
       .arg(k / n)
       .arg(k % n)
-      .arg(picture_->at(row, col) >= 0 ? tr("visible") : tr("masked"));
+      .arg(picture_->at(row, col) >= 0 ? tr("visible") : tr("masked"))
+      .arg(position_name_);
 }
 
 bool MaskCanvas::event(QEvent* e) {
@@ -142,8 +149,8 @@ MaskView::MaskView(Session* session, QWidget* parent) : QWidget(parent), session
   auto* controls = new QHBoxLayout();
   layer_ = int_spin(0, 4095, 0, tr("Layer shown (PgUp / PgDn; or click the layer strip)"));
   tokens_ = int_spin(1, static_cast<int>(gui_core::max_picture_positions), 16,
-                     tr("Tokens in the picture (positions = tokens x copies, at most %1); counts at the prompt "
-                        "length are below")
+                     tr("Tokens in the picture (positions = tokens x positions per token, at most %1); counts "
+                        "at the prompt length are below")
                          .arg(gui_core::max_picture_positions),
                      tr(" tokens"));
   layout_ = choice_box({{tr("interleaved"), "interleaved"}, {tr("stream-major"), "stream_major"},
@@ -170,7 +177,7 @@ MaskView::MaskView(Session* session, QWidget* parent) : QWidget(parent), session
   kind_->setWordWrap(true);
   v->addWidget(kind_);
   auto* pictures = new QHBoxLayout();
-  logical_ = new MaskCanvas(tr("Logical order (t = i x copies + k)"));
+  logical_ = new MaskCanvas(tr("Logical order"));
   physical_ = new MaskCanvas(tr("Physical layout"));
   pictures->addWidget(logical_);
   pictures->addWidget(physical_);
@@ -267,17 +274,24 @@ void MaskView::refresh() {
     logical_->setPicture(logical, std::nullopt);
     physical_->setPicture(physical, grid);
     const bool hd = std::holds_alternative<model::HdDesign>(c.design.method);
+    // HD's positions per token are streams (n), PHD's are copies (K).
+    const QString per_token = hd ? tr("streams") : tr("copies");
+    const QString position = hd ? tr("stream") : tr("copy");
+    logical_->setTitle(spec.copies > 1 ? tr("Logical order (t = i x %1 + k, k = %2)").arg(hd ? "n" : "K", position)
+                                       : tr("Logical order (t = i)"),
+                       position);
     updateLegend(spec.copies, hd);
     const gui_core::LayerStrip strip = gui_core::layer_strip(c);
     kind_->setText(QString::fromStdString(gui_core::describe(strip.layers[static_cast<std::size_t>(layer)], strip.copies)) +
                    (spec.final_copy_queries_only ? tr(" - rows: the final stream's queries only") : QString()));
     const gui_core::MaskCounts n = gui_core::mask_counts(spec, layout, Bq, Bk);
     counts_->setText(
-        tr("<b>Picture</b>: %1 tokens x %2 copies = %3 positions, %4 query rows; visible pairs %5 of %6 (%7 %); %8.<br>%9")
+        tr("<b>Picture</b>: %1 tokens x %2 %10 = %3 positions, %4 query rows; visible pairs %5 of %6 (%7 %); %8.<br>%9")
             .arg(count(spec.tokens), count(spec.copies), count(spec.positions()), count(spec.query_rows()),
                  count(n.visible_pairs), count(n.all_pairs),
                  percent(static_cast<double>(n.visible_pairs), static_cast<double>(n.all_pairs)),
-                 tile_text(n.tiles, n.visible_pairs, Bq, Bk), scenarioCounts(layer)));
+                 tile_text(n.tiles, n.visible_pairs, Bq, Bk), scenarioCounts(layer))
+            .arg(per_token));
     summary_ = tr("layer %1 %2: %3 visible pairs, %4 of %5 tiles run (%6 tokens, %7x%8 tiles)")
                    .arg(layer)
                    .arg(model::to_string(spec.kind), count(n.visible_pairs), count(n.tiles.visible),

@@ -28,6 +28,10 @@ class MaskCanvas : public QWidget {
   void setPicture(const gui_core::MaskPicture& picture, std::optional<gui_core::TileGrid> grid);
   void clear(const QString& message);
   const QImage& image() const { return image_; }
+  // The title drawn over the picture, and what a position within a token is called in
+  // the hover read-out ("stream" under HD, "copy" under PHD).
+  void setTitle(const QString& title, const QString& position_name);
+  QString title() const { return title_; }
   QSize sizeHint() const override { return {360, 380}; }
 
  protected:
@@ -39,6 +43,7 @@ class MaskCanvas : public QWidget {
   QString cellText(QPointF at) const;
 
   QString title_;
+  QString position_name_ = tr("copy");
   QString message_;
   std::optional<gui_core::MaskPicture> picture_;
   std::optional<gui_core::TileGrid> grid_;

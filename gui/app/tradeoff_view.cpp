@@ -42,17 +42,19 @@ TradeoffView::TradeoffView(QWidget* parent) : QWidget(parent) {
   clear(tr("No results yet"));
 }
 
-QList<ChartPanel*> TradeoffView::panels() const { return {cost_, batch_, context_, kv_}; }
+QList<ChartPanel*> TradeoffView::panels() const {
+  buildCharts();
+  return {cost_, batch_, context_, kv_};
+}
+
+void TradeoffView::showEvent(QShowEvent* e) {
+  buildCharts();
+  QWidget::showEvent(e);
+}
 
 void TradeoffView::setResults(const gui_core::Tradeoffs& t, const QString& design, const QString& baseline,
                               double device_memory_bytes) {
-  const charts::TradeoffCharts specs =
-      charts::tradeoff_charts(t, design.toStdString(), baseline.toStdString(), device_memory_bytes);
-  if (t.axis) cost_->setChart(charts::build_line_chart(specs.cost_vs_size));
-  else cost_->setChart(message_chart(tr("The baseline has no size to vary: pick HD, PHD, VWN or looped")));
-  batch_->setChart(charts::build_line_chart(specs.decode_vs_batch));
-  context_->setChart(charts::build_line_chart(specs.decode_vs_context));
-  kv_->setChart(charts::build_line_chart(specs.kv_vs_context));
+  pending_ = Pending{t, design, baseline, device_memory_bytes};
   QString note = tr("Baseline: %1. Dashed: the batch's KV cache at that context does not fit next to the weights.")
                      .arg(baseline);
   for (const auto& p : t.by_size)
@@ -60,10 +62,25 @@ void TradeoffView::setResults(const gui_core::Tradeoffs& t, const QString& desig
         QString::fromStdString(p.error));
   if (t.cancelled) note += tr(" Cancelled: curves are partial.");
   note_->setText(note);
+  if (isVisible()) buildCharts();
+}
+
+void TradeoffView::buildCharts() const {
+  if (!pending_) return;
+  const Pending p = std::move(*pending_);
+  pending_.reset();
+  const charts::TradeoffCharts specs = charts::tradeoff_charts(p.t, p.design.toStdString(), p.baseline.toStdString(),
+                                                               p.device_memory_bytes);
+  if (p.t.axis) cost_->setChart(charts::build_line_chart(specs.cost_vs_size));
+  else cost_->setChart(message_chart(tr("The baseline has no size to vary: pick HD, PHD, VWN or looped")));
+  batch_->setChart(charts::build_line_chart(specs.decode_vs_batch));
+  context_->setChart(charts::build_line_chart(specs.decode_vs_context));
+  kv_->setChart(charts::build_line_chart(specs.kv_vs_context));
 }
 
 void TradeoffView::clear(const QString& message) {
-  for (ChartPanel* p : panels()) p->setChart(message_chart(message));
+  pending_.reset();
+  for (ChartPanel* p : {cost_, batch_, context_, kv_}) p->setChart(message_chart(message));
   note_->setText(message);
 }
 
@@ -82,6 +99,10 @@ CostsView::CostsView(QWidget* parent) : QWidget(parent) {
   metrics_view_->verticalHeader()->hide();
   metrics_view_->verticalHeader()->setDefaultSectionSize(metrics_view_->fontMetrics().height() + 8);
   metrics_view_->setAlternatingRowColors(true);
+  metrics_view_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  // Each group's name spans its header row; the rows are laid out anew on every result.
+  connect(metrics_, &QAbstractItemModel::modelReset, metrics_view_,
+          [this] { MetricsModel::spanGroupRows(metrics_view_); });
   serving_view_ = new QTableView();
   serving_view_->setModel(serving_);
   serving_view_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
