@@ -3,10 +3,12 @@
 // thread pool with a progress callback that also asks whether to go on; progress, the
 // result or the ConfigError arrive on the UI thread. Starting a new job cancels the
 // running one and drops its result (the design changed under it).
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <optional>
 
+#include <QElapsedTimer>
 #include <QFutureWatcher>
 #include <QPromise>
 #include <QtConcurrent/QtConcurrent>
@@ -15,6 +17,16 @@
 #include "hdlab/model/error.hpp"
 
 namespace hdlab::gui {
+
+// When to start the work an edit asks for: a lone edit at once (a 0 ms timer, so the
+// signals of one edit are taken together), an edit within kEditBurstMs of the last start
+// (a spin box arrow held down) when that interval is over: at most one start per
+// interval during a burst, and the burst's last edit is always computed.
+inline constexpr qint64 kEditBurstMs = 150;
+inline int edit_delay_ms(const QElapsedTimer& last_start) {
+  const qint64 since = last_start.isValid() ? last_start.elapsed() : kEditBurstMs;
+  return static_cast<int>(std::max<qint64>(0, kEditBurstMs - since));
+}
 
 template <class Result>
 class BackgroundJob {

@@ -156,7 +156,7 @@ QWidget* DesignEditor::growthGroup() {
   depth_mode_ = choice_box({{tr("interpose l0,l0,l1,l1,..."), "interpose"}, {tr("stack l0..ln,l0..ln"), "stack"}},
                            tr("Interposition keeps the per-layer weight-norm profile; stacking breaks it"));
   width_factor_ = int_spin(1, 64, 1, tr("Experts and top-k x this factor (MoE backbones only)"), tr(" x experts"));
-  noise_alpha_ = real_spin(0, 10, 0, 3, tr("New experts = copies + N(0, (alpha * std)^2); 0 keeps the function"));
+  noise_alpha_ = real_spin(0, 10, 0, 3, tr("New experts = the expert they split from + N(0, (alpha * std)^2); 0 keeps the function"));
   const std::pair<const char*, QWidget*> fields[] = {
       {"depth_factor", depth_factor_}, {"depth_mode", depth_mode_}, {"width_factor", width_factor_},
       {"noise_alpha", noise_alpha_}};

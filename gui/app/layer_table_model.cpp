@@ -106,12 +106,12 @@ QVariant LayerTableModel::headerData(int section, Qt::Orientation o, int role) c
   static const char* tips[] = {
       "Layer index in the effective (grown) backbone",
       "What the design runs here; HD layers: double-click to change full / local / intra",
-      "Window span: sliding layers in tokens, HD local layers in expanded positions",
+      "Window span: the backbone's sliding-window layers in tokens, HD local layers in expanded positions",
       "The backbone's own attention (full, or sliding window in tokens)",
       "Dense SwiGLU or routed experts",
       "KV mirror: the early layer whose input feeds this layer's K/V",
       "Looped designs: prelude, recurrent block, coda",
-      "Depth growth: the base layer this one copies",
+      "Depth growth: the base layer this one was grown from",
       "Pipeline stage (device) from the last pipeline run",
       "FLOPs of the layer in one %1 (every run of it: a recurrent layer's iterations), the whole model replica, "
       "in GFLOP (1e9 FLOP)",

@@ -16,6 +16,7 @@
 
 #include "chart_panel.hpp"
 #include "design_editor.hpp"
+#include "first_run_hint.hpp"
 #include "hdlab/charts/export.hpp"
 #include "hdlab/gui_core/units.hpp"
 #include "hdlab/model/config_io.hpp"
@@ -55,7 +56,6 @@ MainWindow::MainWindow(gui_core::Catalog catalog, QWidget* parent)
   buildMenus();
   buildStatusBar();
   debounce_.setSingleShot(true);
-  debounce_.setInterval(150);  // one evaluation per burst of edits (spin box arrows held down)
   connect(&debounce_, &QTimer::timeout, this, &MainWindow::evaluateNow);
   connect(session_, &Session::configChanged, this, &MainWindow::scheduleEvaluation);
   connect(session_, &Session::hardwareChanged, this, &MainWindow::scheduleEvaluation);
@@ -89,6 +89,7 @@ MainWindow::~MainWindow() { job_.cancel(); }
 void MainWindow::buildCentral() {
   auto* central = new QWidget();
   auto* v = new QVBoxLayout(central);
+  v->addWidget(new FirstRunHint());  // until dismissed once
   // The strip and every tab show the last valid design while the typed one is not valid.
   v->addWidget(new StaleBanner(session_, {Session::Input::design}));
   strip_ = new LayerStripWidget(session_);
@@ -107,11 +108,13 @@ void MainWindow::buildCentral() {
     StaleBanner::attach(view, session_, {Session::Input::scenario});
   StaleBanner::attach(pipeline_view_, session_, {Session::Input::scenario, Session::Input::pipeline});
   tabs_->addTab(costs_view_, tr("&Costs"));
-  tabs_->addTab(mask_view_, tr("&Masks"));
+  // Tabs whose controls and pictures need more height than a 1024 x 700 window leaves
+  // them scroll instead of raising the window's minimum size.
+  tabs_->addTab(scrolled(mask_view_), tr("&Masks"));
   tabs_->addTab(layer_panel_, tr("&Layers"));
   tabs_->addTab(tradeoff_view_, tr("&Trade-offs"));
-  tabs_->addTab(pipeline_view_, tr("&Pipeline"));
-  tabs_->addTab(validation_view_, tr("&Validation"));
+  tabs_->addTab(scrolled(pipeline_view_), tr("&Pipeline"));
+  tabs_->addTab(scrolled(validation_view_), tr("&Validation"));
   v->addWidget(tabs_, 1);
   setCentralWidget(central);
   follow_selected_layer(layer_view_, session_);
@@ -152,7 +155,7 @@ void MainWindow::buildMenus() {
   add(file, tr("Open &hardware profile..."), QKeySequence(tr("Ctrl+Shift+H")),
       [this] { scenario_editor_->openHardwareDialog(); });
   add(file, tr("Open &validation points..."), QKeySequence(tr("Ctrl+Shift+V")), [this] {
-    tabs_->setCurrentWidget(validation_view_);
+    showTabOf(validation_view_);
     validation_view_->openDialog();
   });
   add(file, tr("&Save config..."), QKeySequence::Save, [this] { saveConfigDialog(); },
@@ -214,12 +217,14 @@ QStringList MainWindow::applyDefaults() {
 }
 
 void MainWindow::scheduleEvaluation() {
-  if (session_->ready()) debounce_.start();
+  if (!session_->ready() || debounce_.isActive()) return;  // the scheduled run reads the session then
+  debounce_.start(edit_delay_ms(last_start_));
 }
 
 void MainWindow::evaluateNow() {
   debounce_.stop();
   if (!session_->ready()) return;
+  last_start_.start();
   const model::Config config = session_->config();
   const simulator::HardwareProfile hw = session_->hardware();
   const simulator::Scenario scenario = session_->scenario();
@@ -270,6 +275,12 @@ void MainWindow::onResults(const gui_core::Tradeoffs& t) {
   layer_panel_->setCosts(t.layers);
   tradeoff_view_->setResults(t, QString::fromStdString(gui_core::short_label(session_->config().design)), baseline,
                             session_->hardware().memory_bytes());
+  emit resultsShown();
+}
+
+void MainWindow::showTabOf(QWidget* view) {
+  for (int i = 0; i < tabs_->count(); ++i)
+    if (tabs_->widget(i) == view || tabs_->widget(i)->isAncestorOf(view)) tabs_->setCurrentIndex(i);
 }
 
 QString MainWindow::statusCounts() const { return counts_->text(); }

@@ -4,6 +4,7 @@
 // exact counts and the progress of background work, which Esc cancels.
 #include <memory>
 
+#include <QElapsedTimer>
 #include <QMainWindow>
 #include <QTimer>
 
@@ -54,6 +55,8 @@ class MainWindow : public QMainWindow {
   PipelineView* pipelineView() const { return pipeline_view_; }
   ValidationView* validationView() const { return validation_view_; }
   QTabWidget* tabs() const { return tabs_; }
+  // Brings forward the tab that shows `view` (a tab page or a widget inside one).
+  void showTabOf(QWidget* view);
   QString statusCounts() const;
   QString statusMessage() const;
   bool evaluating() const { return job_.running(); }
@@ -70,6 +73,10 @@ class MainWindow : public QMainWindow {
   QStringList exportAllCharts(const QString& dir);
   // A transient note in the status bar, beside the counts.
   void showMessage(const QString& text);
+
+ signals:
+  // The costs and trade-off views show a new evaluation (benchmarks wait for it).
+  void resultsShown();
 
  private:
   void buildCentral();
@@ -100,6 +107,7 @@ class MainWindow : public QMainWindow {
   QProgressBar* progress_ = nullptr;
   QToolButton* cancel_ = nullptr;
   QTimer debounce_;
+  QElapsedTimer last_start_;  // of the last evaluation: edits in a burst wait out kEditBurstMs
   BackgroundJob<gui_core::Tradeoffs> job_;
 };
 

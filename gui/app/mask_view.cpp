@@ -127,7 +127,7 @@ QString MaskCanvas::cellText(QPointF at) const {
   const std::int64_t n = picture_->spec.copies;
   const std::int64_t q = picture_->row_logical[static_cast<std::size_t>(row)];
   const std::int64_t k = picture_->col_logical[static_cast<std::size_t>(col)];
-  return tr("query row %1 = t %2 (token %3, copy %4)\nkey column %5 = t %6 (token %7, copy %8)\n%9")
+  return tr("query row %1 = t %2 (token %3, %10 %4)\nkey column %5 = t %6 (token %7, %10 %8)\n%9")
       .arg(row)
       .arg(q)
       .arg(q / n)
@@ -136,7 +136,8 @@ QString MaskCanvas::cellText(QPointF at) const {
       .arg(k)
       .arg(k / n)
       .arg(k % n)
-      .arg(picture_->at(row, col) >= 0 ? tr("visible") : tr("masked"));
+      .arg(picture_->at(row, col) >= 0 ? tr("visible") : tr("masked"))
+      .arg(position_name_);
 }
 
 bool MaskCanvas::event(QEvent* e) {
@@ -157,8 +158,8 @@ MaskView::MaskView(Session* session, QWidget* parent)
   // No maximum below what a user may type: a count the picture cannot show is refused
   // with a message at the field (refresh), not cut to the box's limit.
   tokens_ = int_spin(1, 1 << 30, 16,
-                     tr("Tokens in the picture (positions = tokens x copies, at most %1); counts at the prompt "
-                        "length are below")
+                     tr("Tokens in the picture (positions = tokens x positions per token, at most %1); counts "
+                        "at the prompt length are below")
                          .arg(gui_core::max_picture_positions),
                      tr(" tokens"));
   layout_ = choice_box({{tr("interleaved"), "interleaved"}, {tr("stream-major"), "stream_major"},
@@ -190,7 +191,7 @@ MaskView::MaskView(Session* session, QWidget* parent)
   kind_->setWordWrap(true);
   v->addWidget(kind_);
   auto* pictures = new QHBoxLayout();
-  logical_ = new MaskCanvas(tr("Logical order (t = i x copies + k)"));
+  logical_ = new MaskCanvas(tr("Logical order"));
   physical_ = new MaskCanvas(tr("Physical layout"));
   pictures->addWidget(logical_);
   pictures->addWidget(physical_);
@@ -327,22 +328,30 @@ void MaskView::showPictures(const model::Config& c, const model::MaskSpec& spec,
   std::optional<gui_core::TileGrid> grid;
   if (show_tiles_->isChecked()) grid = gui_core::tile_grid(physical, Bq, Bk);
   const QString settings = pictureSettings(layout, Bq, Bk);
+  const bool hd = std::holds_alternative<model::HdDesign>(c.design.method);
+  // HD's positions per token are streams (n), PHD's are copies (K).
+  const QString per_token = hd ? tr("streams") : tr("copies");
+  const QString position = hd ? tr("stream") : tr("copy");
+  logical_->setTitle(spec.copies > 1 ? tr("Logical order (t = i x %1 + k, k = %2)").arg(hd ? "n" : "K", position)
+                                     : tr("Logical order (t = i)"));
+  logical_->setPositionName(position);
+  physical_->setPositionName(position);
   logical_->setPicture(logical, std::nullopt);
   physical_->setTitle(tr("Physical layout: %1").arg(settings));
   physical_->setPicture(physical, grid);
-  updateLegend(spec.copies, std::holds_alternative<model::HdDesign>(c.design.method));
+  updateLegend(spec.copies, hd);
   const gui_core::LayerStrip strip = gui_core::layer_strip(c);
   kind_->setText(QString::fromStdString(gui_core::describe(strip.layers[static_cast<std::size_t>(layer)], strip.copies)) +
                  (spec.final_copy_queries_only ? tr(" - rows: the final stream's queries only") : QString()));
   const gui_core::MaskCounts n = gui_core::mask_counts(spec, layout, Bq, Bk);
   counts_->setText(
-      tr("<b>Picture</b> (%1): %2 tokens x %3 copies = %4 positions, %5 query rows; visible pairs %6 of %7 (%8 %); "
+      tr("<b>Picture</b> (%1): %2 tokens x %3 %11 = %4 positions, %5 query rows; visible pairs %6 of %7 (%8 %); "
          "%9.<br>%10")
           .arg(settings.toHtmlEscaped(), count(spec.tokens), count(spec.copies), count(spec.positions()),
                count(spec.query_rows()), count(n.visible_pairs), count(n.all_pairs),
                percent(static_cast<double>(n.visible_pairs), static_cast<double>(n.all_pairs)),
                tile_text(n.tiles, n.visible_pairs, Bq, Bk))
-          .arg(scenarioCounts(layer)));
+          .arg(scenarioCounts(layer), per_token));
   summary_ = tr("layer %1 %2: %3 visible pairs, %4 of %5 tiles run (%6 tokens, %7x%8 tiles)")
                  .arg(layer)
                  .arg(model::to_string(spec.kind), count(n.visible_pairs), count(n.tiles.visible), count(n.tiles.total),

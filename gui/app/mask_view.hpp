@@ -35,6 +35,9 @@ class MaskCanvas : public QWidget {
   QString title() const { return title_; }
   QString message() const { return message_; }
   const QImage& image() const { return image_; }
+  // What a position within a token is called in the hover read-out ("stream" under HD,
+  // "copy" under PHD).
+  void setPositionName(const QString& name) { position_name_ = name; }
   QSize sizeHint() const override { return {360, 380}; }
 
  protected:
@@ -47,6 +50,7 @@ class MaskCanvas : public QWidget {
   QString cellText(QPointF at) const;
 
   QString title_;
+  QString position_name_ = tr("copy");
   QString message_;
   std::optional<gui_core::MaskPicture> picture_;
   std::optional<gui_core::TileGrid> grid_;

@@ -113,7 +113,7 @@ QWidget* MethodPages::hdPage(FieldErrors& errors) {
   auto* rule = new QWidget();
   auto* row = new QFormLayout(rule);
   row->setContentsMargins(0, 0, 0, 0);
-  row->addRow(tr("sliding layers"), rule_sliding_);
+  row->addRow(tr("backbone sliding layers"), rule_sliding_);
   row->addRow(tr("full every k"), rule_every_);
   row->addRow(tr("other layers"), rule_rest_);
   row->addRow(apply);

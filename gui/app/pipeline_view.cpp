@@ -192,7 +192,6 @@ QLayout* PipelineView::buildControls() {
 
 void PipelineView::connectSignals() {
   debounce_.setSingleShot(true);
-  debounce_.setInterval(200);
   connect(&debounce_, &QTimer::timeout, this, &PipelineView::run);
   for (QSpinBox* s : {pp_, microbatches_, virtual_stages_}) connect(s, &QSpinBox::valueChanged, this, &PipelineView::schedule);
   for (QComboBox* c : {schedule_, partition_}) connect(c, &QComboBox::currentIndexChanged, this, &PipelineView::schedule);
@@ -213,12 +212,14 @@ void PipelineView::connectSignals() {
 }
 
 void PipelineView::schedule() {
-  if (session_->ready()) debounce_.start();
+  if (!session_->ready() || debounce_.isActive()) return;  // the scheduled run reads the inputs then
+  debounce_.start(edit_delay_ms(last_start_));
 }
 
 void PipelineView::run() {
   debounce_.stop();
   if (!session_->ready()) return;
+  last_start_.start();
   errors_.clear();
   nlohmann::json o = {{"pp", pp_->value()},
                       {"microbatches", microbatches_->value()},
@@ -260,12 +261,30 @@ void PipelineView::onResult(const PipelineRun& run) {
   session_->setInputError(Session::Input::pipeline, {});
   result_ = r;
   fit_ = run.fit;
-  panel_->setChart(charts::build_gantt_chart(charts::pipeline_gantt_chart(r, run.fit)));
+  gantt_pending_ = true;
+  if (isVisible()) buildGantt();
   devices_->setResult(r, run.fit.memory_bytes);
   session_->setLayerStages(layer_stages(r.partition, session_->config().effective.num_layers));
   summary_->setText(summary());
   fit_warning_->setText(run.fit.fits() ? QString() : text(simulator::describe(run.fit)));
   fit_warning_->setVisible(!run.fit.fits());
+  emit resultShown();
+}
+
+ChartPanel* PipelineView::panel() const {
+  buildGantt();
+  return panel_;
+}
+
+void PipelineView::showEvent(QShowEvent* e) {
+  buildGantt();
+  QWidget::showEvent(e);
+}
+
+void PipelineView::buildGantt() const {
+  if (!gantt_pending_ || !result_ || !fit_) return;
+  gantt_pending_ = false;
+  panel_->setChart(charts::build_gantt_chart(charts::pipeline_gantt_chart(*result_, *fit_)));
 }
 
 QString PipelineView::fitWarning() const { return fit_warning_->text(); }

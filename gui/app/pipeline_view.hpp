@@ -63,7 +63,10 @@ class PipelineView : public QWidget {
   Q_OBJECT
  public:
   explicit PipelineView(Session* session, QWidget* parent = nullptr);
-  ChartPanel* panel() const { return panel_; }
+  // The Gantt's panel, its chart brought up to date with the last run first (the chart
+  // is built when the view is shown: tens of milliseconds an edit should not spend on a
+  // hidden tab).
+  ChartPanel* panel() const;
   PipelineDeviceModel* devices() const { return devices_; }
   const std::optional<simulator::PipelineResult>& result() const { return result_; }
   const std::optional<simulator::PhaseFit>& fit() const { return fit_; }
@@ -81,6 +84,8 @@ class PipelineView : public QWidget {
  signals:
   void progress(int done, int total);
   void idle();
+  // The Gantt, the device table and the strip's stages show a new run.
+  void resultShown();
 
  private:
   QLayout* buildControls();
@@ -89,6 +94,12 @@ class PipelineView : public QWidget {
   void onResult(const PipelineRun& run);
   // Records `e` as the reason the views show the last valid run (result_), if any.
   void markStale(const model::ConfigError& e);
+  void buildGantt() const;
+
+ protected:
+  void showEvent(QShowEvent* e) override;
+
+ private:
 
   Session* session_;
   QLabel* general_error_;
@@ -104,9 +115,11 @@ class PipelineView : public QWidget {
   PipelineDeviceModel* devices_;
   QTableView* device_view_;
   QTimer debounce_;
+  QElapsedTimer last_start_;  // of the last run (edit_delay_ms)
   BackgroundJob<PipelineRun> job_;
   std::optional<simulator::PipelineResult> result_;
   std::optional<simulator::PhaseFit> fit_;
+  mutable bool gantt_pending_ = false;  // result_ and fit_ are newer than the Gantt
 };
 
 }  // namespace hdlab::gui

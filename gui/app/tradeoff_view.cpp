@@ -54,7 +54,7 @@ TradeoffView::TradeoffView(QWidget* parent) : QWidget(parent) {
 void TradeoffView::reflow(int columns) {
   if (columns == columns_) return;
   columns_ = columns;
-  const QList<ChartPanel*> all = panels();
+  const QList<ChartPanel*> all{cost_, batch_, context_, kv_};  // the widgets only; panels() would build the charts
   for (ChartPanel* p : all) grid_->removeWidget(p);
   for (int i = 0; i < all.size(); ++i) grid_->addWidget(all[i], i / columns, i % columns);
   for (int c = 0; c < 2; ++c) grid_->setColumnStretch(c, c < columns ? 1 : 0);
@@ -68,17 +68,19 @@ void TradeoffView::resizeEvent(QResizeEvent* e) {
   reflow(room >= 2 * cost_->minimumSizeHint().width() + grid_->horizontalSpacing() ? 2 : 1);
 }
 
-QList<ChartPanel*> TradeoffView::panels() const { return {cost_, batch_, context_, kv_}; }
+QList<ChartPanel*> TradeoffView::panels() const {
+  buildCharts();
+  return {cost_, batch_, context_, kv_};
+}
+
+void TradeoffView::showEvent(QShowEvent* e) {
+  buildCharts();
+  QWidget::showEvent(e);
+}
 
 void TradeoffView::setResults(const gui_core::Tradeoffs& t, const QString& design, const QString& baseline,
                               double device_memory_bytes) {
-  const charts::TradeoffCharts specs =
-      charts::tradeoff_charts(t, design.toStdString(), baseline.toStdString(), device_memory_bytes);
-  if (t.axis) cost_->setChart(charts::build_line_chart(specs.cost_vs_size));
-  else cost_->setChart(message_chart(tr("The baseline has no size to vary: pick HD, PHD, VWN or looped")));
-  batch_->setChart(charts::build_line_chart(specs.decode_vs_batch));
-  context_->setChart(charts::build_line_chart(specs.decode_vs_context));
-  kv_->setChart(charts::build_line_chart(specs.kv_vs_context));
+  pending_ = Pending{t, design, baseline, device_memory_bytes};
   QString note = tr("Baseline: %1. Dashed: the batch's KV cache at that context does not fit next to the weights.")
                      .arg(baseline);
   for (const auto& p : t.by_size)
@@ -86,10 +88,25 @@ void TradeoffView::setResults(const gui_core::Tradeoffs& t, const QString& desig
         QString::fromStdString(p.error));
   if (t.cancelled) note += tr(" Cancelled: curves are partial.");
   note_->setText(note);
+  if (isVisible()) buildCharts();
+}
+
+void TradeoffView::buildCharts() const {
+  if (!pending_) return;
+  const Pending p = std::move(*pending_);
+  pending_.reset();
+  const charts::TradeoffCharts specs = charts::tradeoff_charts(p.t, p.design.toStdString(), p.baseline.toStdString(),
+                                                               p.device_memory_bytes);
+  if (p.t.axis) cost_->setChart(charts::build_line_chart(specs.cost_vs_size));
+  else cost_->setChart(message_chart(tr("The baseline has no size to vary: pick HD, PHD, VWN or looped")));
+  batch_->setChart(charts::build_line_chart(specs.decode_vs_batch));
+  context_->setChart(charts::build_line_chart(specs.decode_vs_context));
+  kv_->setChart(charts::build_line_chart(specs.kv_vs_context));
 }
 
 void TradeoffView::clear(const QString& message) {
-  for (ChartPanel* p : panels()) p->setChart(message_chart(message));
+  pending_.reset();
+  for (ChartPanel* p : {cost_, batch_, context_, kv_}) p->setChart(message_chart(message));
   note_->setText(message);
 }
 
@@ -108,6 +125,10 @@ CostsView::CostsView(QWidget* parent) : QWidget(parent) {
   metrics_view_->verticalHeader()->hide();
   metrics_view_->verticalHeader()->setDefaultSectionSize(metrics_view_->fontMetrics().height() + 8);
   metrics_view_->setAlternatingRowColors(true);
+  metrics_view_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  // Each group's name spans its header row; the rows are laid out anew on every result.
+  connect(metrics_, &QAbstractItemModel::modelReset, metrics_view_,
+          [this] { MetricsModel::spanGroupRows(metrics_view_); });
   serving_view_ = new QTableView();
   serving_view_->setModel(serving_);
   serving_view_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);

@@ -153,7 +153,7 @@ TEST_CASE("a scenario that fits (tp 4) shows no warning anywhere", "[gui][fit][p
   CHECK_FALSE(headline.contains("Does not fit"));
   CHECK_FALSE(headline.contains("#B00020"));
   const gui::MetricsModel& m = *w->costsView()->metrics();
-  REQUIRE(m.rowCount() == simulator::metric_count);
+  REQUIRE(m.rowCount() == gui::MetricsModel::shownRowCount());
   for (int row = 0; row < m.rowCount(); ++row)
     for (int col = 0; col < gui::MetricsModel::ColumnCount; ++col) {
       INFO(row << ", " << col);

@@ -287,7 +287,7 @@ TEST_CASE("setting the kind of many selected layers is one design change", "[gui
   w->waitForEvaluation();
   const std::vector<model::HdLayerKind> before = hd_of(w->session()).layer_kinds;
   gui::LayerPanel* panel = w->layerPanel();
-  w->tabs()->setCurrentWidget(panel);
+  w->showTabOf(panel);
   QTableView* view = panel->view();
   REQUIRE(view->model() == w->layerTable());
   CHECK(view->selectionMode() == QAbstractItemView::ExtendedSelection);

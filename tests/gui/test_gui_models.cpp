@@ -7,6 +7,7 @@
 
 #include "background_job.hpp"
 #include "gui_test_support.hpp"
+#include "hdlab/gui_core/metric_info.hpp"
 #include "hdlab/simulator/evaluate.hpp"
 #include "layer_table_model.hpp"
 #include "mask_image.hpp"
@@ -15,7 +16,7 @@
 
 using namespace hdlab;
 
-TEST_CASE("metrics model: one row per metric, design and baseline values with units", "[gui][models]") {
+TEST_CASE("metrics model: a row per metric and per group, design and baseline values with units", "[gui][models]") {
   test::ensure_app();
   const model::Config c = test::with_design(test::profile_config("qwen3-8b.json"), R"({"hd": {"n": 4}})");
   const model::Config base = gui_core::baseline_config(c);
@@ -25,15 +26,16 @@ TEST_CASE("metrics model: one row per metric, design and baseline values with un
   gui::MetricsModel m;
   CHECK(m.rowCount() == 0);
   m.setResults(d, b);
-  REQUIRE(m.rowCount() == simulator::metric_count);
+  REQUIRE(m.rowCount() == simulator::metric_count + gui_core::metric_group_count);
   const int row = gui::MetricsModel::rowOf(simulator::Metric::kv_bytes_per_seq);
-  CHECK(m.data(m.index(row, gui::MetricsModel::Name), Qt::DisplayRole).toString() == "kv_bytes_per_seq");
+  CHECK(m.data(m.index(row, gui::MetricsModel::Name), Qt::DisplayRole).toString() == "KV cache per sequence");
+  CHECK(m.data(m.index(row, gui::MetricsModel::Name), Qt::ToolTipRole).toString().contains("kv_bytes_per_seq"));
   CHECK(m.data(m.index(row, gui::MetricsModel::Design), Qt::UserRole).toDouble() == d[simulator::Metric::kv_bytes_per_seq]);
   CHECK(m.data(m.index(row, gui::MetricsModel::Baseline), Qt::UserRole).toDouble() == b[simulator::Metric::kv_bytes_per_seq]);
   CHECK(m.data(m.index(row, gui::MetricsModel::Ratio), Qt::UserRole).toDouble() == Approx(4.0));
   CHECK(m.data(m.index(row, gui::MetricsModel::Ratio), Qt::DisplayRole).toString() == "4.00x");
   CHECK(m.data(m.index(row, gui::MetricsModel::Design), Qt::DisplayRole).toString().endsWith("GB"));
-  CHECK(m.data(m.index(row, gui::MetricsModel::Unit), Qt::DisplayRole).toString() == "B");
+  CHECK(m.data(m.index(row, gui::MetricsModel::Unit), Qt::DisplayRole).toString() == "bytes");
 
   gui::ServingModel serving;
   serving.setResults(d, s);

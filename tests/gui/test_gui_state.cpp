@@ -214,7 +214,7 @@ TEST_CASE("an invalid design marks every view over the last valid one as stale u
   // Strip, masks, layers, costs, trade-offs and pipeline all show VWN m = 2: each tab,
   // when open, sits under a banner naming the design shown and the error.
   for (int i = 0; i < w->tabs()->count(); ++i) {
-    if (w->tabs()->widget(i) == w->validationView()) continue;  // not over the design
+    if (w->tabs()->widget(i)->isAncestorOf(w->validationView())) continue;  // not over the design
     w->tabs()->setCurrentIndex(i);
     const QStringList banners = visible_banners(w.get());
     INFO("tab " << w->tabs()->tabText(i).toStdString());
@@ -236,7 +236,7 @@ TEST_CASE("an invalid design marks every view over the last valid one as stale u
 TEST_CASE("pipeline stages beyond the layers mark the Gantt as the last valid pipeline", "[gui][state][stale]") {
   auto w = started_window();
   gui::PipelineView* p = w->pipelineView();
-  w->tabs()->setCurrentWidget(p);
+  w->showTabOf(p);
   p->waitForRun();
   REQUIRE(p->result());
   CHECK(visible_banners(p).isEmpty());
@@ -252,7 +252,7 @@ TEST_CASE("pipeline stages beyond the layers mark the Gantt as the last valid pi
   // The other tabs do not show the pipeline: no banner there.
   w->tabs()->setCurrentIndex(0);
   CHECK(visible_banners(w.get()).isEmpty());
-  w->tabs()->setCurrentWidget(p);
+  w->showTabOf(p);
   pp->setValue(6);
   p->waitForRun();
   CHECK(visible_banners(p).isEmpty());
@@ -281,7 +281,7 @@ TEST_CASE("choosing a kind in the Layers tab applies it at once with no editor w
   REQUIRE(w->designEditor()->selectDesignPreset("hd-n4-intra"));
   w->waitForEvaluation();
   QTableView* view = layer_view(*w);
-  w->tabs()->setCurrentWidget(view->parentWidget() == w->tabs() ? view : view->parentWidget());
+  w->showTabOf(view);
   const WarningLog log;
   for (const int row : {0, 1}) {
     const QModelIndex index = w->layerTable()->index(row, gui::LayerTableModel::Attention);
@@ -318,7 +318,7 @@ TEST_CASE("opening the Layers tab keeps the selected layer", "[gui][state][layer
   auto w = started_window();
   QTableView* view = layer_view(*w);
   w->session()->setSelectedLayer(10);
-  w->tabs()->setCurrentWidget(view->parentWidget() == w->tabs() ? view : view->parentWidget());
+  w->showTabOf(view);
   w->activateWindow();
   view->setFocus(Qt::TabFocusReason);
   QFocusEvent focus(QEvent::FocusIn, Qt::TabFocusReason);

@@ -57,7 +57,7 @@ TEST_CASE("main window starts on Qwen3-8B + HD n=4 + H100 with every view filled
   REQUIRE(std::holds_alternative<model::HdDesign>(s->config().design.method));
   CHECK(std::get<model::HdDesign>(s->config().design.method).n == 4);
   CHECK(s->hardwareLabel().contains("H100"));
-  CHECK(w->costsView()->metrics()->rowCount() == simulator::metric_count);
+  CHECK(w->costsView()->metrics()->rowCount() == gui::MetricsModel::shownRowCount());
   // The costs view shows what the simulator computes for the session's inputs.
   CHECK(metric(*w, simulator::Metric::decode_tokens_per_s) ==
         Approx(simulator::evaluate(s->config(), s->hardware(), s->scenario())[simulator::Metric::decode_tokens_per_s])

@@ -99,7 +99,7 @@ std::string describe(const LayerStripCell& cell, std::int64_t copies) {
   if (cell.mirror_source >= 0) out += "; K/V from layer " + std::to_string(cell.mirror_source) + "'s input";
   if (cell.final_copy_only) out += " (final stream's queries only)";
   if (cell.loop != LoopRole::none) out += std::string("; ") + to_string(cell.loop);
-  if (cell.grown_from >= 0) out += "; copy of base layer " + std::to_string(cell.grown_from);
+  if (cell.grown_from >= 0) out += "; grown from base layer " + std::to_string(cell.grown_from);
   if (cell.stage >= 0) out += "; pipeline stage " + std::to_string(cell.stage);
   return out;
 }
