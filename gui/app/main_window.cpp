@@ -27,6 +27,7 @@
 #include "mask_view.hpp"
 #include "pipeline_view.hpp"
 #include "scenario_editor.hpp"
+#include "serving_view.hpp"
 #include "session.hpp"
 #include "stale_banner.hpp"
 #include "tradeoff_view.hpp"
@@ -109,16 +110,19 @@ void MainWindow::buildCentral() {
   tradeoff_view_ = new TradeoffView();
   pipeline_view_ = new PipelineView(session_);
   validation_view_ = new ValidationView();
+  serving_view_ = new ServingView(session_);
   // Views over the scenario (and the pipeline view over its own fields) say when theirs is stale.
   for (QWidget* view : std::initializer_list<QWidget*>{costs_view_, tradeoff_view_, mask_view_})
     StaleBanner::attach(view, session_, {Session::Input::scenario});
   StaleBanner::attach(pipeline_view_, session_, {Session::Input::scenario, Session::Input::pipeline});
+  StaleBanner::attach(serving_view_, session_, {Session::Input::scenario});
   tabs_->addTab(costs_view_, tr("&Costs"));
   tabs_->addTab(mask_view_, tr("&Masks"));
   tabs_->addTab(layer_view_, tr("&Layers"));
   tabs_->addTab(tradeoff_view_, tr("&Trade-offs"));
   tabs_->addTab(pipeline_view_, tr("&Pipeline"));
   tabs_->addTab(validation_view_, tr("&Validation"));
+  tabs_->addTab(serving_view_, tr("&Serving"));
   v->addWidget(tabs_, 1);
   setCentralWidget(central);
   follow_selected_layer(layer_view_, session_);
@@ -203,12 +207,15 @@ void MainWindow::buildStatusBar() {
   statusBar()->addPermanentWidget(progress_);
   statusBar()->addPermanentWidget(cancel_);
   connect(pipeline_view_, &PipelineView::progress, this, &MainWindow::showProgress);
-  connect(pipeline_view_, &PipelineView::idle, this, [this] {
+  connect(serving_view_, &ServingView::progress, this, &MainWindow::showProgress);
+  const auto hide_when_idle = [this] {
     if (!job_.running()) {
       progress_->hide();
       cancel_->hide();
     }
-  });
+  };
+  connect(pipeline_view_, &PipelineView::idle, this, hide_when_idle);
+  connect(serving_view_, &ServingView::idle, this, hide_when_idle);
 }
 
 QStringList MainWindow::applyDefaults() {
@@ -241,6 +248,7 @@ void MainWindow::evaluateNow() {
 void MainWindow::cancelWork() {
   job_.cancel();
   pipeline_view_->cancel();
+  serving_view_->cancel();
   showMessage(tr("Cancelled"));
 }
 
@@ -322,6 +330,7 @@ QList<ChartPanel*> MainWindow::chartPanels() const {
   QList<ChartPanel*> all = tradeoff_view_->panels();
   all << pipeline_view_->panel();
   all << validation_view_->panel();
+  all << serving_view_->panels();
   return all;
 }
 

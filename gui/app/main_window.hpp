@@ -1,6 +1,6 @@
 #pragma once
 // The main window: editors in a dock on the left; the layer strip over the views (costs,
-// masks, layers, trade-offs, pipeline, validation) in the middle; a status bar with the
+// masks, layers, trade-offs, pipeline, validation, serving) in the middle; a status bar with the
 // exact counts and the progress of background work, which Esc cancels.
 #include <memory>
 
@@ -27,6 +27,7 @@ class LayerTableModel;
 class MaskView;
 class PipelineView;
 class ScenarioEditor;
+class ServingView;
 class Session;
 class TradeoffView;
 class ValidationView;
@@ -51,6 +52,7 @@ class MainWindow : public QMainWindow {
   TradeoffView* tradeoffView() const { return tradeoff_view_; }
   PipelineView* pipelineView() const { return pipeline_view_; }
   ValidationView* validationView() const { return validation_view_; }
+  ServingView* servingView() const { return serving_view_; }
   QTabWidget* tabs() const { return tabs_; }
   QString statusCounts() const;
   QString statusMessage() const;
@@ -91,6 +93,7 @@ class MainWindow : public QMainWindow {
   TradeoffView* tradeoff_view_ = nullptr;
   PipelineView* pipeline_view_ = nullptr;
   ValidationView* validation_view_ = nullptr;
+  ServingView* serving_view_ = nullptr;
   QLabel* counts_ = nullptr;
   QLabel* message_ = nullptr;  // transient notes; the counts stay visible beside them
   QTimer message_timer_;

@@ -59,8 +59,13 @@ std::unique_ptr<QChart> build_scatter_chart(const ScatterChart& spec) {
     series->setMarkerSize(10);
     series->setColor(palette(static_cast<int>(i)));
     series->setBorderColor(palette(static_cast<int>(i)).darker(140));
+    // One append of the whole list: a kernel report has ~10^5 points, and appending them
+    // one by one repaints per point.
+    QList<QPointF> points;
+    points.reserve(static_cast<qsizetype>(spec.groups[i].points.size()));
     for (const auto& p : spec.groups[i].points)
-      if (detail::drawable(p, spec.x, spec.y)) series->append(p.x, p.y);
+      if (detail::drawable(p, spec.x, spec.y)) points.append(QPointF(p.x, p.y));
+    series->append(points);
     chart->addSeries(series);
     series->attachAxis(x);
     series->attachAxis(y);
@@ -99,9 +104,12 @@ ScatterChart validation_scatter(const std::vector<gui_core::ValidationPoint>& po
   spec.identity_line = true;
   spec.band = 0.2;
   for (const auto& design : sum.designs) {
-    ScatterGroup g{design, {}};
+    ScatterGroup g{design, {}, {}};
     for (const auto& p : points)
-      if (p.design == design) g.points.push_back({p.measured_s, p.predicted_s});
+      if (p.design == design) {
+        g.points.push_back({p.measured_s, p.predicted_s});
+        g.labels.push_back(p.label);
+      }
     spec.groups.push_back(std::move(g));
   }
   return spec;
