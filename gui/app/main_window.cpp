@@ -28,6 +28,7 @@
 #include "mask_view.hpp"
 #include "pipeline_view.hpp"
 #include "scenario_editor.hpp"
+#include "serving_view.hpp"
 #include "session.hpp"
 #include "stale_banner.hpp"
 #include "tradeoff_view.hpp"
@@ -103,10 +104,12 @@ void MainWindow::buildCentral() {
   tradeoff_view_ = new TradeoffView();
   pipeline_view_ = new PipelineView(session_);
   validation_view_ = new ValidationView();
+  serving_view_ = new ServingView(session_);
   // Views over the scenario (and the pipeline view over its own fields) say when theirs is stale.
   for (QWidget* view : std::initializer_list<QWidget*>{costs_view_, tradeoff_view_, mask_view_, layer_panel_})
     StaleBanner::attach(view, session_, {Session::Input::scenario});
   StaleBanner::attach(pipeline_view_, session_, {Session::Input::scenario, Session::Input::pipeline});
+  StaleBanner::attach(serving_view_, session_, {Session::Input::scenario});
   tabs_->addTab(costs_view_, tr("&Costs"));
   // Tabs whose controls and pictures need more height than a 1024 x 700 window leaves
   // them scroll instead of raising the window's minimum size.
@@ -115,6 +118,7 @@ void MainWindow::buildCentral() {
   tabs_->addTab(tradeoff_view_, tr("&Trade-offs"));
   tabs_->addTab(scrolled(pipeline_view_), tr("&Pipeline"));
   tabs_->addTab(scrolled(validation_view_), tr("&Validation"));
+  tabs_->addTab(scrolled(serving_view_), tr("&Serving"));
   v->addWidget(tabs_, 1);
   setCentralWidget(central);
   follow_selected_layer(layer_view_, session_);
@@ -200,12 +204,15 @@ void MainWindow::buildStatusBar() {
   statusBar()->addPermanentWidget(progress_);
   statusBar()->addPermanentWidget(cancel_);
   connect(pipeline_view_, &PipelineView::progress, this, &MainWindow::showProgress);
-  connect(pipeline_view_, &PipelineView::idle, this, [this] {
+  connect(serving_view_, &ServingView::progress, this, &MainWindow::showProgress);
+  const auto hide_when_idle = [this] {
     if (!job_.running()) {
       progress_->hide();
       cancel_->hide();
     }
-  });
+  };
+  connect(pipeline_view_, &PipelineView::idle, this, hide_when_idle);
+  connect(serving_view_, &ServingView::idle, this, hide_when_idle);
 }
 
 QStringList MainWindow::applyDefaults() {
@@ -240,6 +247,7 @@ void MainWindow::evaluateNow() {
 void MainWindow::cancelWork() {
   job_.cancel();
   pipeline_view_->cancel();
+  serving_view_->cancel();
   showMessage(tr("Cancelled"));
 }
 
@@ -278,9 +286,14 @@ void MainWindow::onResults(const gui_core::Tradeoffs& t) {
   emit resultsShown();
 }
 
-void MainWindow::showTabOf(QWidget* view) {
+int MainWindow::tabIndexOf(const QWidget* view) const {
   for (int i = 0; i < tabs_->count(); ++i)
-    if (tabs_->widget(i) == view || tabs_->widget(i)->isAncestorOf(view)) tabs_->setCurrentIndex(i);
+    if (tabs_->widget(i) == view || tabs_->widget(i)->isAncestorOf(view)) return i;
+  return -1;
+}
+
+void MainWindow::showTabOf(QWidget* view) {
+  if (const int i = tabIndexOf(view); i >= 0) tabs_->setCurrentIndex(i);
 }
 
 QString MainWindow::statusCounts() const { return counts_->text(); }
@@ -328,6 +341,7 @@ QList<ChartPanel*> MainWindow::chartPanels() const {
   QList<ChartPanel*> all = tradeoff_view_->panels();
   all << pipeline_view_->panel();
   all << validation_view_->panel();
+  all << serving_view_->panels();
   return all;
 }
 

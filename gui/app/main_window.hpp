@@ -1,6 +1,6 @@
 #pragma once
 // The main window: editors in a dock on the left; the layer strip over the views (costs,
-// masks, layers, trade-offs, pipeline, validation) in the middle; a status bar with the
+// masks, layers, trade-offs, pipeline, validation, serving) in the middle; a status bar with the
 // exact counts and the progress of background work, which Esc cancels.
 #include <memory>
 
@@ -29,6 +29,7 @@ class LayerTableModel;
 class MaskView;
 class PipelineView;
 class ScenarioEditor;
+class ServingView;
 class Session;
 class TradeoffView;
 class ValidationView;
@@ -54,8 +55,11 @@ class MainWindow : public QMainWindow {
   TradeoffView* tradeoffView() const { return tradeoff_view_; }
   PipelineView* pipelineView() const { return pipeline_view_; }
   ValidationView* validationView() const { return validation_view_; }
+  ServingView* servingView() const { return serving_view_; }
   QTabWidget* tabs() const { return tabs_; }
-  // Brings forward the tab that shows `view` (a tab page or a widget inside one).
+  // The tab that shows `view` (a tab page or a widget inside one, e.g. a scrolled page), or
+  // -1; and bringing it forward.
+  int tabIndexOf(const QWidget* view) const;
   void showTabOf(QWidget* view);
   QString statusCounts() const;
   QString statusMessage() const;
@@ -101,6 +105,7 @@ class MainWindow : public QMainWindow {
   TradeoffView* tradeoff_view_ = nullptr;
   PipelineView* pipeline_view_ = nullptr;
   ValidationView* validation_view_ = nullptr;
+  ServingView* serving_view_ = nullptr;
   QLabel* counts_ = nullptr;
   QLabel* message_ = nullptr;  // transient notes; the counts stay visible beside them
   QTimer message_timer_;

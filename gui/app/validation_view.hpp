@@ -1,12 +1,15 @@
 #pragma once
 // The validation scatter: predicted against measured times, log-log, one colour per
 // design, y = x and a +-20 % band. Fed by setPoints, or a file: `hdlab validate -o DIR`'s
-// validation.json or points.json, or `hdlab validate --published`'s published.json
-// (gui_core::parse_validation_file; there one colour per metric, in its own unit).
+// validation.json or points.json, `hdlab validate --published`'s published.json
+// (gui_core::parse_validation_file; there one colour per metric, in its own unit), or
+// `hdlab validate --kerneldb`'s kernels.json / kernels.csv (one colour per op class, the
+// held-out kernel rows). Each point carries its case label in the chart spec.
 #include <vector>
 
 #include <QWidget>
 
+#include "hdlab/charts/chart_data.hpp"
 #include "hdlab/gui_core/validation_points.hpp"
 
 class QLabel;
@@ -24,6 +27,8 @@ class ValidationView : public QWidget {
   // false and the error shown when the file does not parse.
   bool loadFile(const QString& path);
   ChartPanel* panel() const { return panel_; }
+  // The scatter shown, as plain data (groups' points with their labels).
+  const charts::ScatterChart& spec() const { return spec_; }
   QString message() const;
 
  public slots:
@@ -32,6 +37,7 @@ class ValidationView : public QWidget {
  private:
   ChartPanel* panel_;
   QLabel* message_;
+  charts::ScatterChart spec_;
 };
 
 }  // namespace hdlab::gui

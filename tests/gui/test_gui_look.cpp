@@ -39,6 +39,7 @@
 #include "main_window.hpp"
 #include "mask_view.hpp"
 #include "pipeline_view.hpp"
+#include "serving_view.hpp"
 #include "session.hpp"
 #include "validation_view.hpp"
 
@@ -54,6 +55,7 @@ std::unique_ptr<gui::MainWindow> window_at(QSize size) {
   w->show();
   w->waitForEvaluation();
   w->pipelineView()->waitForRun();
+  w->servingView()->waitForRun();
   return w;
 }
 

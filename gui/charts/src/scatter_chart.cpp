@@ -61,12 +61,18 @@ std::unique_ptr<QChart> build_scatter_chart(const ScatterChart& spec) {
     series->setColor(palette(static_cast<int>(i)));
     series->setBorderColor(palette(static_cast<int>(i)).darker(140));
     const ScatterGroup& g = spec.groups[i];
-    QStringList labels;  // of the points drawn, so index k is the series' point k
+    // One append of the whole list: a kernel report has ~10^5 points, and appending them
+    // one by one repaints per point. The labels are of the points drawn, so label k is
+    // the series' point k.
+    QList<QPointF> points;
+    points.reserve(static_cast<qsizetype>(g.points.size()));
+    QStringList labels;
     for (std::size_t k = 0; k < g.points.size(); ++k)
       if (detail::drawable(g.points[k], spec.x, spec.y)) {
-        series->append(g.points[k].x, g.points[k].y);
+        points.append(QPointF(g.points[k].x, g.points[k].y));
         labels << (k < g.labels.size() ? QString::fromStdString(g.labels[k]) : QString());
       }
+    series->append(points);
     series->setProperty(detail::kHoverLabels, labels);
     chart->addSeries(series);
     series->attachAxis(x);

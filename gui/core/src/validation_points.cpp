@@ -114,12 +114,13 @@ ValidationFile parse_validation_file(const nlohmann::json& j) {
   }
   if (j.is_object() && j.contains("cases") && j.contains("summary")) return validation_report(j);
   if (j.is_object() && j.contains("sources") && j.contains("error_convention")) return published_report(j);
+  if (is_kernel_summary(j)) return parse_kernel_report(j, nullptr);
   if (j.is_object() && j.contains("cases"))
     throw model::ConfigError("/cases", "this is a validation spec (what `hdlab validate` runs), not its results: run "
                                        "`hdlab validate SPEC -o DIR` and open DIR/validation.json or DIR/points.json");
   throw model::ConfigError("", "not a validation file: expected {\"points\": [...]} (points.json), the report of "
                                "`hdlab validate -o DIR` (validation.json: \"summary\" and \"cases\") or of `hdlab "
-                               "validate --published` (published.json: \"sources\")");
+                               "validate --published` (published.json: \"sources\") or `hdlab validate --kerneldb` (kernels.json)");
 }
 
 std::vector<ValidationPoint> parse_validation_points(const nlohmann::json& j) {

@@ -50,7 +50,9 @@ struct LineChart {
 struct ScatterGroup {
   std::string name;  // one colour per group (design)
   std::vector<XY> points;
-  std::vector<std::string> labels{};  // per point, as LineSeries::labels
+  // What each point is (a case label, "decode b=8 ctx=4096"), parallel to points; empty,
+  // or one per point (hover read-outs show it).
+  std::vector<std::string> labels{};
 };
 
 struct ScatterChart {
