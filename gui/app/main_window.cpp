@@ -16,6 +16,7 @@
 #include <QVBoxLayout>
 
 #include "chart_panel.hpp"
+#include "compare_view.hpp"
 #include "design_editor.hpp"
 #include "hdlab/charts/export.hpp"
 #include "hdlab/gui_core/units.hpp"
@@ -109,16 +110,25 @@ void MainWindow::buildCentral() {
   tradeoff_view_ = new TradeoffView();
   pipeline_view_ = new PipelineView(session_);
   validation_view_ = new ValidationView();
+  comparison_ = new Comparison(this);
+  compare_view_ = new CompareView(comparison_);
   // Views over the scenario (and the pipeline view over its own fields) say when theirs is stale.
   for (QWidget* view : std::initializer_list<QWidget*>{costs_view_, tradeoff_view_, mask_view_})
     StaleBanner::attach(view, session_, {Session::Input::scenario});
   StaleBanner::attach(pipeline_view_, session_, {Session::Input::scenario, Session::Input::pipeline});
+  StaleBanner::attach(compare_view_, session_, {Session::Input::scenario});  // its current column
   tabs_->addTab(costs_view_, tr("&Costs"));
   tabs_->addTab(mask_view_, tr("&Masks"));
   tabs_->addTab(layer_view_, tr("&Layers"));
   tabs_->addTab(tradeoff_view_, tr("&Trade-offs"));
   tabs_->addTab(pipeline_view_, tr("&Pipeline"));
   tabs_->addTab(validation_view_, tr("&Validation"));
+  tabs_->addTab(compare_view_, tr("C&ompare"));
+  connect(comparison_, &Comparison::changed, this, &MainWindow::showPins);
+  connect(comparison_, &Comparison::failed, this, &MainWindow::showMessage);
+  connect(compare_view_, &CompareView::pinRequested, this, [this] { pinCurrent(); });
+  connect(pipeline_view_, &PipelineView::resultChanged, this,
+          [this] { compare_view_->setCurrent(compare_view_->current(), pipeline_view_->result()); });
   v->addWidget(tabs_, 1);
   setCentralWidget(central);
   follow_selected_layer(layer_view_, session_);
@@ -176,6 +186,10 @@ void MainWindow::buildMenus() {
   view->addSeparator();
   add(view, tr("Next layer"), QKeySequence(tr("Alt+Down")), [this] { mask_view_->nextLayer(); });
   add(view, tr("Previous layer"), QKeySequence(tr("Alt+Up")), [this] { mask_view_->previousLayer(); });
+  QMenu* compare = menuBar()->addMenu(tr("Comp&are"));
+  add(compare, tr("&Pin current design"), QKeySequence(tr("Ctrl+P")), [this] { pinCurrent(); },
+      tr("Keep the design, hardware, scenario and pipeline as a reference on every chart and the Compare tab"));
+  add(compare, tr("&Remove all pins"), QKeySequence(), [this] { comparison_->clear(); });
   QMenu* run = menuBar()->addMenu(tr("&Run"));
   add(run, tr("&Recompute"), QKeySequence(tr("F5")), [this] { evaluateNow(); });
   add(run, tr("&Cancel"), QKeySequence(tr("Esc")), [this] { cancelWork(); });
@@ -275,6 +289,41 @@ void MainWindow::onResults(const gui_core::Tradeoffs& t) {
   costs_view_->setResults(t, session_->scenario(), headline);
   tradeoff_view_->setResults(t, QString::fromStdString(gui_core::short_label(session_->config().design)), baseline,
                             session_->hardware().memory_bytes());
+  compare_view_->setCurrent(t.design, pipeline_view_->result());
+}
+
+QString MainWindow::pinCurrent() {
+  if (!session_->ready()) return tr("Nothing to pin: load a model and a hardware profile first");
+  gui_core::Pin pin;
+  pin.config = session_->config();
+  pin.hardware = session_->hardware();
+  pin.scenario = session_->scenario();
+  pin.grid = gui_core::default_grid(pin.config, pin.scenario);
+  if (pipeline_view_->result()) pin.pipeline = pipeline_view_->result()->options;
+  pin.label = gui_core::pin_label(session_->backboneLabel().toStdString(), pin.config.design,
+                                  session_->hardwareLabel().toStdString());
+  QString error;
+  if (comparison_->pin(pin, &error) < 0) {
+    showMessage(error);
+    return error;
+  }
+  showMessage(tr("Pinned %1").arg(QString::fromStdString(pin.label)));
+  return {};
+}
+
+void MainWindow::showPins() {
+  std::vector<std::pair<QString, gui_core::Tradeoffs>> curves;
+  std::vector<std::pair<QString, simulator::PipelineResult>> runs;
+  QStringList legend;
+  for (const gui_core::PinList::Entry* e : comparison_->evaluated()) {
+    // Legends name a pin by its key; the trade-off note and the Compare tab give its label.
+    const QString key = QString::fromStdString(gui_core::pin_key(e->id));
+    curves.emplace_back(key, e->result->tradeoffs);
+    if (e->result->pipeline) runs.emplace_back(key, *e->result->pipeline);
+    legend << tr("%1 = %2").arg(key, QString::fromStdString(e->pin.label));
+  }
+  tradeoff_view_->setPins(std::move(curves), legend.join("; "));
+  pipeline_view_->setPins(std::move(runs));
 }
 
 QString MainWindow::statusCounts() const { return counts_->text(); }
@@ -321,6 +370,7 @@ void MainWindow::saveConfigDialog() {
 QList<ChartPanel*> MainWindow::chartPanels() const {
   QList<ChartPanel*> all = tradeoff_view_->panels();
   all << pipeline_view_->panel();
+  all << pipeline_view_->pinnedPanels();
   all << validation_view_->panel();
   return all;
 }

@@ -20,6 +20,8 @@ class QToolButton;
 namespace hdlab::gui {
 
 class ChartPanel;
+class Comparison;
+class CompareView;
 class CostsView;
 class DesignEditor;
 class LayerStripWidget;
@@ -51,6 +53,8 @@ class MainWindow : public QMainWindow {
   TradeoffView* tradeoffView() const { return tradeoff_view_; }
   PipelineView* pipelineView() const { return pipeline_view_; }
   ValidationView* validationView() const { return validation_view_; }
+  Comparison* comparison() const { return comparison_; }
+  CompareView* compareView() const { return compare_view_; }
   QTabWidget* tabs() const { return tabs_; }
   QString statusCounts() const;
   QString statusMessage() const;
@@ -62,6 +66,9 @@ class MainWindow : public QMainWindow {
  public slots:
   void evaluateNow();
   void cancelWork();
+  // Pins the session's design, hardware, scenario and the pipeline shown (compare mode);
+  // returns why not (the list is full, nothing to pin), empty when pinned.
+  QString pinCurrent();
   void saveConfigDialog();
   void exportAllChartsDialog();
   // Writes every chart as PNG (and SVG where available) into `dir`; returns the errors.
@@ -78,6 +85,8 @@ class MainWindow : public QMainWindow {
   void updateCounts();
   void scheduleEvaluation();
   void showProgress(int done, int total);
+  // Hands the evaluated pins to the trade-off charts and the pipeline Gantts.
+  void showPins();
 
   Session* session_;
   DesignEditor* design_editor_ = nullptr;
@@ -91,6 +100,8 @@ class MainWindow : public QMainWindow {
   TradeoffView* tradeoff_view_ = nullptr;
   PipelineView* pipeline_view_ = nullptr;
   ValidationView* validation_view_ = nullptr;
+  Comparison* comparison_ = nullptr;
+  CompareView* compare_view_ = nullptr;
   QLabel* counts_ = nullptr;
   QLabel* message_ = nullptr;  // transient notes; the counts stay visible beside them
   QTimer message_timer_;

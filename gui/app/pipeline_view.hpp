@@ -7,6 +7,8 @@
 // Gantt title, a line under the summary and the device's memory cell say so in red, with
 // the smallest change that fits (simulator/fit.hpp).
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include <QAbstractTableModel>
 #include <QTimer>
@@ -64,6 +66,10 @@ class PipelineView : public QWidget {
  public:
   explicit PipelineView(Session* session, QWidget* parent = nullptr);
   ChartPanel* panel() const { return panel_; }
+  // Pinned designs' runs (label, result): a Gantt each under the current one, every Gantt's
+  // time axis running to the longest makespan of them all.
+  void setPins(std::vector<std::pair<QString, simulator::PipelineResult>> pins);
+  QList<ChartPanel*> pinnedPanels() const { return pinned_panels_; }
   PipelineDeviceModel* devices() const { return devices_; }
   const std::optional<simulator::PipelineResult>& result() const { return result_; }
   const std::optional<simulator::PhaseFit>& fit() const { return fit_; }
@@ -81,12 +87,16 @@ class PipelineView : public QWidget {
  signals:
   void progress(int done, int total);
   void idle();
+  // A new run is shown (result()).
+  void resultChanged();
 
  private:
   QLayout* buildControls();
   void connectSignals();
   void schedule();
   void onResult(const PipelineRun& run);
+  // The current Gantt and the pinned ones, on one time axis.
+  void drawGantts();
   // Records `e` as the reason the views show the last valid run (result_), if any.
   void markStale(const model::ConfigError& e);
 
@@ -103,6 +113,10 @@ class PipelineView : public QWidget {
   ChartPanel* panel_;
   PipelineDeviceModel* devices_;
   QTableView* device_view_;
+  QWidget* pinned_box_;   // holds the pinned Gantts
+  QWidget* pinned_area_;  // scrolls pinned_box_; hidden while nothing is pinned
+  QList<ChartPanel*> pinned_panels_;
+  std::vector<std::pair<QString, simulator::PipelineResult>> pins_;
   QTimer debounce_;
   BackgroundJob<PipelineRun> job_;
   std::optional<simulator::PipelineResult> result_;

@@ -2,6 +2,10 @@
 // The trade-off charts (cost vs size, decode throughput vs batch and vs context, KV
 // memory vs context, each against the baseline) and the cost tables (every metric and
 // the serving matrix), filled from one gui_core::Tradeoffs computed off the UI thread.
+#include <optional>
+#include <utility>
+#include <vector>
+
 #include <QWidget>
 
 #include "hdlab/gui_core/tradeoffs.hpp"
@@ -25,12 +29,16 @@ class TradeoffView : public QWidget {
                   double device_memory_bytes);
   void clear(const QString& message);
   QList<ChartPanel*> panels() const;
+  // Pinned designs (legend key, result) drawn over every chart (charts/compare_charts.hpp);
+  // `legend` says which design each key is.
+  void setPins(std::vector<std::pair<QString, gui_core::Tradeoffs>> pins, const QString& legend = {});
 
  protected:
   void resizeEvent(QResizeEvent* e) override;
 
  private:
   void reflow(int columns);
+  void render();
 
   QGridLayout* grid_;
   QScrollArea* scroll_;
@@ -40,6 +48,14 @@ class TradeoffView : public QWidget {
   ChartPanel* context_;
   ChartPanel* kv_;
   QLabel* note_;
+  struct Shown {
+    gui_core::Tradeoffs t;
+    QString design, baseline;
+    double device_memory_bytes = 0;
+  };
+  std::optional<Shown> shown_;  // the current design's results, redrawn when pins change
+  std::vector<std::pair<QString, gui_core::Tradeoffs>> pins_;
+  QString pin_legend_;
 };
 
 class CostsView : public QWidget {
