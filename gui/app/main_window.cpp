@@ -15,6 +15,7 @@
 #include <QVBoxLayout>
 
 #include "chart_panel.hpp"
+#include "compare_view.hpp"
 #include "design_editor.hpp"
 #include "first_run_hint.hpp"
 #include "hdlab/charts/export.hpp"
@@ -105,11 +106,14 @@ void MainWindow::buildCentral() {
   pipeline_view_ = new PipelineView(session_);
   validation_view_ = new ValidationView();
   serving_view_ = new ServingView(session_);
+  comparison_ = new Comparison(this);
+  compare_view_ = new CompareView(comparison_);
   // Views over the scenario (and the pipeline view over its own fields) say when theirs is stale.
   for (QWidget* view : std::initializer_list<QWidget*>{costs_view_, tradeoff_view_, mask_view_, layer_panel_})
     StaleBanner::attach(view, session_, {Session::Input::scenario});
   StaleBanner::attach(pipeline_view_, session_, {Session::Input::scenario, Session::Input::pipeline});
   StaleBanner::attach(serving_view_, session_, {Session::Input::scenario});
+  StaleBanner::attach(compare_view_, session_, {Session::Input::scenario});  // its current column
   tabs_->addTab(costs_view_, tr("&Costs"));
   // Tabs whose controls and pictures need more height than a 1024 x 700 window leaves
   // them scroll instead of raising the window's minimum size.
@@ -119,6 +123,12 @@ void MainWindow::buildCentral() {
   tabs_->addTab(scrolled(pipeline_view_), tr("&Pipeline"));
   tabs_->addTab(scrolled(validation_view_), tr("&Validation"));
   tabs_->addTab(scrolled(serving_view_), tr("&Serving"));
+  tabs_->addTab(compare_view_, tr("C&ompare"));
+  connect(comparison_, &Comparison::changed, this, &MainWindow::showPins);
+  connect(comparison_, &Comparison::failed, this, &MainWindow::showMessage);
+  connect(compare_view_, &CompareView::pinRequested, this, [this] { pinCurrent(); });
+  connect(pipeline_view_, &PipelineView::resultShown, this,
+          [this] { compare_view_->setCurrent(compare_view_->current(), pipeline_view_->result()); });
   v->addWidget(tabs_, 1);
   setCentralWidget(central);
   follow_selected_layer(layer_view_, session_);
@@ -177,6 +187,10 @@ void MainWindow::buildMenus() {
   view->addSeparator();
   add(view, tr("Next layer"), QKeySequence(tr("Alt+Down")), [this] { mask_view_->nextLayer(); });
   add(view, tr("Previous layer"), QKeySequence(tr("Alt+Up")), [this] { mask_view_->previousLayer(); });
+  QMenu* compare = menuBar()->addMenu(tr("Comp&are"));
+  add(compare, tr("&Pin current design"), QKeySequence(tr("Ctrl+P")), [this] { pinCurrent(); },
+      tr("Keep the design, hardware, scenario and pipeline as a reference on every chart and the Compare tab"));
+  add(compare, tr("&Remove all pins"), QKeySequence(), [this] { comparison_->clear(); });
   QMenu* run = menuBar()->addMenu(tr("&Run"));
   add(run, tr("&Recompute"), QKeySequence(tr("F5")), [this] { evaluateNow(); });
   add(run, tr("&Cancel"), QKeySequence(tr("Esc")), [this] { cancelWork(); });
@@ -283,6 +297,7 @@ void MainWindow::onResults(const gui_core::Tradeoffs& t) {
   layer_panel_->setCosts(t.layers);
   tradeoff_view_->setResults(t, QString::fromStdString(gui_core::short_label(session_->config().design)), baseline,
                             session_->hardware().memory_bytes());
+  compare_view_->setCurrent(t.design, pipeline_view_->result());
   emit resultsShown();
 }
 
@@ -294,6 +309,40 @@ int MainWindow::tabIndexOf(const QWidget* view) const {
 
 void MainWindow::showTabOf(QWidget* view) {
   if (const int i = tabIndexOf(view); i >= 0) tabs_->setCurrentIndex(i);
+}
+
+QString MainWindow::pinCurrent() {
+  if (!session_->ready()) return tr("Nothing to pin: load a model and a hardware profile first");
+  gui_core::Pin pin;
+  pin.config = session_->config();
+  pin.hardware = session_->hardware();
+  pin.scenario = session_->scenario();
+  pin.grid = gui_core::default_grid(pin.config, pin.scenario);
+  if (pipeline_view_->result()) pin.pipeline = pipeline_view_->result()->options;
+  pin.label = gui_core::pin_label(session_->backboneLabel().toStdString(), pin.config.design,
+                                  session_->hardwareLabel().toStdString());
+  QString error;
+  if (comparison_->pin(pin, &error) < 0) {
+    showMessage(error);
+    return error;
+  }
+  showMessage(tr("Pinned %1").arg(QString::fromStdString(pin.label)));
+  return {};
+}
+
+void MainWindow::showPins() {
+  std::vector<std::pair<QString, gui_core::Tradeoffs>> curves;
+  std::vector<std::pair<QString, simulator::PipelineResult>> runs;
+  QStringList legend;
+  for (const gui_core::PinList::Entry* e : comparison_->evaluated()) {
+    // Legends name a pin by its key; the trade-off note and the Compare tab give its label.
+    const QString key = QString::fromStdString(gui_core::pin_key(e->id));
+    curves.emplace_back(key, e->result->tradeoffs);
+    if (e->result->pipeline) runs.emplace_back(key, *e->result->pipeline);
+    legend << tr("%1 = %2").arg(key, QString::fromStdString(e->pin.label));
+  }
+  tradeoff_view_->setPins(std::move(curves), legend.join("; "));
+  pipeline_view_->setPins(std::move(runs));
 }
 
 QString MainWindow::statusCounts() const { return counts_->text(); }
@@ -340,6 +389,7 @@ void MainWindow::saveConfigDialog() {
 QList<ChartPanel*> MainWindow::chartPanels() const {
   QList<ChartPanel*> all = tradeoff_view_->panels();
   all << pipeline_view_->panel();
+  all << pipeline_view_->pinnedPanels();
   all << validation_view_->panel();
   all << serving_view_->panels();
   return all;

@@ -21,6 +21,8 @@ class QToolButton;
 namespace hdlab::gui {
 
 class ChartPanel;
+class Comparison;
+class CompareView;
 class CostsView;
 class DesignEditor;
 class LayerPanel;
@@ -56,6 +58,8 @@ class MainWindow : public QMainWindow {
   PipelineView* pipelineView() const { return pipeline_view_; }
   ValidationView* validationView() const { return validation_view_; }
   ServingView* servingView() const { return serving_view_; }
+  Comparison* comparison() const { return comparison_; }
+  CompareView* compareView() const { return compare_view_; }
   QTabWidget* tabs() const { return tabs_; }
   // The tab that shows `view` (a tab page or a widget inside one, e.g. a scrolled page), or
   // -1; and bringing it forward.
@@ -71,6 +75,9 @@ class MainWindow : public QMainWindow {
  public slots:
   void evaluateNow();
   void cancelWork();
+  // Pins the session's design, hardware, scenario and the pipeline shown (compare mode);
+  // returns why not (the list is full, nothing to pin), empty when pinned.
+  QString pinCurrent();
   void saveConfigDialog();
   void exportAllChartsDialog();
   // Writes every chart as PNG (and SVG where available) into `dir`; returns the errors.
@@ -91,6 +98,8 @@ class MainWindow : public QMainWindow {
   void updateCounts();
   void scheduleEvaluation();
   void showProgress(int done, int total);
+  // Hands the evaluated pins to the trade-off charts and the pipeline Gantts.
+  void showPins();
 
   Session* session_;
   DesignEditor* design_editor_ = nullptr;
@@ -106,6 +115,8 @@ class MainWindow : public QMainWindow {
   PipelineView* pipeline_view_ = nullptr;
   ValidationView* validation_view_ = nullptr;
   ServingView* serving_view_ = nullptr;
+  Comparison* comparison_ = nullptr;
+  CompareView* compare_view_ = nullptr;
   QLabel* counts_ = nullptr;
   QLabel* message_ = nullptr;  // transient notes; the counts stay visible beside them
   QTimer message_timer_;

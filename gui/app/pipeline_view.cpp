@@ -7,6 +7,7 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QScrollArea>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QTableView>
@@ -15,7 +16,9 @@
 #include "chart_panel.hpp"
 #include "flow_layout.hpp"
 #include "hdlab/charts/charts.hpp"
+#include "hdlab/charts/compare_charts.hpp"
 #include "hdlab/charts/pipeline_chart.hpp"
+#include "hdlab/gui_core/compare.hpp"
 #include "hdlab/gui_core/units.hpp"
 #include "hdlab/simulator/pipeline_cost.hpp"
 #include "hdlab/simulator/pipeline_io.hpp"
@@ -148,7 +151,23 @@ PipelineView::PipelineView(Session* session, QWidget* parent)
   device_view_->setModel(devices_);
   device_view_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   device_view_->horizontalHeader()->setStretchLastSection(true);
-  split->addWidget(panel_);
+  // Pinned designs' Gantts (compare mode) under the current one, scrolling when many; with
+  // none pinned the current Gantt has the room to itself, as before.
+  pinned_box_ = new QWidget();
+  new QVBoxLayout(pinned_box_);
+  pinned_box_->layout()->setContentsMargins(0, 0, 0, 0);
+  auto* pinned = new QScrollArea();
+  pinned->setWidget(pinned_box_);
+  pinned->setWidgetResizable(true);
+  pinned->setFrameShape(QFrame::NoFrame);
+  pinned->hide();  // until something is pinned
+  pinned_area_ = pinned;
+  auto* gantts = new QWidget();
+  auto* gv = new QVBoxLayout(gantts);
+  gv->setContentsMargins(0, 0, 0, 0);
+  gv->addWidget(panel_, 1);
+  gv->addWidget(pinned, 1);
+  split->addWidget(gantts);
   split->addWidget(device_view_);
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 1);
@@ -276,15 +295,46 @@ ChartPanel* PipelineView::panel() const {
   return panel_;
 }
 
+QList<ChartPanel*> PipelineView::pinnedPanels() const {
+  buildGantt();
+  return pinned_panels_;
+}
+
+void PipelineView::setPins(std::vector<std::pair<QString, simulator::PipelineResult>> pins) {
+  pins_ = std::move(pins);
+  gantt_pending_ = true;
+  if (isVisible()) buildGantt();
+}
+
 void PipelineView::showEvent(QShowEvent* e) {
   buildGantt();
   QWidget::showEvent(e);
 }
 
+// The current Gantt and the pinned ones, on one time axis: alone, a Gantt runs to its own
+// makespan; beside pins, all run to the longest.
 void PipelineView::buildGantt() const {
-  if (!gantt_pending_ || !result_ || !fit_) return;
+  if (!gantt_pending_) return;
   gantt_pending_ = false;
-  panel_->setChart(charts::build_gantt_chart(charts::pipeline_gantt_chart(*result_, *fit_)));
+  std::vector<const simulator::PipelineResult*> runs;
+  if (result_) runs.push_back(&*result_);
+  for (const auto& p : pins_) runs.push_back(&p.second);
+  const double end = pins_.empty() ? 0 : gui_core::shared_time_end(runs);
+  if (result_ && fit_) {
+    charts::GanttChart spec = charts::pipeline_gantt_chart(*result_, *fit_);
+    spec.time_end_s = end;
+    panel_->setChart(charts::build_gantt_chart(spec));
+  }
+  qDeleteAll(pinned_panels_);
+  pinned_panels_.clear();
+  for (std::size_t i = 0; i < pins_.size(); ++i) {
+    auto* p = new ChartPanel(QString("pipeline-gantt-pin-%1").arg(i + 1));
+    p->view()->setMinimumHeight(200);
+    p->setChart(charts::build_gantt_chart(charts::pinned_gantt_chart(pins_[i].second, pins_[i].first.toStdString(), end)));
+    pinned_box_->layout()->addWidget(p);
+    pinned_panels_ << p;
+  }
+  pinned_area_->setVisible(!pins_.empty());
 }
 
 QString PipelineView::fitWarning() const { return fit_warning_->text(); }

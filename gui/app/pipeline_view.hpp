@@ -7,6 +7,8 @@
 // Gantt title, a line under the summary and the device's memory cell say so in red, with
 // the smallest change that fits (simulator/fit.hpp).
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include <QAbstractTableModel>
 #include <QTimer>
@@ -67,6 +69,11 @@ class PipelineView : public QWidget {
   // is built when the view is shown: tens of milliseconds an edit should not spend on a
   // hidden tab).
   ChartPanel* panel() const;
+  // Pinned designs' runs (label, result): a Gantt each under the current one, every Gantt's
+  // time axis running to the longest makespan of them all.
+  void setPins(std::vector<std::pair<QString, simulator::PipelineResult>> pins);
+  // Their Gantts, brought up to date first.
+  QList<ChartPanel*> pinnedPanels() const;
   PipelineDeviceModel* devices() const { return devices_; }
   const std::optional<simulator::PipelineResult>& result() const { return result_; }
   const std::optional<simulator::PhaseFit>& fit() const { return fit_; }
@@ -84,7 +91,7 @@ class PipelineView : public QWidget {
  signals:
   void progress(int done, int total);
   void idle();
-  // The Gantt, the device table and the strip's stages show a new run.
+  // The Gantt, the device table and the strip's stages show a new run (result()).
   void resultShown();
 
  private:
@@ -114,6 +121,10 @@ class PipelineView : public QWidget {
   ChartPanel* panel_;
   PipelineDeviceModel* devices_;
   QTableView* device_view_;
+  QWidget* pinned_box_;   // holds the pinned Gantts
+  QWidget* pinned_area_;  // scrolls pinned_box_; hidden while nothing is pinned
+  mutable QList<ChartPanel*> pinned_panels_;
+  std::vector<std::pair<QString, simulator::PipelineResult>> pins_;
   QTimer debounce_;
   QElapsedTimer last_start_;  // of the last run (edit_delay_ms)
   BackgroundJob<PipelineRun> job_;

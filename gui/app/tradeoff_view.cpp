@@ -12,6 +12,7 @@
 
 #include "chart_panel.hpp"
 #include "hdlab/charts/charts.hpp"
+#include "hdlab/charts/compare_charts.hpp"
 #include "hdlab/charts/tradeoff_charts.hpp"
 #include "hdlab/gui_core/memory_fit.hpp"
 #include "metrics_model.hpp"
@@ -80,24 +81,44 @@ void TradeoffView::showEvent(QShowEvent* e) {
 
 void TradeoffView::setResults(const gui_core::Tradeoffs& t, const QString& design, const QString& baseline,
                               double device_memory_bytes) {
-  pending_ = Pending{t, design, baseline, device_memory_bytes};
+  shown_ = Shown{t, design, baseline, device_memory_bytes};
+  render();
+}
+
+void TradeoffView::setPins(std::vector<std::pair<QString, gui_core::Tradeoffs>> pins, const QString& legend) {
+  pins_ = std::move(pins);
+  pin_legend_ = legend;
+  if (shown_) render();
+}
+
+void TradeoffView::render() {
+  const gui_core::Tradeoffs& t = shown_->t;
+  charts::TradeoffCharts specs = charts::tradeoff_charts(t, shown_->design.toStdString(),
+                                                         shown_->baseline.toStdString(), shown_->device_memory_bytes);
+  std::vector<charts::PinOverlay> overlays;
+  for (const auto& [label, result] : pins_) overlays.push_back({label.toStdString(), &result});
+  const std::vector<std::string> left_off = charts::overlay_pins(specs, t, overlays);
   QString note = tr("Baseline: %1. Dashed: the batch's KV cache at that context does not fit next to the weights.")
-                     .arg(baseline);
+                     .arg(shown_->baseline);
   for (const auto& p : t.by_size)
     if (!p.error.empty()) note += tr(" %1 = %2 left out: %3.").arg(QString::fromStdString(t.axis->symbol)).arg(p.x).arg(
         QString::fromStdString(p.error));
+  if (!pins_.empty())
+    note += tr(" Pinned: %1 (a colour each; on the cost chart a line style each).").arg(pin_legend_);
+  for (const std::string& label : left_off)
+    if (t.axis) note += tr(" %1 has another size axis: not on the cost chart.").arg(QString::fromStdString(label));
   if (t.cancelled) note += tr(" Cancelled: curves are partial.");
   note_->setText(note);
+  pending_ = std::move(specs);
+  has_size_axis_ = t.axis.has_value();
   if (isVisible()) buildCharts();
 }
 
 void TradeoffView::buildCharts() const {
   if (!pending_) return;
-  const Pending p = std::move(*pending_);
+  const charts::TradeoffCharts specs = std::move(*pending_);
   pending_.reset();
-  const charts::TradeoffCharts specs = charts::tradeoff_charts(p.t, p.design.toStdString(), p.baseline.toStdString(),
-                                                               p.device_memory_bytes);
-  if (p.t.axis) cost_->setChart(charts::build_line_chart(specs.cost_vs_size));
+  if (has_size_axis_) cost_->setChart(charts::build_line_chart(specs.cost_vs_size));
   else cost_->setChart(message_chart(tr("The baseline has no size to vary: pick HD, PHD, VWN or looped")));
   batch_->setChart(charts::build_line_chart(specs.decode_vs_batch));
   context_->setChart(charts::build_line_chart(specs.decode_vs_context));
@@ -105,6 +126,7 @@ void TradeoffView::buildCharts() const {
 }
 
 void TradeoffView::clear(const QString& message) {
+  shown_.reset();
   pending_.reset();
   for (ChartPanel* p : {cost_, batch_, context_, kv_}) p->setChart(message_chart(message));
   note_->setText(message);

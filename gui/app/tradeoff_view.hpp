@@ -3,9 +3,12 @@
 // memory vs context, each against the baseline) and the cost tables (every metric and
 // the serving matrix), filled from one gui_core::Tradeoffs computed off the UI thread.
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include <QWidget>
 
+#include "hdlab/charts/tradeoff_charts.hpp"
 #include "hdlab/gui_core/tradeoffs.hpp"
 
 class QGridLayout;
@@ -30,29 +33,39 @@ class TradeoffView : public QWidget {
   void clear(const QString& message);
   // The chart panels, their charts brought up to date with the last results first.
   QList<ChartPanel*> panels() const;
+  // Pinned designs (legend key, result) drawn over every chart (charts/compare_charts.hpp);
+  // `legend` says which design each key is.
+  void setPins(std::vector<std::pair<QString, gui_core::Tradeoffs>> pins, const QString& legend = {});
 
  protected:
   void resizeEvent(QResizeEvent* e) override;
   void showEvent(QShowEvent* e) override;
 
  private:
-  struct Pending {
-    gui_core::Tradeoffs t;
-    QString design, baseline;
-    double device_memory_bytes;
-  };
   void reflow(int columns);
+  // Chart specs and the note from the current results and the pins (cheap); the Qt charts
+  // are built from the specs when the view is shown (buildCharts).
+  void render();
   void buildCharts() const;
 
   QGridLayout* grid_;
   QScrollArea* scroll_;
   int columns_ = 0;
-  mutable std::optional<Pending> pending_;  // results the charts do not show yet
   ChartPanel* cost_;
   ChartPanel* batch_;
   ChartPanel* context_;
   ChartPanel* kv_;
   QLabel* note_;
+  struct Shown {
+    gui_core::Tradeoffs t;
+    QString design, baseline;
+    double device_memory_bytes = 0;
+  };
+  std::optional<Shown> shown_;  // the current design's results, redrawn when pins change
+  mutable std::optional<charts::TradeoffCharts> pending_;  // specs the charts do not show yet
+  bool has_size_axis_ = false;  // the cost-vs-size chart has a curve (the baseline has no size)
+  std::vector<std::pair<QString, gui_core::Tradeoffs>> pins_;
+  QString pin_legend_;
 };
 
 class CostsView : public QWidget {

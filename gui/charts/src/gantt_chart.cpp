@@ -84,6 +84,7 @@ std::unique_ptr<QChart> build_gantt_chart(const GanttChart& spec) {
   const int rows = static_cast<int>(spec.rows.size());
   double makespan = 0;
   for (const auto& b : spec.bars) makespan = std::max(makespan, b.end_s);
+  makespan = std::max(makespan, spec.time_end_s);  // a shared axis may run past this run's end
   const TimeUnit unit = time_unit(makespan > 0 ? makespan : 1.0);
 
   auto* x = new QValueAxis();

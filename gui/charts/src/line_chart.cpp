@@ -14,6 +14,8 @@ Qt::PenStyle pen_style(LineStyle s) {
     case LineStyle::solid: return Qt::SolidLine;
     case LineStyle::dashed: return Qt::DashLine;
     case LineStyle::dotted: return Qt::DotLine;
+    case LineStyle::dash_dot: return Qt::DashDotLine;
+    case LineStyle::dash_dot_dot: return Qt::DashDotDotLine;
   }
   return Qt::SolidLine;
 }

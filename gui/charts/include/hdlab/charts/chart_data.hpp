@@ -12,7 +12,7 @@ struct XY {
   double y = 0;
 };
 
-enum class LineStyle { solid, dashed, dotted };
+enum class LineStyle { solid, dashed, dotted, dash_dot, dash_dot_dot };
 
 struct Axis {
   std::string title;  // with the unit in parentheses
@@ -81,6 +81,7 @@ struct GanttChart {
   std::vector<std::string> rows;        // top to bottom, e.g. "device 0"
   std::vector<std::string> categories;  // e.g. "forward", "backward"
   std::vector<GanttBar> bars;
+  double time_end_s = 0;  // > 0: the time axis runs to here (shared by Gantts compared side by side)
 };
 
 }  // namespace hdlab::charts
