@@ -304,4 +304,23 @@ void MaskView::exportPng() {
 void MaskView::nextLayer() { session_->setSelectedLayer(session_->selectedLayer() + 1); }
 void MaskView::previousLayer() { session_->setSelectedLayer(session_->selectedLayer() - 1); }
 
+gui_core::MaskViewSettings MaskView::settings() const {
+  return {tokens_->value(), layout_chosen_ ? choice_value(layout_).toStdString() : std::string("auto"), tile_q_->value(),
+          tile_k_->value(), show_tiles_->isChecked()};
+}
+
+void MaskView::setSettings(const gui_core::MaskViewSettings& s) {
+  {
+    const QSignalBlocker b1(tokens_), b2(layout_), b3(tile_q_), b4(tile_k_), b5(show_tiles_);
+    tokens_->setMaximum(static_cast<int>(gui_core::max_picture_positions));  // refresh() lowers it to what fits
+    tokens_->setValue(static_cast<int>(s.tokens));
+    layout_chosen_ = s.layout != "auto";
+    if (layout_chosen_) set_choice(layout_, QString::fromStdString(s.layout));
+    tile_q_->setValue(static_cast<int>(s.tile_q));
+    tile_k_->setValue(static_cast<int>(s.tile_k));
+    show_tiles_->setChecked(s.tiles);
+  }
+  refresh();
+}
+
 }  // namespace hdlab::gui

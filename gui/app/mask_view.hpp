@@ -9,6 +9,7 @@
 #include <QWidget>
 
 #include "hdlab/gui_core/mask_picture.hpp"
+#include "hdlab/gui_core/view_settings.hpp"
 
 class QCheckBox;
 class QComboBox;
@@ -54,6 +55,9 @@ class MaskView : public QWidget {
   const MaskCanvas* physicalCanvas() const { return physical_; }
   QSpinBox* tokensBox() const { return tokens_; }
   QComboBox* layoutBox() const { return layout_; }
+  // The picture's settings, for sessions (gui_core/view_settings.hpp).
+  gui_core::MaskViewSettings settings() const;
+  void setSettings(const gui_core::MaskViewSettings& s);
 
  public slots:
   void refresh();
