@@ -6,7 +6,9 @@
 // H is a hardware profile file, or the name of a bundled one (profiles/hardware/H.json,
 // see load_hardware in common.hpp). The scenario starts from
 // --scenario (a JSON object, simulator/evaluate.hpp) or the defaults; each option below
-// overrides one field, named by its JSON pointer in the help and in errors.
+// overrides one field, named by its JSON pointer in the help and in errors. MODEL may be
+// a session file (simulator/session_io.hpp, saved by the GUI): its hardware and scenario
+// then stand where --hw and --scenario are not given.
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -247,16 +249,19 @@ Verb add_cost(CLI::App& app) {
   auto* sub = app.add_subcommand("cost", "FLOPs, bytes, memory and predicted times of a design in every phase");
   auto o = std::make_shared<Options>();
   o->model.add_to(*sub);
-  sub->add_option("--hw", o->hardware, "Hardware profile: a JSON file or a bundled name (h100-sxm, h200, ...)")
-      ->required()
+  sub->add_option("--hw", o->hardware,
+                  "Hardware profile: a JSON file or a bundled name (h100-sxm, h200, ...); required unless MODEL is a "
+                  "session file with \"hardware\"")
       ->check(non_empty());
   sub->add_flag("--json", o->json, "Print the full report as JSON (op tables per phase and layer group)");
   sub->add_option("--kv-contexts", o->kv_contexts, "Contexts for the KV-bytes table [tokens]")->delimiter(',');
   o->scenario.add_to(*sub, kScenarioFlags);
   return {sub, [o] {
-            const model::Config config = load_config(o->model);
-            const simulator::HardwareProfile hw = load_hardware(o->hardware);
-            const simulator::Scenario scenario = o->scenario.build(config);
+            // A session file as MODEL gives the hardware and the scenario the flags leave open.
+            const LoadedModel model = load_model(o->model);
+            const model::Config& config = model.config;
+            const simulator::HardwareProfile hw = hardware_of(o->hardware, model);
+            const simulator::Scenario scenario = o->scenario.build(config, model.scenario());
             check_kv_contexts(o->kv_contexts);
             const json report = simulator::cost_report(config, hw, scenario, o->kv_contexts);
             if (o->json) print_json(report);

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -59,16 +60,21 @@ struct Options {
   int gantt_width = 100;
   bool json = false;
   bool no_timeline = false;
+  std::map<std::string, CLI::Option*> given;  // the pipeline flags, to tell given from default
+  bool session_pipeline = false;               // MODEL is a session file with "pipeline"
 };
 
 // The engine names option errors by JSON pointer; on the command line the flag says more.
-[[noreturn]] void rethrow_as_flag(const model::ConfigError& e) {
+// A value from a session file (its flag not given) keeps its pointer, prefixed with the file.
+[[noreturn]] void rethrow_as_flag(const model::ConfigError& e, const Options& o) {
   static const std::pair<const char*, const char*> flags[] = {
       {"/pipeline/pp", "--pp"}, {"/pipeline/microbatches", "--microbatches"}, {"/pipeline/schedule", "--schedule"},
       {"/pipeline/virtual_stages", "--schedule"}, {"/pipeline/group", "--group"}, {"/pipeline/partition", "--partition"}};
   for (const auto& [pointer, flag] : flags) {
     if (e.pointer().rfind(pointer, 0) != 0) continue;
     const std::string rest = e.pointer().substr(std::strlen(pointer));  // "/3": an entry of a list
+    if (o.session_pipeline && o.given.count(flag) > 0 && o.given.at(flag)->count() == 0)
+      throw model::ConfigError(o.model.model_path + ":" + e.pointer(), e.reason());
     throw model::ConfigError(flag, rest.empty() ? e.reason() : "entry " + rest.substr(1) + " " + e.reason());
   }
   throw e;
@@ -83,13 +89,28 @@ json partition_json(const std::string& text) {
   return counts;
 }
 
-simulator::PipelineOptions pipeline_options(const Options& o) {
-  const json j = {{"pp", o.pp},       {"microbatches", o.microbatches},         {"schedule", o.schedule},
-                  {"group", o.group}, {"partition", partition_json(o.partition)}};
+// The options from the flags, laid over the session's "pipeline" object when MODEL is a
+// session file (a flag given wins); --pp and --microbatches are required without one.
+simulator::PipelineOptions pipeline_options(const Options& o, const json* session) {
+  json j = session ? *session : json::object();
+  auto given = [&](const char* flag) { return o.given.count(flag) > 0 && o.given.at(flag)->count() > 0; };
+  for (const char* flag : {"--pp", "--microbatches"})
+    if (!given(flag) && !j.contains(flag + 2))
+      throw model::ConfigError(flag, "is required (or a session file as the model, with \"pipeline\")");
+  if (given("--pp")) j["pp"] = o.pp;
+  if (given("--microbatches")) j["microbatches"] = o.microbatches;
+  if (given("--schedule")) {
+    j["schedule"] = o.schedule;
+    j.erase("virtual_stages");  // the flag's ":v" says it
+  } else if (!session) {
+    j["schedule"] = o.schedule;
+  }
+  if (given("--group") || !session) j["group"] = o.group;
+  if (given("--partition") || !session) j["partition"] = partition_json(o.partition);
   try {
     return simulator::parse_pipeline_options(j);
   } catch (const model::ConfigError& e) {
-    rethrow_as_flag(e);
+    rethrow_as_flag(e, o);
   }
 }
 
@@ -115,7 +136,7 @@ simulator::PipelineResult simulate(const Options& o, const model::Config& config
     }
     return simulator::simulate_pipeline(config, hw, scenario, options);  // with the optimizer step
   } catch (const model::ConfigError& e) {
-    rethrow_as_flag(e);
+    rethrow_as_flag(e, o);
   }
 }
 
@@ -219,25 +240,33 @@ Verb add_pipeline(CLI::App& app) {
   auto* sub = app.add_subcommand("pipeline", "Pipeline-parallel training step: partition, schedule, bubble, memory");
   auto o = std::make_shared<Options>();
   o->model.add_to(*sub);
-  sub->add_option("--hw", o->hardware, "Hardware profile: a JSON file or a bundled name (h100-sxm, h200, ...)")
-      ->required()
+  sub->add_option("--hw", o->hardware,
+                  "Hardware profile: a JSON file or a bundled name (h100-sxm, h200, ...); required unless MODEL is a "
+                  "session file with \"hardware\"")
       ->check(non_empty());
-  sub->add_option("--pp", o->pp, "Pipeline stages (devices)")->required();
-  sub->add_option("--microbatches", o->microbatches, "Micro-batches per optimizer step")->required();
-  sub->add_option("--schedule", o->schedule,
+  o->given["--pp"] = sub->add_option(
+      "--pp", o->pp, "Pipeline stages (devices); required unless MODEL is a session file with \"pipeline\"");
+  o->given["--microbatches"] =
+      sub->add_option("--microbatches", o->microbatches, "Micro-batches per optimizer step (as --pp)");
+  o->given["--schedule"] = sub->add_option("--schedule", o->schedule,
                   "gpipe | 1f1b | zb-h1 (zero bubble: weight gradients deferred into the bubbles) | interleaved[:v] "
                   "(v virtual stages per device, default 2)");
-  sub->add_option("--group", o->group, "Micro-batches per priority group (0: p, GPipe m; 1: one micro-batch's passes at a time)");
-  sub->add_option("--partition", o->partition, "balanced | uniform | layers per chunk, e.g. 9,9,9,9");
+  o->given["--group"] = sub->add_option(
+      "--group", o->group, "Micro-batches per priority group (0: p, GPipe m; 1: one micro-batch's passes at a time)");
+  o->given["--partition"] =
+      sub->add_option("--partition", o->partition, "balanced | uniform | layers per chunk, e.g. 9,9,9,9");
   o->scenario.add_to(*sub, kScenarioFlags);
   sub->add_option("--gantt-width", o->gantt_width, "Columns of the text Gantt chart")->check(CLI::Range(10, 1000));
   auto* json_flag = sub->add_flag("--json", o->json, "Print JSON: options, partition, path, devices, metrics and the timeline");
   sub->add_flag("--no-timeline", o->no_timeline, "With --json: leave the per-task timeline out")->needs(json_flag);
   return {sub, [o] {
-            const simulator::PipelineOptions options = pipeline_options(*o);
-            const model::Config config = load_config(o->model);
-            const simulator::HardwareProfile hw = load_hardware(o->hardware);
-            const simulator::Scenario scenario = o->scenario.build(config);
+            // A session file as MODEL gives what the flags leave open: hardware, scenario, options.
+            const LoadedModel model = load_model(o->model);
+            o->session_pipeline = model.pipeline() != nullptr;
+            const simulator::PipelineOptions options = pipeline_options(*o, model.pipeline());
+            const model::Config& config = model.config;
+            const simulator::HardwareProfile hw = hardware_of(o->hardware, model);
+            const simulator::Scenario scenario = o->scenario.build(config, model.scenario());
             const simulator::PipelineResult r = simulate(*o, config, hw, scenario, options);
             if (o->json)
               print_json({{"model", config.effective.name},

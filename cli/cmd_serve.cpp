@@ -179,9 +179,11 @@ void write_plots(const std::string& dir, const simulator::ServeResult& r, std::o
 #endif
 
 int run_serve(const Options& o) {
-  const model::Config config = load_config(o.model);
-  const simulator::HardwareProfile hw = load_hardware(o.hardware);
-  const simulator::Scenario scenario = o.scenario.build(config);
+  // A session file as MODEL gives the hardware and the scenario the flags leave open.
+  const LoadedModel model = load_model(o.model);
+  const model::Config& config = model.config;
+  const simulator::HardwareProfile hw = hardware_of(o.hardware, model);
+  const simulator::Scenario scenario = o.scenario.build(config, model.scenario());
   const simulator::ServeSpec spec = serve_spec(o);
   if (!o.requests_csv.empty()) check_output_file("--requests-csv", o.requests_csv);
   if (!o.plots.empty()) {
@@ -218,8 +220,9 @@ Verb add_serve(CLI::App& app) {
                                           "percentiles, KV cache use");
   auto o = std::make_shared<Options>();
   o->model.add_to(*sub);
-  sub->add_option("--hw", o->hardware, "Hardware profile: a JSON file or a bundled name (h100-sxm, h200, ...)")
-      ->required()
+  sub->add_option("--hw", o->hardware,
+                  "Hardware profile: a JSON file or a bundled name (h100-sxm, h200, ...); required unless MODEL is a "
+                  "session file with \"hardware\"")
       ->check(non_empty());
   sub->add_flag("--json", o->json, "Print the workload, engine and result as JSON");
   sub->add_option("--requests-csv", o->requests_csv, "Write one CSV row per finished request")->check(non_empty());

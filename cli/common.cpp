@@ -74,11 +74,22 @@ model::Json design_document(const std::string& text, const model::Json& model_do
   return model::design_json_from_shorthand(text);
 }
 
-model::Config load_config(const ModelOptions& o) {
+model::Config load_config(const ModelOptions& o) { return load_model(o).config; }
+
+LoadedModel load_model(const ModelOptions& o) {
+  LoadedModel m;
+  m.path = o.model_path;
   const model::Json doc = model::read_json_file(o.model_path);
-  const model::Backbone base = model::load_backbone(doc);
+  model::Backbone base;
+  if (simulator::is_session_document(doc)) {
+    m.session = simulator::parse_session(doc);
+    base = m.session->config.base;
+  } else {
+    base = model::load_backbone(doc);
+  }
   const model::Design d = model::parse_design(design_document(o.design, doc), base, "/design");
-  return model::make_config(base, d);
+  m.config = model::make_config(base, d);
+  return m;
 }
 
 void print_json(const nlohmann::json& j) { std::cout << j.dump(2) << "\n"; }
@@ -138,6 +149,24 @@ simulator::HardwareProfile load_hardware(const std::string& h, const std::string
     if (e.pointer() == path) throw model::ConfigError(flag, e.what());
     throw model::ConfigError(path + ":" + e.pointer(), e.reason());
   }
+}
+
+simulator::HardwareProfile hardware_of(const std::string& flag_value, const LoadedModel& model,
+                                       const std::string& flag) {
+  if (!flag_value.empty()) return load_hardware(flag_value, flag);
+  if (model.session && model.session->hardware) return *model.session->hardware;
+  if (model.session && !model.session->hardware_name.empty()) {
+    // A relative file is beside the session file (a session moves with its profile);
+    // a bundled name is looked up as --hw looks it up.
+    std::string name = model.session->hardware_name;
+    const std::filesystem::path beside = std::filesystem::path(model.path).parent_path() / name;
+    std::error_code ec;
+    if (std::filesystem::path(name).is_relative() && std::filesystem::is_regular_file(beside, ec))
+      name = beside.string();
+    return load_hardware(name, model.path + ":/hardware");
+  }
+  throw model::ConfigError(flag, "is required: a hardware profile file or a bundled name (or a session file as the "
+                                 "model, with \"hardware\")");
 }
 
 int max_threads() {
@@ -214,12 +243,13 @@ void ScenarioOptions::add_to(CLI::App& app, std::span<const ScenarioFlag> flags,
     given_[i] = app.add_option(flags[i].flag, values_[i], std::string(flags[i].help) + " (" + (root_.empty() ? "" : "/" + root_) + flags[i].pointer + ")");
 }
 
-nlohmann::json ScenarioOptions::document(const model::Config* config) const {
+nlohmann::json ScenarioOptions::document(const model::Config* config, const nlohmann::json* base) const {
   for (std::size_t i = 0; i < flags_.size(); ++i)
     if (config && given_[i]->count() > 0 && flags_[i].applies && !flags_[i].applies(config->design))
       throw model::ConfigError(flags_[i].flag, std::string("applies to ") + flags_[i].applies_to + " only; the design is " +
                                                    model::describe(config->design));
   nlohmann::json j = nlohmann::json::object();
+  if (file_.empty() && base) j = *base;  // the session's scenario; a --scenario file replaces it whole
   if (!file_.empty()) {
     j = model::read_json_file(file_);
     if (!root_.empty() && j.is_object() && j.contains(root_)) j = nlohmann::json(j[root_]);
@@ -232,8 +262,8 @@ nlohmann::json ScenarioOptions::document(const model::Config* config) const {
   return j;
 }
 
-simulator::Scenario ScenarioOptions::build(const model::Config& config) const {
-  return simulator::parse_scenario(document(&config));
+simulator::Scenario ScenarioOptions::build(const model::Config& config, const nlohmann::json* base) const {
+  return simulator::parse_scenario(document(&config, base));
 }
 
 const char* ScenarioOptions::given_flag(const std::string& pointer) const {

@@ -3,6 +3,7 @@
 // and the exit-code convention (0 ok, 2 bad input, 1 internal error, 3 a requested check failed).
 #include <array>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "hdlab/model/config_io.hpp"
 #include "hdlab/simulator/evaluate.hpp"
 #include "hdlab/simulator/hardware.hpp"
+#include "hdlab/simulator/session_io.hpp"
 
 namespace hdlab::cli {
 
@@ -33,6 +35,23 @@ extern const CLI::Validator design_given;
 
 // Loads the model file and the design and validates both (ConfigError on bad input).
 model::Config load_config(const ModelOptions& o);
+
+// The model file read once: its config (--design applied) and, when the file is a session
+// document (simulator/session_io.hpp: a config with "hardware", "scenario", "pipeline" or
+// "gui" beside it), the session's parts, which verbs take where their flags leave a gap.
+struct LoadedModel {
+  model::Config config;
+  std::optional<simulator::SessionDocument> session;
+  std::string path;  // the model file (a session's relative hardware file is beside it)
+  // The session's scenario object, or nullptr.
+  const nlohmann::json* scenario() const {
+    return session && !session->scenario.is_null() ? &session->scenario : nullptr;
+  }
+  const nlohmann::json* pipeline() const {
+    return session && !session->pipeline.is_null() ? &session->pipeline : nullptr;
+  }
+};
+LoadedModel load_model(const ModelOptions& o);
 
 // The design a --design value names, as JSON (`model_doc`: the model file's document,
 // whose "design" applies when the value is empty). The text is inline JSON when it
@@ -55,6 +74,10 @@ const std::string& profiles_dir();
 // --hw: a hardware profile file, or the name of a bundled one (profiles/hardware/NAME.json).
 // Errors name `flag` (unknown name, listing the bundled ones) or the file and JSON pointer.
 simulator::HardwareProfile load_hardware(const std::string& name_or_path, const std::string& flag = "--hw");
+// --hw when given (`flag_value` not empty), else the session's "hardware" (errors at
+// /hardware); a ConfigError naming `flag` when neither gives one.
+simulator::HardwareProfile hardware_of(const std::string& flag_value, const LoadedModel& model,
+                                       const std::string& flag = "--hw");
 
 // ---- option checks (at parse time: CLI11 reports them naming the flag, exit 2) ----
 
@@ -99,9 +122,10 @@ class ScenarioOptions {
   // the member of the file that holds it when the file wraps it ("scenario").
   void add_to(CLI::App& app, std::span<const ScenarioFlag> flags, const char* file_flag = "--scenario",
               const char* root = "scenario", const char* file_help = "Scenario JSON (simulator/evaluate.hpp)");
-  simulator::Scenario build(const model::Config& config) const;
+  // `base`: the document to start from when no file is given (a session's scenario), or nullptr.
+  simulator::Scenario build(const model::Config& config, const nlohmann::json* base = nullptr) const;
   // The document with the flags applied (`config`: checked against the flags' designs).
-  nlohmann::json document(const model::Config* config) const;
+  nlohmann::json document(const model::Config* config, const nlohmann::json* base = nullptr) const;
   const std::string& file() const { return file_; }
   // The flag given for `pointer`, or nullptr (errors at that pointer then name the flag).
   const char* given_flag(const std::string& pointer) const;

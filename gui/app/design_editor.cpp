@@ -408,4 +408,29 @@ void DesignEditor::openModelDialog() {
   if (!path.isEmpty()) loadModelFile(path);
 }
 
+QString DesignEditor::modelPreset() const {
+  return model_box_->currentIndex() >= 0 ? model_box_->currentData().toString() : QString();
+}
+
+QString DesignEditor::designPreset() const { return design_preset_->itemData(preset_index_).toString(); }
+
+void DesignEditor::restore(const model::Config& config, const QString& modelPreset, const QString& designPreset) {
+  backbone_error_->hide();
+  backbone_error_->clear();
+  errors_.clear();
+  const QString canonical = QFileInfo(modelPreset).canonicalFilePath();
+  for (int i = 0; i < model_box_->count(); ++i)
+    if (!canonical.isEmpty() && QFileInfo(model_box_->itemData(i).toString()).canonicalFilePath() == canonical)
+      model_box_->setCurrentIndex(i);
+  setBackbone(config.base, QString::fromStdString(config.base.name));
+  loadDesign(config.design, model::to_json(config.design));
+  preset_index_ = 0;
+  const QString preset = QFileInfo(designPreset).canonicalFilePath();
+  for (int i = 1; i < design_preset_->count(); ++i)
+    if (!preset.isEmpty() && QFileInfo(design_preset_->itemData(i).toString()).canonicalFilePath() == preset)
+      preset_index_ = i;
+  design_preset_->setCurrentIndex(preset_index_);
+  rebuild();
+}
+
 }  // namespace hdlab::gui

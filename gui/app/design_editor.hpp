@@ -46,6 +46,12 @@ class DesignEditor : public QWidget {
   QString backboneError() const;
   MethodPages* pages() const { return pages_; }
 
+  // Sessions (session_files.hpp): the preset files the pickers show ("" when none), and
+  // every field set from a valid config (backbone and design), as if it had been typed.
+  QString modelPreset() const;
+  QString designPreset() const;
+  void restore(const model::Config& config, const QString& modelPreset, const QString& designPreset);
+
  public slots:
   void setLayerKind(int layer, hdlab::model::HdLayerKind kind);
   // Many layers at once: one design change (one parse, one configChanged, one evaluation).

@@ -14,6 +14,7 @@
 #include "main_window.hpp"
 #include "pipeline_view.hpp"
 #include "scenario_editor.hpp"
+#include "session_files.hpp"
 
 namespace fs = std::filesystem;
 
@@ -47,6 +48,8 @@ int main(int argc, char** argv) {
                   {"model", "Model file to open instead of Qwen3-8B.", "file"},
                   {"design", "Design file to apply instead of HD n=4.", "file"},
                   {"hardware", "Hardware profile instead of the H100.", "file"},
+                  // Not "--session": QApplication takes that one (X11 session management).
+                  {"open-session", "Session file to open (File > Save session writes one).", "file"},
                   {"tab", "Tab to show first (costs, masks, layers, trade-offs, pipeline, validation).", "name"},
                   {"screenshot", "Save the window as PNG once results are in, then exit.", "file"}});
   cli.process(app);
@@ -60,6 +63,11 @@ int main(int argc, char** argv) {
   if (cli.isSet("model")) window.designEditor()->loadModelFile(cli.value("model"));
   if (cli.isSet("design")) window.designEditor()->loadDesignFile(cli.value("design"));
   if (cli.isSet("hardware")) window.scenarioEditor()->loadHardwareFile(cli.value("hardware"));
+  if (cli.isSet("open-session")) {
+    window.sessionFiles()->flushEdits();  // the defaults are where history starts
+    if (const QString error = window.sessionFiles()->open(cli.value("open-session")); !error.isEmpty())
+      std::cerr << "hdlab-gui: " << error.toStdString() << "\n";
+  }
   if (!missing.isEmpty()) {
     std::cerr << "hdlab-gui: not found: " << missing.join(", ").toStdString() << "\n";
     window.showMessage("Not found: " + missing.join(", "));

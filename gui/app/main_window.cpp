@@ -12,6 +12,7 @@
 #include <QTabWidget>
 #include <QTableView>
 #include <QToolButton>
+#include <QUndoStack>
 #include <QVBoxLayout>
 
 #include "chart_panel.hpp"
@@ -31,6 +32,7 @@
 #include "scenario_editor.hpp"
 #include "serving_view.hpp"
 #include "session.hpp"
+#include "session_files.hpp"
 #include "stale_banner.hpp"
 #include "tradeoff_view.hpp"
 #include "validation_view.hpp"
@@ -55,6 +57,8 @@ MainWindow::MainWindow(gui_core::Catalog catalog, QWidget* parent)
   setWindowTitle(tr("hdlab"));
   buildCentral();
   buildDock();
+  session_files_ = new SessionFiles(this);
+  connect(session_files_, &SessionFiles::message, this, &MainWindow::showMessage);
   buildMenus();
   buildStatusBar();
   debounce_.setSingleShot(true);
@@ -176,8 +180,20 @@ void MainWindow::buildMenus() {
       tr("Backbone + design as one JSON document the CLI reads"));
   add(file, tr("&Export all charts..."), QKeySequence(tr("Ctrl+Shift+E")), [this] { exportAllChartsDialog(); });
   file->addSeparator();
+  add(file, tr("Open sess&ion..."), QKeySequence(tr("Ctrl+Shift+O")), [this] { session_files_->openDialog(); },
+      tr("A session file: backbone, design, hardware, scenario, pipeline and views"));
+  add(file, tr("Save sessio&n..."), QKeySequence(tr("Ctrl+Shift+S")), [this] { session_files_->saveDialog(); },
+      tr("Everything as one JSON document; hdlab cost / pipeline read it as MODEL"));
+  session_files_->fillRecentMenu(file->addMenu(tr("Recent sess&ions")));
+  file->addSeparator();
   add(file, tr("&Quit"), QKeySequence::Quit, [this] { close(); });
   QMenu* edit = menuBar()->addMenu(tr("&Edit"));
+  QAction* undo = session_files_->undoStack()->createUndoAction(this, tr("&Undo"));
+  undo->setShortcut(QKeySequence::Undo);
+  QAction* redo = session_files_->undoStack()->createRedoAction(this, tr("&Redo"));
+  redo->setShortcuts({QKeySequence(tr("Ctrl+Shift+Z")), QKeySequence(tr("Ctrl+Y"))});
+  edit->addActions({undo, redo});
+  edit->addSeparator();
   add(edit, tr("&Copy design JSON"), QKeySequence(tr("Ctrl+Shift+C")), [this] { design_editor_->copyDesignJson(); });
   add(edit, tr("Apply HD layer &rule"), QKeySequence(tr("Ctrl+R")), [this] { design_editor_->applyLayerRule(); });
   QMenu* view = menuBar()->addMenu(tr("&View"));

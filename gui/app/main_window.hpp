@@ -33,6 +33,7 @@ class PipelineView;
 class ScenarioEditor;
 class ServingView;
 class Session;
+class SessionFiles;
 class TradeoffView;
 class ValidationView;
 
@@ -47,6 +48,8 @@ class MainWindow : public QMainWindow {
   QStringList applyDefaults();
 
   Session* session() const { return session_; }
+  // Session files, Recent sessions and undo/redo (session_files.hpp).
+  SessionFiles* sessionFiles() const { return session_files_; }
   DesignEditor* designEditor() const { return design_editor_; }
   ScenarioEditor* scenarioEditor() const { return scenario_editor_; }
   MaskView* maskView() const { return mask_view_; }
@@ -102,6 +105,7 @@ class MainWindow : public QMainWindow {
   void showPins();
 
   Session* session_;
+  SessionFiles* session_files_ = nullptr;
   DesignEditor* design_editor_ = nullptr;
   ScenarioEditor* scenario_editor_ = nullptr;
   LayerStripWidget* strip_ = nullptr;

@@ -403,4 +403,27 @@ QString MaskView::countsText() const { return counts_->text(); }
 void MaskView::nextLayer() { session_->setSelectedLayer(session_->selectedLayer() + 1); }
 void MaskView::previousLayer() { session_->setSelectedLayer(session_->selectedLayer() - 1); }
 
+gui_core::MaskViewSettings MaskView::settings() const {
+  return {tokens_chosen_ ? tokens_->value() : 0, layout_chosen_ ? choice_value(layout_).toStdString() : std::string("auto"),
+          tiles_chosen_ ? tile_q_->value() : 0, tiles_chosen_ ? tile_k_->value() : 0, show_tiles_->isChecked()};
+}
+
+void MaskView::setSettings(const gui_core::MaskViewSettings& s) {
+  {
+    const QSignalBlocker b1(tokens_), b2(layout_), b3(tile_q_), b4(tile_k_), b5(show_tiles_);
+    // A value the session gives is the user's choice; 0 and "auto" follow the cost model.
+    tokens_chosen_ = s.tokens > 0;
+    if (tokens_chosen_) tokens_->setValue(static_cast<int>(s.tokens));
+    layout_chosen_ = s.layout != "auto";
+    if (layout_chosen_) set_choice(layout_, QString::fromStdString(s.layout));
+    tiles_chosen_ = s.tile_q > 0 && s.tile_k > 0;
+    if (tiles_chosen_) {
+      tile_q_->setValue(static_cast<int>(s.tile_q));
+      tile_k_->setValue(static_cast<int>(s.tile_k));
+    }
+    show_tiles_->setChecked(s.tiles);
+  }
+  refresh();
+}
+
 }  // namespace hdlab::gui

@@ -12,6 +12,7 @@
 #include "form_helpers.hpp"
 #include "hdlab/gui_core/mask_picture.hpp"
 #include "hdlab/simulator/evaluate.hpp"
+#include "hdlab/gui_core/view_settings.hpp"
 
 class QCheckBox;
 class QComboBox;
@@ -72,6 +73,9 @@ class MaskView : public QWidget {
   QString errorAt(const std::string& pointer) const { return errors_.textAt(pointer); }
   // The picture's counts line and the counts at the scenario's prompt length (HTML).
   QString countsText() const;
+  // The picture's settings, for sessions (gui_core/view_settings.hpp).
+  gui_core::MaskViewSettings settings() const;
+  void setSettings(const gui_core::MaskViewSettings& s);
 
  public slots:
   void refresh();

@@ -9,6 +9,7 @@
 #include <QLabel>
 #include <QScrollArea>
 #include <QSpinBox>
+#include <QSignalBlocker>
 #include <QSplitter>
 #include <QTableView>
 #include <QVBoxLayout>
@@ -20,6 +21,7 @@
 #include "hdlab/charts/pipeline_chart.hpp"
 #include "hdlab/gui_core/compare.hpp"
 #include "hdlab/gui_core/units.hpp"
+#include "hdlab/model/json_reader.hpp"
 #include "hdlab/simulator/pipeline_cost.hpp"
 #include "hdlab/simulator/pipeline_io.hpp"
 #include "session.hpp"
@@ -212,8 +214,14 @@ QLayout* PipelineView::buildControls() {
 void PipelineView::connectSignals() {
   debounce_.setSingleShot(true);
   connect(&debounce_, &QTimer::timeout, this, &PipelineView::run);
-  for (QSpinBox* s : {pp_, microbatches_, virtual_stages_}) connect(s, &QSpinBox::valueChanged, this, &PipelineView::schedule);
-  for (QComboBox* c : {schedule_, partition_}) connect(c, &QComboBox::currentIndexChanged, this, &PipelineView::schedule);
+  for (QSpinBox* s : {pp_, microbatches_, virtual_stages_}) {
+    connect(s, &QSpinBox::valueChanged, this, &PipelineView::schedule);
+    connect(s, &QSpinBox::valueChanged, this, &PipelineView::settingsEdited);
+  }
+  for (QComboBox* c : {schedule_, partition_}) {
+    connect(c, &QComboBox::currentIndexChanged, this, &PipelineView::schedule);
+    connect(c, &QComboBox::currentIndexChanged, this, &PipelineView::settingsEdited);
+  }
   connect(schedule_, &QComboBox::currentIndexChanged, this,
           [this] { virtual_stages_->setEnabled(choice_value(schedule_) == "interleaved"); });
   connect(session_, &Session::configChanged, this, &PipelineView::schedule);
@@ -240,11 +248,7 @@ void PipelineView::run() {
   if (!session_->ready()) return;
   last_start_.start();
   errors_.clear();
-  nlohmann::json o = {{"pp", pp_->value()},
-                      {"microbatches", microbatches_->value()},
-                      {"schedule", choice_value(schedule_).toStdString()},
-                      {"partition", choice_value(partition_).toStdString()}};
-  if (choice_value(schedule_) == "interleaved") o["virtual_stages"] = virtual_stages_->value();
+  const nlohmann::json o = optionsJson();
   simulator::PipelineOptions options;
   try {
     options = simulator::parse_pipeline_options(o);
@@ -363,6 +367,47 @@ void PipelineView::waitForRun() {
   if (debounce_.isActive()) run();
   job_.wait();
   QCoreApplication::processEvents();
+}
+
+nlohmann::json PipelineView::optionsJson() const {
+  nlohmann::json o = {{"pp", pp_->value()},
+                      {"microbatches", microbatches_->value()},
+                      {"schedule", choice_value(schedule_).toStdString()},
+                      {"partition", choice_value(partition_).toStdString()}};
+  if (choice_value(schedule_) == "interleaved") o["virtual_stages"] = virtual_stages_->value();
+  return o;
+}
+
+void PipelineView::checkOptions(const nlohmann::json& options) {
+  const simulator::PipelineOptions o = simulator::parse_pipeline_options(options, "/pipeline");
+  // The controls' ranges (buildControls).
+  const std::tuple<const char*, std::int64_t, std::int64_t, std::int64_t> ranges[] = {
+      {"/pipeline/pp", o.stages, 1, 1024},
+      {"/pipeline/microbatches", o.microbatches, 1, 1 << 16},
+      {"/pipeline/virtual_stages", o.schedule == simulator::ScheduleKind::interleaved ? o.virtual_stages : 2, 2, 64}};
+  for (const auto& [pointer, value, lo, hi] : ranges)
+    if (value < lo || value > hi)
+      model::fail(pointer, "is " + std::to_string(value) + "; the pipeline view shows " + std::to_string(lo) + " to " +
+                               std::to_string(hi) + " (the CLI takes it)");
+  if (o.group != 0)
+    model::fail("/pipeline/group", "the pipeline view runs the schedule's own grouping (0); the CLI takes others");
+  if (o.partition == simulator::PartitionPolicy::explicit_counts)
+    model::fail("/pipeline/partition", "the pipeline view offers balanced or uniform; the CLI takes a list");
+}
+
+void PipelineView::restoreOptions(const nlohmann::json& options) {
+  const simulator::PipelineOptions o = simulator::parse_pipeline_options(options, "/pipeline");
+  {
+    const QSignalBlocker b1(pp_), b2(microbatches_), b3(schedule_), b4(virtual_stages_), b5(partition_);
+    pp_->setValue(static_cast<int>(o.stages));
+    microbatches_->setValue(static_cast<int>(o.microbatches));
+    set_choice(schedule_, QString::fromUtf8(simulator::to_string(o.schedule)));
+    if (o.schedule == simulator::ScheduleKind::interleaved)
+      virtual_stages_->setValue(static_cast<int>(o.virtual_stages));
+    set_choice(partition_, QString::fromStdString(simulator::to_string(o.partition)));
+  }
+  virtual_stages_->setEnabled(choice_value(schedule_) == "interleaved");
+  schedule();
 }
 
 }  // namespace hdlab::gui

@@ -85,6 +85,14 @@ class PipelineView : public QWidget {
   // Blocks until the scheduled or running simulation has delivered (tests).
   void waitForRun();
 
+  // Sessions (session_files.hpp): the controls as the options object the CLI reads
+  // (pipeline_io.hpp), and the controls set from one. checkOptions() throws a ConfigError
+  // at its pointer for options these controls cannot show (an explicit partition, a
+  // group, a value beyond a control's range); restoreOptions() expects checked options.
+  nlohmann::json optionsJson() const;
+  static void checkOptions(const nlohmann::json& options);
+  void restoreOptions(const nlohmann::json& options);
+
  public slots:
   void run();
 
@@ -93,6 +101,8 @@ class PipelineView : public QWidget {
   void idle();
   // The Gantt, the device table and the strip's stages show a new run (result()).
   void resultShown();
+  // A control was changed by the user (not by restoreOptions).
+  void settingsEdited();
 
  private:
   QLayout* buildControls();

@@ -11,8 +11,11 @@
 #include <QLineEdit>
 #include <QPushButton>
 #include <QRegularExpression>
+#include <QSignalBlocker>
 #include <QSpinBox>
 #include <QVBoxLayout>
+
+#include <memory>
 
 #include "hdlab/gui_core/catalog.hpp"
 #include "hdlab/gui_core/units.hpp"
@@ -197,7 +200,7 @@ QWidget* ScenarioEditor::attentionGroup() {
 }
 
 nlohmann::json ScenarioEditor::scenarioJson() const {
-  return {{"train",
+  nlohmann::json shown = {{"train",
            {{"seq_len", train_seq_->value()},
             {"micro_batch", train_micro_->value()},
             {"grad_accum", train_accum_->value()},
@@ -221,6 +224,14 @@ nlohmann::json ScenarioEditor::scenarioJson() const {
             {"tile_q", tile_q_->value()},
             {"tile_k", tile_k_->value()},
             {"count", choice_value(count_).toStdString()}}}};
+  if (!restored_.is_object() || shown_at_restore_.is_null()) return shown;
+  // A field keeps its restored value until it is edited: a widget may show it rounded
+  // (two decimals) and the session must come back exactly as saved.
+  nlohmann::json j = restored_;
+  for (const auto& [part, fields] : shown.items())
+    for (const auto& [key, value] : fields.items())
+      if (value != shown_at_restore_[part][key]) j[part][key] = value;
+  return j;
 }
 
 void ScenarioEditor::rebuild() {
@@ -241,16 +252,11 @@ void ScenarioEditor::showError(const model::ConfigError& e) { errors_.show(e); }
 bool ScenarioEditor::loadHardwareFile(const QString& path) {
   try {
     const simulator::HardwareProfile hw = simulator::parse_hardware_profile(model::read_json_file(path.toStdString()));
-    hardware_error_->hide();
     const QString canonical = QFileInfo(path).canonicalFilePath();
     for (int i = 0; i < hardware_box_->count(); ++i)
       if (QFileInfo(hardware_box_->itemData(i).toString()).canonicalFilePath() == canonical)
         hardware_box_->setCurrentIndex(i);
-    hardware_summary_->setText(hardware_summary(hw));
-    QString tip;
-    for (const auto& [key, text] : hw.sources) tip += QString("%1: %2\n").arg(QString::fromStdString(key), QString::fromStdString(text));
-    hardware_summary_->setToolTip(tip.trimmed());
-    session_->setHardware(hw, QString::fromStdString(hw.name));
+    showHardware(hw);
     return true;
   } catch (const model::ConfigError& e) {
     hardware_error_->setText(QString::fromStdString(e.what()));
@@ -270,6 +276,65 @@ void ScenarioEditor::openHardwareDialog() {
   const QString path =
       QFileDialog::getOpenFileName(this, tr("Open hardware profile"), start, tr("Hardware JSON (*.json);;All files (*)"));
   if (!path.isEmpty()) loadHardwareFile(path);
+}
+
+void ScenarioEditor::showHardware(const simulator::HardwareProfile& hw) {
+  hardware_error_->hide();
+  hardware_summary_->setText(hardware_summary(hw));
+  QString tip;
+  for (const auto& [key, text] : hw.sources) tip += QString("%1: %2\n").arg(QString::fromStdString(key), QString::fromStdString(text));
+  hardware_summary_->setToolTip(tip.trimmed());
+  session_->setHardware(hw, QString::fromStdString(hw.name));
+}
+
+QString ScenarioEditor::hardwarePreset() const {
+  return hardware_box_->currentIndex() >= 0 ? hardware_box_->currentData().toString() : QString();
+}
+
+void ScenarioEditor::restore(const simulator::HardwareProfile* hw, const simulator::Scenario& scenario,
+                             const QString& hardwarePreset) {
+  const QString canonical = QFileInfo(hardwarePreset).canonicalFilePath();
+  for (int i = 0; i < hardware_box_->count(); ++i)
+    if (!canonical.isEmpty() && QFileInfo(hardware_box_->itemData(i).toString()).canonicalFilePath() == canonical)
+      hardware_box_->setCurrentIndex(i);
+  if (hw) showHardware(*hw);
+  showScenario(scenario);
+  rebuild();
+}
+
+void ScenarioEditor::showScenario(const simulator::Scenario& s) {
+  restored_ = simulator::to_json(s);
+  // One rebuild after all fields are set, not one per field.
+  std::vector<std::unique_ptr<QSignalBlocker>> blocks;
+  for (QWidget* w : findChildren<QWidget*>()) blocks.push_back(std::make_unique<QSignalBlocker>(w));
+  auto set = [](QSpinBox* box, std::int64_t v) { box->setValue(static_cast<int>(v)); };
+  set(tp_, s.parallel.tp);
+  set(ep_, s.parallel.ep);
+  set(dp_, s.parallel.dp);
+  set(cp_, s.parallel.cp);
+  set(gpus_per_node_, s.parallel.gpus_per_node);
+  set(train_seq_, s.train.seq_len);
+  set(train_micro_, s.train.micro_batch);
+  set(train_accum_, s.train.grad_accum);
+  const nlohmann::json& train = restored_["train"];
+  set_choice(recompute_, QString::fromStdString(train["recompute"].get<std::string>()));
+  set_choice(sharding_, QString::fromStdString(train["optimizer_sharding"].get<std::string>()));
+  set(prefill_tokens_, s.prefill.tokens);
+  set(prefill_batch_, s.prefill.batch);
+  set(decode_batch_, s.decode.batch);
+  set(decode_context_, s.decode.context);
+  set(kv_context_, s.kv.context);
+  memory_utilization_->setValue(s.kv.memory_utilization);
+  serving_batches_->setText(list_text(s.serving.batches));
+  serving_inputs_->setText(list_text(s.serving.input_lengths));
+  set(serving_output_, s.serving.output_tokens);
+  const nlohmann::json& attention = restored_["attention"];
+  set_choice(layout_, QString::fromStdString(attention["layout"].get<std::string>()));
+  set(tile_q_, s.attention.tile_q);
+  set(tile_k_, s.attention.tile_k);
+  set_choice(count_, QString::fromStdString(attention["count"].get<std::string>()));
+  shown_at_restore_ = nlohmann::json();
+  shown_at_restore_ = scenarioJson();  // restored_ is not consulted while this is null
 }
 
 }  // namespace hdlab::gui

@@ -30,6 +30,13 @@ class ScenarioEditor : public QWidget {
   QString generalError() const { return errors_.generalText(); }
   QSpinBox* tensorParallel() const { return tp_; }
 
+  // Sessions (session_files.hpp): the profile file the hardware picker shows ("" when
+  // none), and every field set from a valid hardware profile (nullptr: keep the one
+  // loaded) and scenario. Scenario fields without a widget (precision, framework
+  // overheads, ...) are kept as restored: edits change only the fields shown.
+  QString hardwarePreset() const;
+  void restore(const simulator::HardwareProfile* hw, const simulator::Scenario& scenario, const QString& hardwarePreset);
+
  public slots:
   // Shows a ConfigError from an evaluation (pointers under /scenario or /hardware).
   void showError(const hdlab::model::ConfigError& e);
@@ -46,6 +53,8 @@ class ScenarioEditor : public QWidget {
   void addField(QFormLayout* form, const QString& label, QWidget* field, const std::string& pointer);
   nlohmann::json scenarioJson() const;
   void rebuild();
+  void showHardware(const simulator::HardwareProfile& hw);
+  void showScenario(const simulator::Scenario& s);
 
   Session* session_;
   QLabel* general_error_;
@@ -63,6 +72,8 @@ class ScenarioEditor : public QWidget {
   QSpinBox* serving_output_;
   QComboBox *layout_, *count_;
   QSpinBox *tile_q_, *tile_k_;
+  nlohmann::json restored_;          // the last restored scenario's object; edited fields are laid over it
+  nlohmann::json shown_at_restore_;  // what the widgets showed right after that restore
 };
 
 }  // namespace hdlab::gui

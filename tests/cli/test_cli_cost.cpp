@@ -196,5 +196,5 @@ TEST_CASE("hdlab cost: bad input exits with 2 and names the place", "[cli][cost]
 
   r = run_cli({"cost", kModel});
   CHECK(r.exit_code == 2);
-  CHECK(r.err.find("--hw is required") != std::string::npos);
+  CHECK(r.err.find("--hw: is required") != std::string::npos);
 }
