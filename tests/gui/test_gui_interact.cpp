@@ -256,7 +256,7 @@ TEST_CASE("zoom and pan change the axis ranges, log axes stay positive, reset re
   CHECK(range(axis(*chart, Qt::Horizontal)) == x0);
 }
 
-TEST_CASE("a legend click hides a design with its dashed part and greys the entry; a second shows them",
+TEST_CASE("a legend click hides a design with its dashed part and greys the entry, a second shows them",
           "[gui][interact]") {
   test::ensure_app();  // before any chart is built
   auto panel = shown(charts::build_line_chart(decode_chart()));
