@@ -2,6 +2,7 @@
 
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QHBoxLayout>
 #include <QSpinBox>
 #include <QVBoxLayout>
 
@@ -46,6 +47,19 @@ QString choice_value(const QComboBox* box) { return box->currentData().toString(
 void set_choice(QComboBox* box, const QString& value) {
   const int i = box->findData(value);
   if (i >= 0) box->setCurrentIndex(i);
+}
+
+void add_labelled_fields(QLayout* row_layout, FieldErrors& errors, std::initializer_list<LabelledField> fields) {
+  for (const LabelledField& f : fields) {
+    QLabel* error = nullptr;
+    auto* pair = new QWidget();
+    auto* h = new QHBoxLayout(pair);
+    h->setContentsMargins(0, 0, 0, 0);
+    h->addWidget(new QLabel(f.label));
+    h->addWidget(with_error_line(f.field, &error));
+    row_layout->addWidget(pair);
+    errors.add(f.pointer, f.field, error);
+  }
 }
 
 QWidget* with_error_line(QWidget* field, QLabel** error) {

@@ -1,6 +1,7 @@
 #pragma once
 // Small pieces every editor form uses: spin boxes with units in tooltips, and the
 // inline errors: a ConfigError's JSON pointer picks the field it is shown next to.
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 class QSpinBox;
 class QDoubleSpinBox;
 class QComboBox;
+class QLayout;
 
 namespace hdlab::gui {
 
@@ -25,6 +27,17 @@ void set_choice(QComboBox* box, const QString& value);
 
 // A field with a hidden error line under it; `error` receives the label.
 QWidget* with_error_line(QWidget* field, QLabel** error);
+
+class FieldErrors;
+
+// A labelled field of a flowing form: "label [field]" with the field's error line under it.
+struct LabelledField {
+  QString label;
+  QWidget* field;
+  const char* pointer;  // the JSON pointer whose errors show at the field
+};
+// Adds each field to `row_layout` as one label + field pair and registers it with `errors`.
+void add_labelled_fields(QLayout* row_layout, FieldErrors& errors, std::initializer_list<LabelledField> fields);
 
 // Maps JSON pointers to error labels. show() puts a ConfigError's reason next to the
 // field whose pointer is the longest prefix of the error's; errors no field claims go

@@ -192,22 +192,12 @@ QLayout* PipelineView::buildControls() {
   virtual_stages_->setEnabled(false);
   partition_ = choice_box({{tr("balanced"), "balanced"}, {tr("uniform"), "uniform"}},
                           tr("balanced: minimise the slowest stage by cost; uniform: equal layer counts"));
-  const std::pair<QString, std::pair<QWidget*, const char*>> fields[] = {
-      {tr("stages"), {pp_, "/pipeline/pp"}},
-      {tr("micro-batches"), {microbatches_, "/pipeline/microbatches"}},
-      {tr("schedule"), {schedule_, "/pipeline/schedule"}},
-      {tr("chunks"), {virtual_stages_, "/pipeline/virtual_stages"}},
-      {tr("partition"), {partition_, "/pipeline/partition"}}};
-  for (const auto& [label, field] : fields) {
-    QLabel* error = nullptr;
-    auto* pair = new QWidget();
-    auto* h = new QHBoxLayout(pair);
-    h->setContentsMargins(0, 0, 0, 0);
-    h->addWidget(new QLabel(label));
-    h->addWidget(with_error_line(field.first, &error));
-    controls->addWidget(pair);
-    errors_.add(field.second, field.first, error);
-  }
+  add_labelled_fields(controls, errors_,
+                      {{tr("stages"), pp_, "/pipeline/pp"},
+                       {tr("micro-batches"), microbatches_, "/pipeline/microbatches"},
+                       {tr("schedule"), schedule_, "/pipeline/schedule"},
+                       {tr("chunks"), virtual_stages_, "/pipeline/virtual_stages"},
+                       {tr("partition"), partition_, "/pipeline/partition"}});
   return controls;
 }
 

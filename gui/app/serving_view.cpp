@@ -103,29 +103,19 @@ QLayout* ServingView::buildForm() {
   chunked_ = new QCheckBox();
   chunked_->setChecked(true);
   chunked_->setToolTip(tr("Cut prompts into chunks that fill each step's token budget"));
-  const std::pair<QString, std::pair<QWidget*, const char*>> fields[] = {
-      {tr("arrivals"), {arrivals_, "/workload/arrivals"}},
-      {tr("requests"), {requests_, "/workload/requests"}},
-      {tr("rate"), {rate_, "/workload/rate_per_s"}},
-      {tr("users"), {users_, "/workload/users"}},
-      {tr("think"), {think_, "/workload/think_s"}},
-      {tr("input"), {input_, "/workload/input_tokens"}},
-      {tr("output"), {output_, "/workload/output_tokens"}},
-      {tr("seed"), {seed_, "/workload/seed"}},
-      {tr("batching"), {batching_, "/engine/batching"}},
-      {tr("max running"), {max_running_, "/engine/max_running"}},
-      {tr("max batched"), {max_batched_, "/engine/max_batched_tokens"}},
-      {tr("chunked prefill"), {chunked_, "/engine/chunked_prefill"}}};
-  for (const auto& [label, field] : fields) {
-    QLabel* error = nullptr;
-    auto* pair = new QWidget();
-    auto* h = new QHBoxLayout(pair);
-    h->setContentsMargins(0, 0, 0, 0);
-    h->addWidget(new QLabel(label));
-    h->addWidget(with_error_line(field.first, &error));
-    form->addWidget(pair);
-    errors_.add(field.second, field.first, error);
-  }
+  add_labelled_fields(form, errors_,
+                      {{tr("arrivals"), arrivals_, "/workload/arrivals"},
+                       {tr("requests"), requests_, "/workload/requests"},
+                       {tr("rate"), rate_, "/workload/rate_per_s"},
+                       {tr("users"), users_, "/workload/users"},
+                       {tr("think"), think_, "/workload/think_s"},
+                       {tr("input"), input_, "/workload/input_tokens"},
+                       {tr("output"), output_, "/workload/output_tokens"},
+                       {tr("seed"), seed_, "/workload/seed"},
+                       {tr("batching"), batching_, "/engine/batching"},
+                       {tr("max running"), max_running_, "/engine/max_running"},
+                       {tr("max batched"), max_batched_, "/engine/max_batched_tokens"},
+                       {tr("chunked prefill"), chunked_, "/engine/chunked_prefill"}});
   run_button_ = new QPushButton(tr("Run"));
   run_button_->setToolTip(tr("Simulate the workload and the load sweep now (they also rerun after each edit)"));
   form->addWidget(run_button_);

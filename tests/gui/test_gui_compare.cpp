@@ -15,6 +15,7 @@
 #include "compare_view.hpp"
 #include "design_editor.hpp"
 #include "gui_test_support.hpp"
+#include "window_test_support.hpp"
 #include "hdlab/charts/charts.hpp"
 #include "hdlab/charts/pipeline_chart.hpp"
 #include "hdlab/gui_core/compare.hpp"
@@ -29,17 +30,6 @@
 using namespace hdlab;
 
 namespace {
-
-std::unique_ptr<gui::MainWindow> window_with_defaults() {
-  test::ensure_app();
-  auto w = std::make_unique<gui::MainWindow>(gui_core::read_catalog(test::profiles()));
-  REQUIRE(w->applyDefaults().isEmpty());
-  w->resize(1400, 900);
-  w->show();
-  w->waitForEvaluation();
-  w->pipelineView()->waitForRun();
-  return w;
-}
 
 // What was pinned, as the test saw the session at that moment.
 struct Pinned {
@@ -190,7 +180,7 @@ TEST_CASE("compare rows: values and ratios pin / current are the simulator's num
 }
 
 TEST_CASE("pinning two designs overlays them on every trade-off chart with the core's values", "[gui][compare]") {
-  auto w = window_with_defaults();
+  auto w = test::started_window({1400, 900}, test::WaitFor::pipeline);
   const Pinned full = pin_current(*w);
   REQUIRE(w->designEditor()->selectDesignPreset("hd-n4-intra"));
   const Pinned intra = pin_current(*w);
@@ -235,7 +225,7 @@ TEST_CASE("pinning two designs overlays them on every trade-off chart with the c
 }
 
 TEST_CASE("pinned Gantts share the current Gantt's time axis, up to the longest makespan", "[gui][compare]") {
-  auto w = window_with_defaults();
+  auto w = test::started_window({1400, 900}, test::WaitFor::pipeline);
   REQUIRE(w->designEditor()->selectDesignPreset("hd-n4-intra"));
   const Pinned intra = pin_current(*w);
   REQUIRE(w->designEditor()->selectDesignPreset("hd-n4-full"));
@@ -266,7 +256,7 @@ TEST_CASE("pinned Gantts share the current Gantt's time axis, up to the longest 
 }
 
 TEST_CASE("removing a pin removes its overlays, Gantt and columns", "[gui][compare]") {
-  auto w = window_with_defaults();
+  auto w = test::started_window({1400, 900}, test::WaitFor::pipeline);
   const Pinned full = pin_current(*w);
   REQUIRE(w->designEditor()->selectDesignPreset("hd-n4-intra"));
   const Pinned intra = pin_current(*w);
@@ -295,7 +285,7 @@ TEST_CASE("removing a pin removes its overlays, Gantt and columns", "[gui][compa
 }
 
 TEST_CASE("a pin keeps the hardware it was pinned with and is evaluated on that profile", "[gui][compare]") {
-  auto w = window_with_defaults();
+  auto w = test::started_window({1400, 900}, test::WaitFor::pipeline);
   const Pinned h100 = pin_current(*w);
   REQUIRE(w->scenarioEditor()->selectHardwarePreset("a100"));
   const Pinned a100 = pin_current(*w);

@@ -11,6 +11,7 @@
 
 #include "chart_panel.hpp"
 #include "gui_test_support.hpp"
+#include "window_test_support.hpp"
 #include "hdlab/gui_core/memory_fit.hpp"
 #include "hdlab/model/params.hpp"
 #include "hdlab/simulator/fit.hpp"
@@ -25,17 +26,6 @@ using namespace hdlab;
 namespace {
 
 const QColor kRed(0xB0, 0x00, 0x20);
-
-std::unique_ptr<gui::MainWindow> window_with_defaults() {
-  test::ensure_app();
-  auto w = std::make_unique<gui::MainWindow>(gui_core::read_catalog(test::profiles()));
-  REQUIRE(w->applyDefaults().isEmpty());
-  w->resize(1400, 900);
-  w->show();
-  w->waitForEvaluation();
-  w->pipelineView()->waitForRun();
-  return w;
-}
 
 void set_tp(gui::MainWindow& w, std::int64_t tp) {
   simulator::Scenario s = w.session()->scenario();
@@ -68,7 +58,7 @@ TEST_CASE("metrics belong to the phase whose memory they assume", "[gui][fit]") 
 
 TEST_CASE("costs: decode at batch 32 whose KV cache does not fit is red in the headline and the table",
           "[gui][fit]") {
-  auto w = window_with_defaults();
+  auto w = test::started_window({1400, 900}, test::WaitFor::pipeline);
   const gui::Session& s = *w->session();
   REQUIRE(s.scenario().decode.batch == 32);
   REQUIRE(s.scenario().decode.context == 4096);
@@ -111,7 +101,7 @@ TEST_CASE("costs: decode at batch 32 whose KV cache does not fit is red in the h
 
 TEST_CASE("pipeline: peak activations over device memory are red in the summary, table and Gantt",
           "[gui][fit][pipeline]") {
-  auto w = window_with_defaults();
+  auto w = test::started_window({1400, 900}, test::WaitFor::pipeline);
   gui::PipelineView* p = w->pipelineView();
   REQUIRE(p->result());
   REQUIRE(p->fit());
@@ -147,7 +137,7 @@ TEST_CASE("pipeline: peak activations over device memory are red in the summary,
 }
 
 TEST_CASE("a scenario that fits (tp 4) shows no warning anywhere", "[gui][fit][pipeline]") {
-  auto w = window_with_defaults();
+  auto w = test::started_window({1400, 900}, test::WaitFor::pipeline);
   set_tp(*w, 4);
   const QString headline = w->costsView()->headline();
   CHECK_FALSE(headline.contains("Does not fit"));

@@ -17,6 +17,7 @@
 
 #include "design_editor.hpp"
 #include "gui_test_support.hpp"
+#include "window_test_support.hpp"
 #include "hdlab/gui_core/layer_costs.hpp"
 #include "hdlab/simulator/cost_model.hpp"
 #include "layer_panel.hpp"
@@ -85,21 +86,6 @@ void check_against_simulator(const model::Config& c, const simulator::Scenario& 
   const Sums forward = sums(costs.at(CostPhase::train_forward));
   CHECK(forward.flops + simulator::table_total(pass->outside).flops == Approx(pass->total().flops).epsilon(rel));
   CHECK(forward.seconds == Approx(train->forward.layers_s).epsilon(rel));
-}
-
-std::unique_ptr<gui::MainWindow> started_window() {
-  test::ensure_app();
-  auto w = std::make_unique<gui::MainWindow>(gui_core::read_catalog(test::profiles()));
-  REQUIRE(w->applyDefaults().isEmpty());
-  w->resize(1400, 900);
-  w->show();
-  w->waitForEvaluation();
-  return w;
-}
-
-const model::HdDesign& hd_of(const gui::Session* s) {
-  REQUIRE(std::holds_alternative<model::HdDesign>(s->config().design.method));
-  return std::get<model::HdDesign>(s->config().design.method);
 }
 
 double cell(const gui::LayerTableModel* m, int row, int column) {
@@ -187,7 +173,7 @@ TEST_CASE("display units are fixed per quantity", "[gui][layercost]") {
 }
 
 TEST_CASE("the Layers tab shows the core's per-layer costs with units for the chosen phase", "[gui][layercost]") {
-  auto w = started_window();
+  auto w = test::started_window();
   REQUIRE(w->designEditor()->selectDesignPreset("hd-n4-intra"));
   w->waitForEvaluation();
   gui::Session* s = w->session();
@@ -228,7 +214,7 @@ TEST_CASE("the Layers tab shows the core's per-layer costs with units for the ch
 }
 
 TEST_CASE("the strip draws one bar per layer scaled to the chosen quantity", "[gui][layercost]") {
-  auto w = started_window();
+  auto w = test::started_window();
   gui::Session* s = w->session();
   simulator::Scenario long_context = s->scenario();
   long_context.prefill.tokens = 32768;
@@ -258,7 +244,7 @@ TEST_CASE("the strip draws one bar per layer scaled to the chosen quantity", "[g
   }
   // A prefill of 32k tokens: full layers attend over four streams' positions, intra layers their own stream's.
   strip->setBarQuantity(LayerQuantity::time);
-  const auto& kinds = hd_of(s).layer_kinds;
+  const auto& kinds = test::hd_of(s).layer_kinds;
   const auto first = [&](model::HdLayerKind k) {
     return static_cast<int>(std::find(kinds.begin(), kinds.end(), k) - kinds.begin());
   };
@@ -282,10 +268,10 @@ TEST_CASE("the strip draws one bar per layer scaled to the chosen quantity", "[g
 }
 
 TEST_CASE("setting the kind of many selected layers is one design change", "[gui][layercost]") {
-  auto w = started_window();
+  auto w = test::started_window();
   REQUIRE(w->designEditor()->selectDesignPreset("hd-n4-intra"));
   w->waitForEvaluation();
-  const std::vector<model::HdLayerKind> before = hd_of(w->session()).layer_kinds;
+  const std::vector<model::HdLayerKind> before = test::hd_of(w->session()).layer_kinds;
   gui::LayerPanel* panel = w->layerPanel();
   w->showTabOf(panel);
   QTableView* view = panel->view();
@@ -303,7 +289,7 @@ TEST_CASE("setting the kind of many selected layers is one design change", "[gui
   REQUIRE(panel->setKindButton()->isEnabled());
   panel->setKindButton()->click();
   CHECK(changes == 1);
-  const std::vector<model::HdLayerKind>& after = hd_of(w->session()).layer_kinds;
+  const std::vector<model::HdLayerKind>& after = test::hd_of(w->session()).layer_kinds;
   for (std::size_t l = 0; l < after.size(); ++l) {
     INFO("layer " << l);
     const bool selected = (l >= 2 && l <= 9) || l == 20;
@@ -319,8 +305,8 @@ TEST_CASE("setting the kind of many selected layers is one design change", "[gui
   // The same from the context menu's action.
   panel->setSelectedKind(model::HdLayerKind::intra);
   CHECK(changes == 2);
-  CHECK(hd_of(w->session()).layer_kinds[20] == model::HdLayerKind::intra);
-  CHECK(hd_of(w->session()).layer_kinds[5] == model::HdLayerKind::intra);
+  CHECK(test::hd_of(w->session()).layer_kinds[20] == model::HdLayerKind::intra);
+  CHECK(test::hd_of(w->session()).layer_kinds[5] == model::HdLayerKind::intra);
   // Baseline designs have no per-layer kinds to set.
   w->designEditor()->setMethod("baseline");
   CHECK_FALSE(panel->setKindButton()->isEnabled());

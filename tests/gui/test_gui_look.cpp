@@ -32,6 +32,7 @@
 #include "chart_panel.hpp"
 #include "design_editor.hpp"
 #include "gui_test_support.hpp"
+#include "window_test_support.hpp"
 #include "hdlab/calibration/published.hpp"
 #include "hdlab/calibration/validation.hpp"
 #include "hdlab/charts/charts.hpp"
@@ -48,13 +49,7 @@ using namespace hdlab;
 namespace {
 
 std::unique_ptr<gui::MainWindow> window_at(QSize size) {
-  test::ensure_app();
-  auto w = std::make_unique<gui::MainWindow>(gui_core::read_catalog(test::profiles()));
-  REQUIRE(w->applyDefaults().isEmpty());
-  w->resize(size);
-  w->show();
-  w->waitForEvaluation();
-  w->pipelineView()->waitForRun();
+  auto w = test::started_window(size, test::WaitFor::pipeline);
   w->servingView()->waitForRun();
   return w;
 }

@@ -20,6 +20,7 @@
 
 #include "first_run_hint.hpp"
 #include "gui_test_support.hpp"
+#include "window_test_support.hpp"
 #include "hdlab/gui_core/metric_info.hpp"
 #include "hdlab/gui_core/tradeoffs.hpp"
 #include "main_window.hpp"
@@ -32,16 +33,6 @@ using namespace hdlab;
 using simulator::Metric;
 
 namespace {
-
-std::unique_ptr<gui::MainWindow> window_with_defaults() {
-  test::ensure_app();
-  auto w = std::make_unique<gui::MainWindow>(gui_core::read_catalog(test::profiles()));
-  REQUIRE(w->applyDefaults().isEmpty());
-  w->resize(1600, 1000);
-  w->show();
-  w->waitForEvaluation();
-  return w;
-}
 
 // The costs tab's table over the metrics model.
 QTableView* metrics_view(gui::MainWindow& w) {
@@ -134,7 +125,7 @@ TEST_CASE("every simulator metric has a label, group, unit and tooltip", "[gui][
 }
 
 TEST_CASE("the costs table shows group rows and labelled rows with the simulator's numbers", "[gui][metrics]") {
-  auto w = window_with_defaults();
+  auto w = test::started_window({1600, 1000});
   const gui::MetricsModel& m = *w->costsView()->metrics();
   REQUIRE(m.rowCount() == simulator::metric_count + gui_core::metric_group_count);
   QTableView* view = metrics_view(*w);
@@ -183,7 +174,7 @@ TEST_CASE("the costs table shows group rows and labelled rows with the simulator
 }
 
 TEST_CASE("an HD design's visible strings say stream and local, not copy and sliding", "[gui][metrics][words]") {
-  auto w = window_with_defaults();
+  auto w = test::started_window({1600, 1000});
   REQUIRE(std::holds_alternative<model::HdDesign>(w->session()->config().design.method));
   const QStringList strings = visible_strings(*w);
   REQUIRE(strings.size() > 200);
@@ -214,7 +205,7 @@ TEST_CASE("the first-run hint shows once and stays dismissed", "[gui][metrics][h
   QSettings().remove(gui::FirstRunHint::kDismissedKey);
 
   {
-    auto w = window_with_defaults();
+    auto w = test::started_window({1600, 1000});
     auto* hint = w->findChild<gui::FirstRunHint*>("firstRunHint");
     REQUIRE(hint);
     CHECK(hint->isVisibleTo(w.get()));
@@ -231,7 +222,7 @@ TEST_CASE("the first-run hint shows once and stays dismissed", "[gui][metrics][h
   }
   CHECK(QSettings().value(gui::FirstRunHint::kDismissedKey).toBool());
   {
-    auto w = window_with_defaults();  // the next start
+    auto w = test::started_window({1600, 1000});  // the next start
     auto* hint = w->findChild<gui::FirstRunHint*>("firstRunHint");
     REQUIRE(hint);
     CHECK_FALSE(hint->isVisibleTo(w.get()));

@@ -19,6 +19,7 @@
 
 #include "design_editor.hpp"
 #include "gui_test_support.hpp"
+#include "window_test_support.hpp"
 #include "hdlab/gui_core/hd_rule.hpp"
 #include "layer_strip_widget.hpp"
 #include "layer_table_model.hpp"
@@ -32,21 +33,6 @@
 using namespace hdlab;
 
 namespace {
-
-std::unique_ptr<gui::MainWindow> started_window() {
-  test::ensure_app();
-  auto w = std::make_unique<gui::MainWindow>(gui_core::read_catalog(test::profiles()));
-  REQUIRE(w->applyDefaults().isEmpty());
-  w->resize(1400, 900);
-  w->show();
-  w->waitForEvaluation();
-  return w;
-}
-
-const model::HdDesign& hd_of(const gui::Session* s) {
-  REQUIRE(std::holds_alternative<model::HdDesign>(s->config().design.method));
-  return std::get<model::HdDesign>(s->config().design.method);
-}
 
 int count_kind(const model::HdDesign& hd, model::HdLayerKind k) {
   return static_cast<int>(std::count(hd.layer_kinds.begin(), hd.layer_kinds.end(), k));
@@ -125,32 +111,32 @@ TEST_CASE("an HD layer rule is read from a design's layers or fitted to its kind
 
 TEST_CASE("switching the backbone re-derives theta and name and fits the layer rule - a loaded preset shows",
           "[gui][state][backbone]") {
-  auto w = started_window();
+  auto w = test::started_window();
   gui::Session* s = w->session();
   gui::DesignEditor* editor = w->designEditor();
-  CHECK(hd_of(s).rope_theta == 1e6);  // Qwen3-8B's own
+  CHECK(test::hd_of(s).rope_theta == 1e6);  // Qwen3-8B's own
 
   REQUIRE(editor->selectDesignPreset("hd-n4-intra"));
-  CHECK(count_kind(hd_of(s), model::HdLayerKind::full) == 6);
+  CHECK(count_kind(test::hd_of(s), model::HdLayerKind::full) == 6);
   // Apply with the rule fields as loaded keeps the loaded kinds.
   editor->applyLayerRule();
-  CHECK(count_kind(hd_of(s), model::HdLayerKind::full) == 6);
-  CHECK(count_kind(hd_of(s), model::HdLayerKind::intra) == 30);
+  CHECK(count_kind(test::hd_of(s), model::HdLayerKind::full) == 6);
+  CHECK(count_kind(test::hd_of(s), model::HdLayerKind::intra) == 30);
 
   REQUIRE(editor->selectModelPreset("deepseek-v3"));
   w->waitForEvaluation();
   CHECK(s->config().base.num_layers == 61);
   // DeepSeek-V3's theta (10000), not Qwen3-8B's 1e6.
-  CHECK(hd_of(s).rope_theta == 10000.0);
+  CHECK(test::hd_of(s).rope_theta == 10000.0);
   // The preset's rule fitted to 61 layers: layers 5, 11, ..., 59 full.
-  CHECK(count_kind(hd_of(s), model::HdLayerKind::full) == 10);
-  CHECK(count_kind(hd_of(s), model::HdLayerKind::intra) == 51);
-  CHECK(hd_of(s).layer_kinds[59] == model::HdLayerKind::full);
+  CHECK(count_kind(test::hd_of(s), model::HdLayerKind::full) == 10);
+  CHECK(count_kind(test::hd_of(s), model::HdLayerKind::intra) == 51);
+  CHECK(test::hd_of(s).layer_kinds[59] == model::HdLayerKind::full);
   // The preset's name described the preset on the old model; the new one is derived.
   CHECK(s->config().design.name.empty());
   // Apply again: nothing moves.
   editor->applyLayerRule();
-  CHECK(count_kind(hd_of(s), model::HdLayerKind::full) == 10);
+  CHECK(count_kind(test::hd_of(s), model::HdLayerKind::full) == 10);
 
   // The fields say what was loaded.
   CHECK(gui::choice_value(named<QComboBox>(editor, "/design/hd/layers/sliding")) == "local");
@@ -162,8 +148,8 @@ TEST_CASE("switching the backbone re-derives theta and name and fits the layer r
 
   // Back on Qwen3-8B: its theta, its 36 layers under the same rule.
   REQUIRE(editor->selectModelPreset("qwen3-8b"));
-  CHECK(hd_of(s).rope_theta == 1e6);
-  CHECK(count_kind(hd_of(s), model::HdLayerKind::full) == 6);
+  CHECK(test::hd_of(s).rope_theta == 1e6);
+  CHECK(count_kind(test::hd_of(s), model::HdLayerKind::full) == 6);
   // A preset that cannot apply here (width growth needs an MoE; Qwen3-8B is dense)
   // leaves the box on the preset that is loaded.
   const model::Config before = s->config();
@@ -181,7 +167,7 @@ TEST_CASE("switching the backbone re-derives theta and name and fits the layer r
 
 TEST_CASE("a saved config (kinds per layer) shows its rule and theta follows the next backbone",
           "[gui][state][backbone]") {
-  auto w = started_window();
+  auto w = test::started_window();
   const auto dir = test::temp_dir("state_saved_config");
   const auto path = dir / "config.json";
   {
@@ -196,13 +182,13 @@ TEST_CASE("a saved config (kinds per layer) shows its rule and theta follows the
   // to_json wrote Qwen3-8B's theta explicitly; it equals the backbone's, so it follows.
   CHECK(named<QDoubleSpinBox>(editor, "/design/hd/rope_theta")->value() == 0.0);
   REQUIRE(editor->selectModelPreset("deepseek-v3"));
-  CHECK(hd_of(w->session()).rope_theta == 10000.0);
-  CHECK(count_kind(hd_of(w->session()), model::HdLayerKind::full) == 15);  // 61 / 4
+  CHECK(test::hd_of(w->session()).rope_theta == 10000.0);
+  CHECK(count_kind(test::hd_of(w->session()), model::HdLayerKind::full) == 15);  // 61 / 4
 }
 
 TEST_CASE("an invalid design marks every view over the last valid one as stale until it is valid again",
           "[gui][state][stale]") {
-  auto w = started_window();
+  auto w = test::started_window();
   gui::DesignEditor* editor = w->designEditor();
   CHECK(visible_banners(w.get()).isEmpty());
   editor->setMethod("vwn");
@@ -234,7 +220,7 @@ TEST_CASE("an invalid design marks every view over the last valid one as stale u
 }
 
 TEST_CASE("pipeline stages beyond the layers mark the Gantt as the last valid pipeline", "[gui][state][stale]") {
-  auto w = started_window();
+  auto w = test::started_window();
   gui::PipelineView* p = w->pipelineView();
   w->showTabOf(p);
   p->waitForRun();
@@ -261,7 +247,7 @@ TEST_CASE("pipeline stages beyond the layers mark the Gantt as the last valid pi
 }
 
 TEST_CASE("an invalid scenario marks the costs and trade-offs and masks and pipeline as stale", "[gui][state][stale]") {
-  auto w = started_window();
+  auto w = test::started_window();
   w->scenarioEditor()->tensorParallel()->setValue(3);  // 32 query heads over 3 devices
   REQUIRE(w->scenarioEditor()->errorAt("/scenario/parallel/tp").size() > 0);
   for (int i = 0; i < w->tabs()->count(); ++i) {
@@ -277,7 +263,7 @@ TEST_CASE("an invalid scenario marks the costs and trade-offs and masks and pipe
 }
 
 TEST_CASE("choosing a kind in the Layers tab applies it at once with no editor warnings", "[gui][state][layers]") {
-  auto w = started_window();
+  auto w = test::started_window();
   REQUIRE(w->designEditor()->selectDesignPreset("hd-n4-intra"));
   w->waitForEvaluation();
   QTableView* view = layer_view(*w);
@@ -296,7 +282,7 @@ TEST_CASE("choosing a kind in the Layers tab applies it at once with no editor w
     emit box->activated(full);
     QCoreApplication::processEvents();
     INFO("row " << row);
-    CHECK(hd_of(w->session()).layer_kinds[static_cast<std::size_t>(row)] == model::HdLayerKind::full);
+    CHECK(test::hd_of(w->session()).layer_kinds[static_cast<std::size_t>(row)] == model::HdLayerKind::full);
     // Where the choice did not apply, Enter commits it (the old way).
     if (view->indexWidget(index)) {
       QKeyEvent enter(QEvent::KeyPress, Qt::Key_Return, Qt::NoModifier);
@@ -304,8 +290,8 @@ TEST_CASE("choosing a kind in the Layers tab applies it at once with no editor w
       QCoreApplication::processEvents();
     }
   }
-  CHECK(hd_of(w->session()).layer_kinds[0] == model::HdLayerKind::full);
-  CHECK(hd_of(w->session()).layer_kinds[1] == model::HdLayerKind::full);
+  CHECK(test::hd_of(w->session()).layer_kinds[0] == model::HdLayerKind::full);
+  CHECK(test::hd_of(w->session()).layer_kinds[1] == model::HdLayerKind::full);
   for (const QString& line : WarningLog::lines()) {
     INFO(line.toStdString());
     CHECK_FALSE(line.contains("does not belong to this view"));
@@ -315,7 +301,7 @@ TEST_CASE("choosing a kind in the Layers tab applies it at once with no editor w
 }
 
 TEST_CASE("opening the Layers tab keeps the selected layer", "[gui][state][layers]") {
-  auto w = started_window();
+  auto w = test::started_window();
   QTableView* view = layer_view(*w);
   w->session()->setSelectedLayer(10);
   w->showTabOf(view);

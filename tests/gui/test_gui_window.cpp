@@ -10,6 +10,7 @@
 #include "chart_panel.hpp"
 #include "design_editor.hpp"
 #include "gui_test_support.hpp"
+#include "window_test_support.hpp"
 #include "hdlab/model/params.hpp"
 #include "hdlab/simulator/evaluate.hpp"
 #include "layer_strip_widget.hpp"
@@ -26,16 +27,6 @@ using namespace hdlab;
 
 namespace {
 
-std::unique_ptr<gui::MainWindow> window_with_defaults() {
-  test::ensure_app();
-  auto w = std::make_unique<gui::MainWindow>(gui_core::read_catalog(test::profiles()));
-  REQUIRE(w->applyDefaults().isEmpty());
-  w->resize(1400, 900);
-  w->show();
-  w->waitForEvaluation();
-  return w;
-}
-
 int count_kind(const gui_core::LayerStrip& s, gui_core::LayerAttentionKind k) {
   int n = 0;
   for (const auto& l : s.layers) n += l.attention == k;
@@ -50,7 +41,7 @@ double metric(gui::MainWindow& w, simulator::Metric m) {
 }  // namespace
 
 TEST_CASE("main window starts on Qwen3-8B + HD n=4 + H100 with every view filled", "[gui][window]") {
-  auto w = window_with_defaults();
+  auto w = test::started_window();
   gui::Session* s = w->session();
   REQUIRE(s->ready());
   CHECK(s->config().base.name == "Qwen3-8B");
@@ -72,7 +63,7 @@ TEST_CASE("main window starts on Qwen3-8B + HD n=4 + H100 with every view filled
 }
 
 TEST_CASE("switching designs and models updates the strip, table, masks and costs", "[gui][window]") {
-  auto w = window_with_defaults();
+  auto w = test::started_window();
   const double prefill_full = metric(*w, simulator::Metric::prefill_s);
   const QString counts_full = w->maskView()->countsSummary();
 
@@ -121,7 +112,7 @@ TEST_CASE("switching designs and models updates the strip, table, masks and cost
 }
 
 TEST_CASE("a cancelled evaluation leaves the last results in place", "[gui][window][jobs]") {
-  auto w = window_with_defaults();
+  auto w = test::started_window();
   const double params_n4 = metric(*w, simulator::Metric::params_total);
   w->designEditor()->findChild<QSpinBox*>("/design/hd/n")->setValue(8);
   w->evaluateNow();
@@ -137,7 +128,7 @@ TEST_CASE("a cancelled evaluation leaves the last results in place", "[gui][wind
 }
 
 TEST_CASE("clicking the layer strip selects the layer the mask view shows", "[gui][window]") {
-  auto w = window_with_defaults();
+  auto w = test::started_window();
   gui::LayerStripWidget* strip = w->layerStrip();
   int x = 0;
   while (x < strip->width() && strip->layerAt(x) != 10) ++x;
@@ -151,7 +142,7 @@ TEST_CASE("clicking the layer strip selects the layer the mask view shows", "[gu
 
 TEST_CASE("bad input shows the ConfigError next to its field - the views keep the last valid design",
           "[gui][window][errors]") {
-  auto w = window_with_defaults();
+  auto w = test::started_window();
   gui::DesignEditor* editor = w->designEditor();
   const model::Config before = w->session()->config();
 
@@ -202,7 +193,7 @@ TEST_CASE("bad input shows the ConfigError next to its field - the views keep th
 }
 
 TEST_CASE("every chart of the window exports to PNG (and SVG where available)", "[gui][window][export]") {
-  auto w = window_with_defaults();
+  auto w = test::started_window();
   const auto dir = test::temp_dir("window_export");
   const QStringList errors = w->exportAllCharts(QString::fromStdString(dir.string()));
   CHECK(errors.isEmpty());
@@ -216,7 +207,7 @@ TEST_CASE("every chart of the window exports to PNG (and SVG where available)", 
 }
 
 TEST_CASE("a chart's Export reports success and failure in the status bar", "[gui][window][export]") {
-  auto w = window_with_defaults();
+  auto w = test::started_window();
   const auto dir = test::temp_dir("window_export_report");
   gui::ChartPanel* p = w->chartPanels().front();
   const QString good = QString::fromStdString((dir / "chart.png").string());
@@ -230,7 +221,7 @@ TEST_CASE("a chart's Export reports success and failure in the status bar", "[gu
 }
 
 TEST_CASE("pipeline tab: Gantt chart, device table and the stages on the layer strip", "[gui][window][pipeline]") {
-  auto w = window_with_defaults();
+  auto w = test::started_window();
   gui::PipelineView* p = w->pipelineView();
   p->waitForRun();
   REQUIRE(p->result());
