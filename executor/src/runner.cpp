@@ -36,6 +36,7 @@ Runner::Impl::Impl(Backend& b, model::Config c, ModelWeights weights, RunOptions
   if ((hd_design = std::get_if<model::HdDesign>(&m)) && hd_design->rope_theta > 0) theta = hd_design->rope_theta;
   phd = std::get_if<model::PhdDesign>(&m);
   if ((vwn = std::get_if<model::VwnDesign>(&m))) wide = D * vwn->n / vwn->m;
+  dims = model::op_dims(bb, m);
   schedule = model::layer_runs(m, bb.num_layers);
   mirror_of_source.assign(static_cast<std::size_t>(bb.num_layers), -1);
   for (std::int64_t l = 0; l < bb.num_layers; ++l)
@@ -197,43 +198,75 @@ void Runner::Impl::upload_rows(Pass& p) {
   if (!p.mtp_tokens.empty()) p.mtp_ids = upload_i32(backend, p.mtp_tokens);
 }
 
-// Host setup of a call, part 2: every attention call's tile plan in execution order and,
-// for a prefill, the rows each cache keeps.
+// The rows a prefill keeps in the cache(s) of run `r` (one set per stream when the layer
+// keeps a cache per stream), uploaded once per distinct set; returns the rows kept.
+double Runner::Impl::plan_commits(Pass& p, const LayerRun& r) {
+  const std::size_t streams = per_stream_kv(r.layer) ? static_cast<std::size_t>(copies) : 1;
+  double kept_rows = 0;
+  for (std::size_t s = 0; s < streams; ++s) {
+    detail::CommitRows c;
+    std::vector<std::pair<std::int64_t, std::int32_t>> kept;
+    for (std::size_t row = 0; row < p.rows.size(); ++row)
+      if ((streams == 1 || p.rows[row] % copies == static_cast<std::int64_t>(s)) &&
+          keep_entry(r.layer, p.tokens, p.rows[row]))
+        kept.push_back({p.rows[row], static_cast<std::int32_t>(row)});
+    std::sort(kept.begin(), kept.end());
+    for (auto [t, row] : kept) {
+      c.positions.push_back(t);
+      c.host_ids.push_back(row);
+    }
+    kept_rows += static_cast<double>(kept.size());
+    auto same = std::find_if(p.commits.begin(), p.commits.end(),
+                             [&](const detail::CommitRows& o) { return o.host_ids == c.host_ids; });
+    if (same == p.commits.end()) {
+      c.ids = upload_i32(backend, c.host_ids);
+      p.commits.push_back(std::move(c));
+      same = p.commits.end() - 1;
+    }
+    p.commit_seq.push_back(static_cast<int>(same - p.commits.begin()));
+  }
+  return kept_rows;
+}
+
+// Host setup of a call, part 2: every attention call's tile plan in execution order, for
+// a prefill the rows each cache keeps, and the call's layer program: each run's work
+// (rows through it: all, or the final stream's after HD's KV-mirror layers; K/V rows of a
+// mirror layer: its source's input; attention pairs of the planned tiles; KV entries
+// read and written) and the op nodes built from it.
 void Runner::Impl::plan_attention(Pass& p) {
+  const double all = static_cast<double>(p.rows.size()), finals = static_cast<double>(p.final_rows.size());
+  std::vector<double> source_rows(mirror_of_source.size(), 0);  // per mirror layer
+  double recurrent_rows = 0;
   bool final_only = false;
-  const std::size_t streams = static_cast<std::size_t>(copies);
-  for (std::size_t i = 0; i < schedule.size(); ++i) {
-    const LayerRun& r = schedule[i];
+  p.work.clear();
+  for (const LayerRun& r : schedule) {
+    const double rows_in = final_only ? finals : all;
+    if (const std::int64_t ml = mirror_of_source[static_cast<std::size_t>(r.layer)]; ml >= 0 && r.iteration == 0)
+      source_rows[static_cast<std::size_t>(ml)] = rows_in;
+    if (r.iteration_start) recurrent_rows = rows_in;
     final_only = final_only || hd_mirror_queries(r.layer);
+    model::LayerWork work;
+    work.seqs = 1;
+    work.rows_q = final_only ? finals : all;
+    work.rows_kv = config.effective.is_mirrored(r.layer) ? source_rows[static_cast<std::size_t>(r.layer)] : work.rows_q;
+    work.reads_cache = p.kind == PassKind::decode;
     std::vector<detail::AttentionCall> calls;
     for (const auto& [mask, stream] : attention_masks(p, r, final_only)) {
       calls.push_back({plans.get(mask), stream});
       backend.stage_plan(*calls.back().plan);  // a device copy now, not inside the timed ops
+      work.pairs_exact += static_cast<double>(calls.back().plan->visible_pairs());
+      work.pairs_executed += static_cast<double>(calls.back().plan->executed_pairs());
+      if (work.reads_cache) work.kv_read += static_cast<double>(mask.key_rows());
     }
     p.calls.push_back(std::move(calls));
-    if (p.kind != PassKind::prefill || !r.commits_kv) continue;
-    for (std::size_t s = 0; s < (per_stream_kv(r.layer) ? streams : 1); ++s) {
-      detail::CommitRows c;
-      std::vector<std::pair<std::int64_t, std::int32_t>> kept;
-      for (std::size_t row = 0; row < p.rows.size(); ++row)
-        if ((!per_stream_kv(r.layer) || p.rows[row] % copies == static_cast<std::int64_t>(s)) &&
-            keep_entry(r.layer, p.tokens, p.rows[row]))
-          kept.push_back({p.rows[row], static_cast<std::int32_t>(row)});
-      std::sort(kept.begin(), kept.end());
-      for (auto [t, row] : kept) {
-        c.positions.push_back(t);
-        c.host_ids.push_back(row);
-      }
-      auto same = std::find_if(p.commits.begin(), p.commits.end(),
-                               [&](const detail::CommitRows& o) { return o.host_ids == c.host_ids; });
-      if (same == p.commits.end()) {
-        c.ids = upload_i32(backend, c.host_ids);
-        p.commits.push_back(std::move(c));
-        same = p.commits.end() - 1;
-      }
-      p.commit_seq.push_back(static_cast<int>(same - p.commits.begin()));
-    }
+    if (p.kind == PassKind::decode) work.kv_written = work.rows_kv;
+    else if (p.kind == PassKind::prefill && r.commits_kv) work.kv_written = plan_commits(p, r);
+    p.work.push_back(work);
   }
+  const bool mtp_runs = vwn && vwn->mtp && p.kind == PassKind::train && !p.mtp_tokens.empty();
+  const double loss = static_cast<double>(p.loss_rows.size());
+  p.program = model::pass_program(config, dims, schedule, p.work,
+                                  model::OutsideWork{1, all, loss, recurrent_rows, mtp_runs ? loss : 0});
 }
 
 ForwardResult Runner::Impl::run(Pass& p) {
@@ -252,7 +285,7 @@ ForwardResult Runner::Impl::run(Pass& p) {
     if (r.iteration_start) {
       if (r.iteration == 0) {
         e = ws.get(Buf::inject_e, x.shape(), x.type());
-        detail::OpScope op(prof, -1, OpKind::injection, 0);
+        detail::OpScope op(prof, -1, OpKind::injection);
         backend.copy(x, e);
       }
       inject(p, x, e);
@@ -264,6 +297,8 @@ ForwardResult Runner::Impl::run(Pass& p) {
   ForwardResult res = output(p, x, final_only);
   if (vwn && vwn->mtp && p.kind == PassKind::train && !p.mtp_tokens.empty()) mtp(p, x, res);
   prof.end_call(last);
+  detail::charge_flops(p.program, group_of_layer, last);
+  last_program = std::move(p.program);
   last.setup_ms = setup_ms;
   last.rows = static_cast<std::int64_t>(p.rows.size());
   last.loss_rows = static_cast<std::int64_t>(p.loss_rows.size());
@@ -306,6 +341,7 @@ std::int64_t Runner::residual_width() const { return impl_->wide; }
 void Runner::set_hidden_observer(HiddenObserver observer) { impl_->observer = std::move(observer); }
 std::int64_t Runner::sequence_tokens() const { return static_cast<std::int64_t>(impl_->tokens.size()); }
 const StepProfile& Runner::last_profile() const { return impl_->last; }
+const model::PassProgram& Runner::last_program() const { return impl_->last_program; }
 
 std::int64_t Runner::kv_entries() const {
   std::int64_t n = 0;

@@ -69,7 +69,7 @@ void Runner::Impl::attend(Pass& p, const LayerRun& r, const Tensor& q, const Ten
     executed += dbl(c.plan->executed_pairs());
     exact += dbl(c.plan->visible_pairs());
   }
-  OpScope op(prof, g, OpKind::attention, 4.0 * dbl(hd) * dbl(H) * executed, dbl(calls.size()));
+  OpScope op(prof, g, OpKind::attention, dbl(static_cast<std::int64_t>(calls.size())));
   prof.current().pairs_exact += exact;
   prof.current().pairs_executed += executed;
 
@@ -110,7 +110,7 @@ void Runner::Impl::attention_sublayer(Pass& p, const LayerRun& r, const Tensor& 
   const std::int64_t Rq = in.dim(0);
   Tensor normed = ws.get(Buf::normed, {Rq, D}, opt.dtype);
   {
-    OpScope op(prof, g, OpKind::attn_norm, 4.0 * dbl(Rq * D));
+    OpScope op(prof, g, OpKind::attn_norm);
     backend.rms_norm(in, lw.attn_norm, eps, normed);
   }
   // KV mirror: K/V from the source layer's input, normed with this layer's weights when
@@ -122,15 +122,13 @@ void Runner::Impl::attention_sublayer(Pass& p, const LayerRun& r, const Tensor& 
   Tensor k = ws.get(Buf::k, {Rk, G * hd}, opt.dtype);
   Tensor v = ws.get(Buf::v, {Rk, G * hd}, opt.dtype);
   {
-    const double bias = lw.q_bias.defined() ? dbl(Rq * H * hd + 2 * Rk * G * hd) : 0.0;
-    OpScope op(prof, g, OpKind::qkv_proj, 2.0 * dbl(D) * dbl(Rq * H * hd + 2 * Rk * G * hd) + bias,
-               lw.q_bias.defined() ? 6 : 3);
+    OpScope op(prof, g, OpKind::qkv_proj, lw.q_bias.defined() ? 6 : 3);
     project(normed, lw.q, lw.q_bias, q);
     project(kv_in, lw.k, lw.k_bias, k);
     project(kv_in, lw.v, lw.v_bias, v);
   }
   if (lw.q_norm.defined()) {
-    OpScope op(prof, g, OpKind::qk_norm, 4.0 * dbl(Rq * H * hd + Rk * G * hd), 2);
+    OpScope op(prof, g, OpKind::qk_norm, 2);
     backend.rms_norm(q.reshaped({Rq * H, hd}), lw.q_norm, eps, q.reshaped({Rq * H, hd}));
     backend.rms_norm(k.reshaped({Rk * G, hd}), lw.k_norm, eps, k.reshaped({Rk * G, hd}));
   }
@@ -138,18 +136,18 @@ void Runner::Impl::attention_sublayer(Pass& p, const LayerRun& r, const Tensor& 
   {
     const bool tok = token_index_rope(l);
     const Tensor& qpos = final_only ? (tok ? p.pos_final_token : p.pos_final) : (tok ? p.pos_rows_token : p.pos_rows);
-    OpScope op(prof, g, OpKind::rope, 3.0 * dbl((Rq * H + Rk * G) * hd), 2);
+    OpScope op(prof, g, OpKind::rope, 2);
     backend.rope(q3, qpos, theta);
     backend.rope(k3, tok ? p.pos_rows_token : p.pos_rows, theta);
   }
   Tensor att = ws.get(Buf::attn, {Rq, H, hd}, opt.dtype);
   attend(p, r, q3, k3, v3, att, final_only);
   {
-    OpScope op(prof, g, OpKind::o_proj, 2.0 * dbl(Rq * H * hd) * dbl(D));
+    OpScope op(prof, g, OpKind::o_proj);
     backend.gemm(att.reshaped({Rq, H * hd}), false, lw.o, true, out);
   }
   if (lw.attn_post_norm.defined()) {
-    OpScope op(prof, g, OpKind::attn_norm, 4.0 * dbl(Rq * D));
+    OpScope op(prof, g, OpKind::attn_norm);
     backend.rms_norm(out, lw.attn_post_norm, eps, out);
   }
 }

@@ -8,6 +8,7 @@
 
 #include "hdlab/executor/attention_mask.hpp"
 #include "hdlab/executor/runner.hpp"
+#include "hdlab/model/layer_program.hpp"
 #include "hdlab/model/schedule.hpp"
 
 namespace hdlab::executor::detail {
@@ -73,15 +74,16 @@ class KvCache {
 };
 
 // Times ops under (group, OpKind): backend timers started and stopped around each op,
-// read at the end of the call (CUDA events need not be waited for op by op).
+// read at the end of the call (CUDA events need not be waited for op by op). The FLOPs
+// of the ops are not counted here: they come from the call's layer program (charge_flops).
 class Profiler {
  public:
   Profiler(Backend& b, bool per_op) : backend_(b), per_op_(per_op) {}
   void begin_call(std::size_t groups);
-  // Starts timing op `kind` of group `group` (-1: outside the layers); `flops` executed.
-  void start(int group, OpKind kind, double flops, double calls = 1);
+  // Starts timing op `kind` of group `group` (-1: outside the layers), `calls` backend ops.
+  void start(int group, OpKind kind, double calls = 1);
   void stop();
-  // Adds to the current op without timing (attention pair counts, extra FLOPs).
+  // Adds to the current op without timing (attention pair counts, backend calls).
   OpMeasure& current();
   void end_call(StepProfile& out);
   bool per_op() const { return per_op_; }
@@ -108,9 +110,7 @@ class Profiler {
 // RAII op timing.
 class OpScope {
  public:
-  OpScope(Profiler& p, int group, OpKind kind, double flops, double calls = 1) : p_(p) {
-    p_.start(group, kind, flops, calls);
-  }
+  OpScope(Profiler& p, int group, OpKind kind, double calls = 1) : p_(p) { p_.start(group, kind, calls); }
   ~OpScope() { p_.stop(); }
   OpScope(const OpScope&) = delete;
   OpScope& operator=(const OpScope&) = delete;
@@ -178,7 +178,15 @@ struct Pass {
   std::size_t next_commit = 0;
   std::vector<std::int32_t> mtp_tokens;      // VWN MTP: the token after each loss row
   Tensor mtp_ids;
+  // The call's layer program (setup): what each layer run computes (rows, attention pairs,
+  // KV entries) and its op nodes, whose FLOPs the profile reports.
+  std::vector<model::LayerWork> work;        // per layer run, in execution order
+  model::PassProgram program;
 };
+
+// Adds the FLOPs of every node of `program` to the ops of `out` (layer runs under their
+// layer's group, the rest outside).
+void charge_flops(const model::PassProgram& program, const std::vector<int>& group_of_layer, StepProfile& out);
 
 }  // namespace hdlab::executor::detail
 
@@ -203,10 +211,12 @@ struct Runner::Impl {
   detail::Profiler prof;
   detail::PlanCache plans;
   StepProfile last;
+  model::PassProgram last_program;  // of the last call (Runner::last_program)
   HiddenObserver observer;  // Runner::set_hidden_observer; empty: none
 
   // Shapes (methods.md names).
   std::int64_t copies = 1, D = 0, wide = 0, H = 0, G = 0, hd = 0, V = 0;
+  model::OpDims dims;  // the sizes of the layer program's ops
   float scale = 1;
   double theta = 10000;
   const model::HdDesign* hd_design = nullptr;
@@ -236,6 +246,7 @@ struct Runner::Impl {
   detail::Pass make_pass(detail::PassKind kind, std::vector<std::int64_t> rows, std::int64_t tokens_so_far);
   void upload_rows(detail::Pass& p);
   void plan_attention(detail::Pass& p);
+  double plan_commits(detail::Pass& p, const LayerRun& r);
   ForwardResult run(detail::Pass& p);
   // Hands x (after the embeddings: r == nullptr, or after layer run r) to the observer.
   void observe(const detail::Pass& p, const LayerRun* r, const Tensor& x, bool final_only);

@@ -1,7 +1,8 @@
 // Everything of a forward but attention: embeddings (HD: a table per stream; VWN: over
 // width or projected), the layer's residual scheme (pre-norm residual, or VWN's two
 // GHCs), dense and MoE FFNs, looped injection, and the output path (VWN GroupNorm and
-// reduce, final norm, head; VWN MTP). FLOPs are counted as the simulator counts them.
+// reduce, final norm, head; VWN MTP). Ops are timed here; their FLOPs come from the
+// call's layer program (model/layer_program.hpp), as the simulator counts them.
 #include <algorithm>
 #include <numeric>
 
@@ -25,13 +26,13 @@ Tensor Runner::Impl::embed(const std::vector<detail::EmbedGroup>& groups_of_rows
   const bool projected = vwn && vwn->embedding == model::VwnEmbedding::projected;
   Tensor target = projected ? ws.get(Buf::embed_tmp, {rows, D}, opt.dtype) : x;
   {
-    OpScope op(prof, -1, kind, 0, dbl(static_cast<std::int64_t>(groups_of_rows.size())));
+    OpScope op(prof, -1, kind, dbl(static_cast<std::int64_t>(groups_of_rows.size())));
     for (const auto& g : groups_of_rows)
       backend.gather_rows(w.embed[static_cast<std::size_t>(g.table)], ids.slice_rows(g.id_offset, g.count), target,
                           g.map);
   }
   if (projected) {
-    OpScope op(prof, -1, kind == OpKind::embedding ? OpKind::vwn_embed_proj : kind, 2.0 * dbl(rows * D) * dbl(wide));
+    OpScope op(prof, -1, kind == OpKind::embedding ? OpKind::vwn_embed_proj : kind);
     backend.gemm(target, false, w.embed_proj, true, x);
   }
   return x;
@@ -44,13 +45,13 @@ Tensor Runner::Impl::select_rows(const Tensor& x, const Tensor& ids, const std::
   for (std::size_t i = 1; i < idx.size(); ++i) contiguous = contiguous && idx[i] == idx[i - 1] + 1;
   if (contiguous && n > 0) return x.slice_rows(idx[0], n);
   Tensor out = ws.get(buf, {n, x.matrix_cols()}, x.type());
-  OpScope op(prof, group, kind, 0);
+  OpScope op(prof, group, kind);
   backend.gather_rows(x, ids, out);
   return out;
 }
 
 void Runner::Impl::residual_add(int group, const Tensor& x, const Tensor& y) {
-  OpScope op(prof, group, OpKind::residual, dbl(x.numel()));
+  OpScope op(prof, group, OpKind::residual);
   backend.add(x, y, x);
 }
 
@@ -65,7 +66,7 @@ void Runner::Impl::layer(Pass& p, const LayerRun& r, Tensor& x, bool& final_only
     if (!store.defined() || store.numel() < x.numel()) store = backend.allocate({x.numel()}, x.type());
     Tensor& view = mirror_inputs[static_cast<std::size_t>(ml)];
     view = store.slice_rows(0, x.numel()).reshaped(x.shape());
-    OpScope op(prof, group_of_layer[static_cast<std::size_t>(ml)], OpKind::attn_norm, 4.0 * dbl(x.numel()));
+    OpScope op(prof, group_of_layer[static_cast<std::size_t>(ml)], OpKind::attn_norm);
     backend.rms_norm(x, w.layers[static_cast<std::size_t>(ml)].attn_norm, eps, view);
   }
   if (hd_mirror_queries(l) && !final_only) {
@@ -92,7 +93,7 @@ void Runner::Impl::ffn_sublayer(const LayerRun& r, const Tensor& in, const Tenso
   const float eps = static_cast<float>(config.effective.norm_eps);
   Tensor normed = ws.get(Buf::normed, {R, D}, opt.dtype);
   {
-    OpScope op(prof, g, OpKind::ffn_norm, 4.0 * dbl(R * D));
+    OpScope op(prof, g, OpKind::ffn_norm);
     backend.rms_norm(in, lw.ffn_norm, eps, normed);
   }
   if (lw.moe) {
@@ -102,18 +103,18 @@ void Runner::Impl::ffn_sublayer(const LayerRun& r, const Tensor& in, const Tenso
     Tensor gu = ws.get(Buf::gate_up, {R, 2 * F}, opt.dtype);
     Tensor act = ws.get(Buf::act, {R, F}, opt.dtype);
     {
-      OpScope op(prof, g, OpKind::ffn_gate_up, 2.0 * dbl(R * D) * dbl(2 * F));
+      OpScope op(prof, g, OpKind::ffn_gate_up);
       backend.gemm(normed, false, lw.dense.gate_up, true, gu);
     }
     {
-      OpScope op(prof, g, OpKind::ffn_act, 5.0 * dbl(R * F));
+      OpScope op(prof, g, OpKind::ffn_act);
       backend.swiglu(gu, act);
     }
-    OpScope op(prof, g, OpKind::ffn_down, 2.0 * dbl(R * F) * dbl(D));
+    OpScope op(prof, g, OpKind::ffn_down);
     backend.gemm(act, false, lw.dense.down, true, out);
   }
   if (lw.ffn_post_norm.defined()) {
-    OpScope op(prof, g, OpKind::ffn_norm, 4.0 * dbl(R * D));
+    OpScope op(prof, g, OpKind::ffn_norm);
     backend.rms_norm(out, lw.ffn_post_norm, eps, out);
   }
 }
@@ -131,13 +132,13 @@ void Runner::Impl::moe_ffn(const LayerRun& r, const Tensor& in, const Tensor& ou
   Tensor moe_w = ws.get(Buf::moe_weights, {R * k}, ScalarType::f32);
   std::vector<std::int64_t> offset;
   {
-    OpScope op(prof, g, OpKind::router, 2.0 * dbl(R * D) * dbl(E), 4);
+    OpScope op(prof, g, OpKind::router, 4);
     backend.gemm(in, false, mw.router, true, logits);
     backend.topk_routing(logits, k, mc.router, opt.normalize_topk, ids, weights);
     offset = route(ids, weights, moe_ids, moe_w, E, k);
   }
   {
-    OpScope op(prof, g, OpKind::experts, dbl(R * k) * (6.0 * dbl(D * Fe) + 5.0 * dbl(Fe)));
+    OpScope op(prof, g, OpKind::experts);
     backend.fill_zero(out);
     for (std::int64_t e = 0; e < E; ++e) {
       const std::int64_t first = offset[static_cast<std::size_t>(e)], n = offset[static_cast<std::size_t>(e) + 1] - first;
@@ -158,9 +159,7 @@ void Runner::Impl::moe_ffn(const LayerRun& r, const Tensor& in, const Tensor& ou
   }
   if (mw.shared.empty()) return;
   const std::int64_t Fs = mc.shared_expert_intermediate;
-  OpScope op(prof, g, OpKind::shared_experts,
-             dbl(R * static_cast<std::int64_t>(mw.shared.size())) * (6.0 * dbl(D * Fs) + 5.0 * dbl(Fs)),
-             3.0 * dbl(static_cast<std::int64_t>(mw.shared.size())));
+  OpScope op(prof, g, OpKind::shared_experts, 3.0 * dbl(static_cast<std::int64_t>(mw.shared.size())));
   for (const FfnWeights& sh : mw.shared) {
     Tensor gu = ws.get(Buf::gate_up, {R, 2 * Fs}, opt.dtype);
     Tensor act = ws.get(Buf::act, {R, Fs}, opt.dtype);
@@ -204,24 +203,24 @@ void Runner::Impl::ghc_sublayer(Pass& p, const LayerRun& r, Tensor& h, bool atte
   if (vwn->dynamic) {
     Tensor hn = ws.get(Buf::ghc_hn, {R * n, s}, opt.dtype);
     {
-      OpScope op(prof, g, OpKind::ghc_norm, 4.0 * dbl(R * wide));
+      OpScope op(prof, g, OpKind::ghc_norm);
       backend.rms_norm(h.reshaped({R * n, s}), gw.norm, static_cast<float>(config.effective.norm_eps), hn);
     }
     alpha = ws.get(Buf::ghc_alpha, {R, n, m + n}, ScalarType::f32);
     beta = ws.get(Buf::ghc_beta, {R, m, n}, ScalarType::f32);
-    OpScope op(prof, g, OpKind::ghc_dynamic, 2.0 * dbl(2 * m + n) * dbl(R * wide));
+    OpScope op(prof, g, OpKind::ghc_dynamic);
     backend.ghc_dynamic(hn.reshaped({R, n, s}), gw.w_dyn, gw.scale, gw.static_a, gw.static_b, alpha, beta);
   }
   Tensor x = ws.get(Buf::ghc_x, {R, m, s}, opt.dtype);
   Tensor carry = ws.get(Buf::ghc_carry, {R, n, s}, opt.dtype);
   {
-    OpScope op(prof, g, OpKind::ghc_width, 2.0 * dbl(m + n) * dbl(R * wide));
+    OpScope op(prof, g, OpKind::ghc_width);
     backend.ghc_width(h3, alpha, x, carry);
   }
   Tensor z = ws.get(Buf::sub_out, {R, D}, opt.dtype);
   if (attention) attention_sublayer(p, r, x.reshaped({R, D}), z, false);
   else ffn_sublayer(r, x.reshaped({R, D}), z);
-  OpScope op(prof, g, OpKind::ghc_depth, 2.0 * dbl(n) * dbl(R * D));
+  OpScope op(prof, g, OpKind::ghc_depth);
   backend.ghc_depth(z.reshaped({R, m, s}), beta, carry, h3);
 }
 
@@ -229,7 +228,7 @@ void Runner::Impl::ghc_sublayer(Pass& p, const LayerRun& r, Tensor& h, bool atte
 void Runner::Impl::inject(Pass&, Tensor& x, const Tensor& e) {
   Tensor next = ws.get(Buf::hidden_b, x.shape(), x.type());
   if (next.overlaps(x)) next = ws.get(Buf::hidden_a, x.shape(), x.type());
-  OpScope op(prof, -1, OpKind::injection, 2.0 * dbl(x.dim(0)) * dbl(2 * D) * dbl(D), 2);
+  OpScope op(prof, -1, OpKind::injection, 2);
   backend.gemm(x, false, w.inject_h, true, next);
   backend.gemm(e, false, w.inject_e, true, next, 1.0f, 1.0f);
   x = next;
@@ -243,7 +242,7 @@ Tensor Runner::Impl::output_path(const Tensor& rows, Buf norm, Buf reduce, Buf f
   if (vwn) {
     Tensor gn = ws.get(norm, {r, wide}, opt.dtype);
     Tensor red = ws.get(reduce, {r, D}, opt.dtype);
-    OpScope op(prof, -1, mtp_path ? kind : OpKind::vwn_reduce, 2.0 * dbl(r * wide) * dbl(D) + 4.0 * dbl(r * wide), 2);
+    OpScope op(prof, -1, mtp_path ? kind : OpKind::vwn_reduce, 2);
     // Groups of D (methods.md); when D' = (n/m) D is not a whole number of them (n/m
     // fractional, e.g. 3/2), groups of gcd(D, D').
     backend.group_norm(rows, std::gcd(D, wide), w.group_norm_weight, w.group_norm_bias, eps, gn);
@@ -252,11 +251,11 @@ Tensor Runner::Impl::output_path(const Tensor& rows, Buf norm, Buf reduce, Buf f
   }
   Tensor f = ws.get(fin, {r, D}, opt.dtype);
   {
-    OpScope op(prof, -1, mtp_path ? kind : OpKind::final_norm, 4.0 * dbl(r * D));
+    OpScope op(prof, -1, mtp_path ? kind : OpKind::final_norm);
     backend.rms_norm(h, w.final_norm, eps, f);
   }
   Tensor out = ws.get(logits, {r, V}, opt.dtype);
-  OpScope op(prof, -1, mtp_path ? kind : OpKind::lm_head, 2.0 * dbl(r * D) * dbl(V));
+  OpScope op(prof, -1, mtp_path ? kind : OpKind::lm_head);
   backend.gemm(f, false, w.lm_head, true, out);
   return out;
 }
@@ -279,7 +278,7 @@ void Runner::Impl::mtp(Pass& p, const Tensor&, ForwardResult& res) {
   Tensor e = embed(one, p.mtp_ids, L, Buf::mtp_e, OpKind::mtp);
   Tensor mix = ws.get(Buf::mtp_mix, {L * n, s}, opt.dtype);
   {
-    OpScope op(prof, -1, OpKind::mtp, 2.0 * dbl(L * n) * dbl(2 * s) * dbl(s), 2);
+    OpScope op(prof, -1, OpKind::mtp, 2);
     backend.gemm(res.hidden.reshaped({L * n, s}), false, w.mtp_h, true, mix);
     backend.gemm(e.reshaped({L * n, s}), false, w.mtp_e, true, mix, 1.0f, 1.0f);
   }

@@ -130,11 +130,9 @@ OpMeasure& Profiler::slot(int group, OpKind kind) {
   return t[static_cast<std::size_t>(kind)];
 }
 
-void Profiler::start(int group, OpKind kind, double flops, double calls) {
+void Profiler::start(int group, OpKind kind, double calls) {
   if (open_) throw std::logic_error("profiler: op started inside another op");
-  OpMeasure& m = slot(group, kind);
-  m.flops += flops;
-  m.calls += calls;
+  slot(group, kind).calls += calls;
   open_group_ = group;
   open_kind_ = kind;
   open_ = true;
@@ -159,6 +157,14 @@ void Profiler::end_call(StepProfile& out) {
   out.total_ms = step_.total_ms;
   out.groups = std::move(step_.groups);
   out.outside = step_.outside;
+}
+
+void charge_flops(const model::PassProgram& program, const std::vector<int>& group_of_layer, StepProfile& out) {
+  for (const model::RunOps& r : program.runs) {
+    OpTimes& t = out.groups[static_cast<std::size_t>(group_of_layer[static_cast<std::size_t>(r.run.layer)])];
+    for (std::size_t k = 0; k < t.size(); ++k) t[k].flops += r.ops[k].cost.flops;
+  }
+  for (std::size_t k = 0; k < out.outside.size(); ++k) out.outside[k].flops += program.outside[k].cost.flops;
 }
 
 // ---- plans -----------------------------------------------------------------------------

@@ -8,45 +8,6 @@ namespace hdlab::simulator {
 
 using namespace hdlab::model;
 
-namespace {
-
-void set_attention_shape(const Backbone& b, ModelShape& s) {
-  const AttentionShape a = attention_shape(b);
-  s.qk_head_dim = static_cast<double>(a.qk_head_dim);
-  s.v_head_dim = static_cast<double>(a.v_head_dim);
-  s.kv_out = static_cast<double>(a.kv_cache_per_token);
-  s.o_params = s.H * s.v_head_dim * s.D;
-  s.o_bias = b.output_bias ? s.D : 0;
-  if (b.mla) {
-    // MLA (approximate costs): the query path, possibly low-rank with its RMSNorm; the
-    // rest of the projection parameters form the latent K/V path.
-    const MlaConfig& m = *b.mla;
-    const double qk = static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim);
-    const double ql = static_cast<double>(m.q_lora_rank);
-    s.q_weights = ql > 0 ? s.D * ql + ql + ql * s.H * qk : s.D * s.H * qk;
-    s.kv_weights = static_cast<double>(a.projection_params) - s.q_weights - s.o_params;
-    s.rope_dim = static_cast<double>(m.qk_rope_head_dim);
-    s.qk_norm = false;  // MLA's norms sit on the low-rank paths, counted with the weights
-    return;
-  }
-  s.q_weights = s.D * s.H * s.qk_head_dim;
-  s.kv_weights = 2 * s.D * s.G * s.qk_head_dim;
-  if (b.attention_bias) {
-    s.q_bias = s.H * s.qk_head_dim;
-    s.kv_bias = 2 * s.G * s.qk_head_dim;
-  }
-  s.rope_dim = b.positions == PositionKind::rope ? s.qk_head_dim : 0;
-  s.qk_norm = b.qk_norm;
-}
-
-}  // namespace
-
-model::OpCost table_total(const OpTable& t) {
-  model::OpCost c;
-  for (const OpRow& r : t) c += r.cost;
-  return c;
-}
-
 void set_precision(ModelShape& s, const TensorPrecision& p) {
   s.precision = p;
   s.bytes = dtype_bytes(p.activations);
@@ -59,43 +20,8 @@ void set_precision(ModelShape& s, const TensorPrecision& p) {
 
 ModelShape model_shape(const Backbone& b, const Method& m) {
   ModelShape s;
-  s.D = static_cast<double>(b.hidden);
-  s.H = static_cast<double>(b.num_heads);
-  s.G = static_cast<double>(b.num_kv_heads);
-  set_attention_shape(b, s);
-  // Gemma-style post-norms: the first half of the per-layer norms wrap attention.
-  s.norms_attn = static_cast<double>((b.norms_per_layer + 1) / 2);
-  s.norms_ffn = static_cast<double>(b.norms_per_layer) - s.norms_attn;
-  s.layernorm = b.norm == NormKind::layernorm;
-  s.F = static_cast<double>(b.intermediate);
-  s.gelu = b.mlp == MlpKind::gelu;
-  s.mlp_bias = b.mlp_bias;
-  s.position_rows = static_cast<double>(b.position_rows());
-  if (b.moe) {
-    s.E = static_cast<double>(b.moe->num_experts);
-    s.top_k = static_cast<double>(b.moe->top_k);
-    s.Fe = static_cast<double>(b.moe->expert_intermediate);
-    s.S = static_cast<double>(b.moe->num_shared_experts);
-    s.Fs = static_cast<double>(b.moe->shared_expert_intermediate);
-  }
-  s.V = static_cast<double>(b.padded_vocab());
-  s.V_in = static_cast<double>(b.padded_input_vocab());
-  s.tied = b.tie_embeddings;
+  static_cast<OpDims&>(s) = op_dims(b, m);
   set_precision(s, TensorPrecision{b.dtype, b.dtype, b.dtype, b.dtype, b.dtype, DType::fp32});
-  if (const auto* hd = std::get_if<HdDesign>(&m)) s.hd_n = static_cast<double>(hd->n);
-  if (const auto* phd = std::get_if<PhdDesign>(&m)) s.phd_K = static_cast<double>(phd->K);
-  if (const auto* v = std::get_if<VwnDesign>(&m)) {
-    s.vwn = true;
-    s.vwn_m = static_cast<double>(v->m);
-    s.vwn_n = static_cast<double>(v->n);
-    s.vwn_dynamic = v->dynamic;
-    s.vwn_projected = v->embedding == VwnEmbedding::projected;
-    s.vwn_mtp = v->mtp;
-  }
-  if (const auto* l = std::get_if<LoopedDesign>(&m)) {
-    s.loop_iterations = static_cast<double>(l->iterations);
-    s.injection = l->input_injection;
-  }
   return s;
 }
 

@@ -184,3 +184,51 @@ TEST_CASE("the KV entries the runner keeps are the simulator's cache sizes", "[r
 }
 
 }  // namespace hdlab::executor::testing
+
+namespace hdlab::executor::testing {
+
+TEST_CASE("the runner's layer program: a node list per layer run, the profile's FLOPs and the KV it keeps",
+          "[runner][flops][program]") {
+  // Looped, per-iteration KV: prelude 1, recurrent 2 x 3, coda 1 -> 8 runs, 8 caches.
+  const model::Config c =
+      make(tiny_dense(4), R"({"looped": {"prelude": 1, "recurrent": 2, "coda": 1, "iterations": 3}})");
+  Model m = build(c);
+  const auto t = tokens(21);
+  m.runner->prefill(std::span(t.data(), 20), 21);
+  const model::PassProgram& p = m.runner->last_program();
+  const std::vector<model::LayerRun> runs = model::layer_runs(c.design.method, c.effective.num_layers);
+  REQUIRE(p.runs.size() == runs.size());
+  REQUIRE(runs.size() == 8);
+  const double entry_bytes = 2 * 2 * 8 * 4;  // K and V of 2 heads of 8, f32
+  double kv_written = 0;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    CHECK(p.runs[i].run.layer == runs[i].layer);
+    CHECK(p.runs[i].run.iteration == runs[i].iteration);
+    CHECK(p.runs[i].run.cache_slot == runs[i].cache_slot);
+    kv_written += model::node(p.runs[i].ops, OpKind::attention).cost.kv_bytes_written;
+  }
+  // every prompt position of every cache, as the runner keeps them
+  CHECK(m.runner->kv_entries() == 8 * 20);
+  CHECK(kv_written == 8 * 20 * entry_bytes);
+  const StepProfile& prof = m.runner->last_profile();
+  for (int k = 0; k < model::op_kind_count; ++k) {
+    const auto kind = static_cast<OpKind>(k);
+    INFO(model::to_string(kind));
+    CHECK(prof.op_total(kind).flops == p.op_total(kind).flops);
+  }
+  CHECK(p.op_total(OpKind::qkv_proj).flops == 8 * 2 * 20 * 32 * (32 + 2 * 16));
+
+  // A decode step: one row per run, reading the 20 cached keys and its own.
+  m.runner->decode_step(t[20]);
+  const model::PassProgram& d = m.runner->last_program();
+  REQUIRE(d.runs.size() == 8);
+  for (const model::RunOps& r : d.runs) {
+    const model::OpNode& att = model::node(r.ops, OpKind::attention);
+    CHECK(att.cost.kv_bytes_read == 21 * entry_bytes);
+    CHECK(att.cost.kv_bytes_written == entry_bytes);
+    CHECK(att.cost.flops == 4 * 8 * 4 * 21);
+  }
+  CHECK(m.runner->last_profile().flops_total() == d.total().flops);
+}
+
+}  // namespace hdlab::executor::testing

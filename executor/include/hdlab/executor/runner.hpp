@@ -33,6 +33,7 @@
 #include "hdlab/executor/backend.hpp"
 #include "hdlab/executor/weights.hpp"
 #include "hdlab/model/design.hpp"
+#include "hdlab/model/layer_program.hpp"
 #include "hdlab/model/mask.hpp"
 #include "hdlab/model/ops.hpp"
 
@@ -136,6 +137,10 @@ class Runner {
   std::int64_t kv_entries() const;       // live KV entries over all caches (positions)
   std::size_t kv_bytes() const;          // bytes of the KV caches allocated
   const StepProfile& last_profile() const;
+  // The layer program of the last call: every layer run (layer, loop iteration, KV cache
+  // slot) with its op nodes built for the rows, attention pairs and KV entries the call
+  // ran; the profile's FLOPs per op are these nodes' (model/layer_program.hpp).
+  const model::PassProgram& last_program() const;
 
   struct Impl;
 

@@ -1,0 +1,166 @@
+#pragma once
+// The layer program: for each layer run of a pass, its op nodes (kind, cost, the matrix
+// products it runs as kernels see them), built here once for the simulator and the
+// executor. The FLOPs and bytes of every op are written in one place (layer_ops.cpp of
+// this library): the simulator's op tables are these nodes, costed on a hardware profile;
+// the executor builds the same nodes for the rows and attention pairs of each call and
+// takes every op's FLOPs for its profile from them.
+//
+// A pass is described by its work (LayerWork per layer run: rows, attention pairs, KV
+// entries read and written; OutsideWork for the embeddings and the output path). The
+// simulator derives the work of a phase from the masks (simulator/phases.hpp); the
+// executor from the rows and tile plans of the call it runs.
+//
+// Counting conventions (methods.md section 6, plus the choices below):
+//  - 2 FLOPs per multiply-add; RMSNorm 4 FLOPs per element (square-accumulate, scale,
+//    weight), the published VWN norm count; RoPE 3 per rotated element (2 multiplies, 1
+//    add); SiLU(gate)*up 5 per element (SiLU as 4: exp, add, divide, multiply); a
+//    residual add 1 per element; biases 1 per output element.
+//  - Attention 4*hd*H FLOPs per visible pair (MLA: 2*H*(qk_head_dim + v_head_dim));
+//    softmax FLOPs are not counted. Both the exact and the tile-executed pair counts are
+//    kept; the op's flops use the one the caller chooses (executed by default).
+//  - Bytes: weights read once per pass, activations written and read by each op (an op
+//    reads its inputs and writes its outputs to device memory: no fusion is assumed),
+//    KV cache read and written by the attention op.
+//  - Costs are logical: the whole model replica, unsharded. The simulator's roofline
+//    divides them over tensor/expert-parallel devices.
+// Node lists are fixed arrays indexed by OpKind, so building one allocates nothing (the
+// hot path of a sweep).
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "hdlab/model/design.hpp"
+#include "hdlab/model/ops.hpp"
+#include "hdlab/model/schedule.hpp"
+
+namespace hdlab::model {
+
+// How tensor parallelism cuts a matrix product [m, k] x [k, n]: a column-parallel weight
+// splits n, a row-parallel one k (its partial sums are all-reduced); a replicated one
+// (the router) neither.
+// A per-head product (unfused attention's Q K^T and P V: one group per sequence and head)
+// splits its groups: heads over tp, sequences over ep.
+enum class GemmSplit : std::uint8_t { column, row, replicated, heads };
+
+// One matrix product an op runs, as the kernels see it: `groups` products of
+// [m, k] x [k, n] in one launch (the routed experts: one group per expert hit, m its
+// tokens). Logical (unsharded) sizes.
+struct OpGemm {
+  double m = 0, n = 0, k = 0;
+  double groups = 0;  // 0: no product
+  GemmSplit split = GemmSplit::column;
+};
+
+// One op of one run of a layer (or of the ops outside the layers).
+struct OpNode {
+  OpCost cost;                // logical cost of one run of the op
+  double params = 0;          // parameters the op owns (resident weights, per layer)
+  double calls = 0;           // kernel launches per run
+  double rows = 0;            // GEMM M: tokens through the op (experts: expected tokens per expert)
+  double weight_dim_min = 0;  // GEMM: the smaller weight dimension (min(N, K))
+  // The op's products, and the bytes and launches of the element-wise steps between them
+  // (SwiGLU's activation, the experts' token permutes), for kernel-level timing models.
+  std::array<OpGemm, 2> gemms{};
+  double inner_vector_bytes = 0;
+  double inner_vector_calls = 0;
+};
+// The nodes of one layer run, indexed by OpKind (an op the layer does not run: all zero).
+using OpNodes = std::array<OpNode, op_kind_count>;
+
+inline OpNode& node(OpNodes& t, OpKind k) { return t[static_cast<std::size_t>(k)]; }
+inline const OpNode& node(const OpNodes& t, OpKind k) { return t[static_cast<std::size_t>(k)]; }
+OpCost nodes_total(const OpNodes& t);
+
+// The sizes the ops of a model are made of, derived once per (backbone, method).
+struct OpDims {
+  double D = 0, H = 0, G = 0;
+  double qk_head_dim = 0, v_head_dim = 0, rope_dim = 0;
+  double q_weights = 0, q_bias = 0;    // query projection (MLA: with its low-rank path)
+  double kv_weights = 0, kv_bias = 0;  // key/value projections (MLA: the latent path)
+  double o_params = 0, o_bias = 0;     // output projection (its bias: D or 0)
+  double kv_out = 0;                   // K/V elements written per position (= cache entry size)
+  bool qk_norm = false;
+  double norms_attn = 0, norms_ffn = 0;  // norms of size D around each sublayer
+  bool layernorm = false;                // LayerNorm (weight and bias) instead of RMSNorm
+  double F = 0;                          // dense FFN width
+  bool gelu = false;                     // dense FFN: GELU (up, down) instead of SwiGLU
+  bool mlp_bias = false;                 // dense FFN biases
+  double position_rows = 0;              // learned position table rows (0: none)
+  double E = 0, top_k = 0, Fe = 0, S = 0, Fs = 0;  // MoE
+  double V = 0;                          // padded vocabulary of the head
+  double V_in = 0;                       // padded rows of the input table (backbone input_vocab_size)
+  bool tied = false;
+  // Bytes per element of the tensor classes the ops move (op_dims: the backbone's dtype).
+  double bytes = 2;            // activations
+  double weight_el_bytes = 2;  // weights
+  double kv_el_bytes = 2;      // KV cache
+  // Method parameters (neutral when the method is another).
+  double hd_n = 1;  // HD streams (input tables)
+  double phd_K = 1;
+  bool vwn = false, vwn_dynamic = false, vwn_projected = false, vwn_mtp = false;
+  double vwn_m = 1, vwn_n = 1;  // D' = (n/m) D
+  double loop_iterations = 1;
+  bool injection = false;
+};
+OpDims op_dims(const Backbone& b, const Method& m);
+
+// What of a layer, besides the dims, changes its ops.
+struct LayerFeatures {
+  bool moe = false;
+  bool kv_from_source = false;  // KV mirror: K/V projected from an early layer's input
+};
+LayerFeatures layer_features(const Backbone& b, std::int64_t layer);
+
+// The work one layer run does in a pass, per sequence.
+struct LayerWork {
+  double seqs = 0;            // sequences in the pass
+  double rows_q = 0;          // rows through q, o, the FFN and the residual
+  double rows_kv = 0;         // rows whose K/V are projected
+  double pairs_exact = 0;     // visible (query, key) pairs
+  double pairs_executed = 0;  // pairs inside visible kernel tiles
+  double kv_read = 0;         // KV-cache entries read (decode)
+  double kv_written = 0;      // KV-cache entries written per layer pass (a prefill of a cache
+                              // shared by K loop iterations: written once, 1/K per pass)
+  bool reads_cache = false;   // decode: K/V come from the cache, not from activations
+  double longest_keys = 0;    // keys the query row that sees the most sees (a kernel's longest unit)
+  bool scores_materialised = false;  // unfused attention: every (query, key) score written (pairs_executed = rows_q * rows_kv)
+  // Training dropout: on the two sublayer outputs before their residual adds (fused into
+  // the add: each writes a mask of a byte an element, kept for the backward), and on
+  // unfused attention's probabilities (a kernel reading them and writing the dropped ones
+  // and a byte-a-score mask; fused kernels drop inside, not costed).
+  bool hidden_dropout = false;
+  bool attention_dropout = false;  // only with scores_materialised
+};
+// The nodes of one layer with features `f` doing `w`; attention FLOPs from the executed
+// pairs when `count_executed`, else from the exact ones.
+void layer_ops(const OpDims& s, const LayerFeatures& f, const LayerWork& w, bool count_executed, OpNodes& out);
+
+// Work outside the layers, per sequence.
+struct OutsideWork {
+  double seqs = 0;
+  double embed_rows = 0;      // positions looked up (HD: one row per stream from its table)
+  double logit_rows = 0;      // rows through the final norm and the head (loss / sampling rows)
+  double recurrent_rows = 0;  // looped: rows through the injection adapter per iteration
+  double mtp_rows = 0;        // VWN multi-token prediction rows: training's loss rows, else 0
+};
+void outside_ops(const OpDims& s, const OutsideWork& w, OpNodes& out);
+
+// The program of one pass as a list: each layer run in execution order (its layer, loop
+// iteration and the KV cache slot its attention reads and appends to) with its nodes,
+// and the nodes outside the layers.
+struct RunOps {
+  LayerRun run;
+  OpNodes ops{};
+};
+struct PassProgram {
+  std::vector<RunOps> runs;
+  OpNodes outside{};
+  OpCost total() const;
+  OpCost op_total(OpKind k) const;
+};
+// `work[i]` is the work of `runs[i]`.
+PassProgram pass_program(const Config& c, const OpDims& s, const std::vector<LayerRun>& runs,
+                         const std::vector<LayerWork>& work, const OutsideWork& outside, bool count_executed = true);
+
+}  // namespace hdlab::model

@@ -1,0 +1,294 @@
+// The op nodes of one layer run and of the ops outside the layers: the one place the
+// FLOPs and bytes of every op are written. Shapes in comments are per pass: N rows of
+// width D, e bytes per element; conventions in layer_program.hpp.
+#include <array>
+#include <cmath>
+
+#include "hdlab/model/layer_program.hpp"
+
+namespace hdlab::model {
+
+namespace {
+
+// An element-wise or reduction op over `elements_in` -> `elements_out` elements.
+// Weights in the weights' precision, the elements in the activations'.
+void vector_op(OpNode& r, double flops, double params, double elements_in, double elements_out, const OpDims& s) {
+  r.cost.flops = flops;
+  r.cost.weight_bytes = params * s.weight_el_bytes;
+  r.cost.act_bytes_in = elements_in * s.bytes;
+  r.cost.act_bytes_out = elements_out * s.bytes;
+  r.params = params;
+  r.calls = flops > 0 ? 1 : 0;
+  r.rows = 0;
+  r.weight_dim_min = 0;
+}
+
+// `norms` norms of D running over `rows` rows in all: RMSNorm 4 FLOPs per element (square,
+// sum, scale, weight) and a weight of D each; LayerNorm 7 (mean and variance, centre,
+// scale, weight, bias) and a weight and a bias of D each.
+void norm_op(OpNode& r, const OpDims& s, double rows, double norms) {
+  const double elements = rows * s.D;
+  vector_op(r, (s.layernorm ? 7 : 4) * elements, norms * s.D * (s.layernorm ? 2 : 1), elements, elements, s);
+}
+
+// A matrix product [N, in] x [in, out] -> [N, out] (+ bias), split by tensor parallelism
+// as `split` says.
+void gemm_op(OpNode& r, double N, double in, double out, double bias, const OpDims& s,
+             GemmSplit split = GemmSplit::column) {
+  r.cost.flops = 2 * N * in * out + N * bias;
+  r.cost.weight_bytes = (in * out + bias) * s.weight_el_bytes;
+  r.cost.act_bytes_in = N * in * s.bytes;
+  r.cost.act_bytes_out = N * out * s.bytes;
+  r.params = in * out + bias;
+  r.calls = 1;
+  r.rows = N;
+  r.weight_dim_min = in < out ? in : out;
+  r.gemms = {OpGemm{N, out, in, 1, split}, OpGemm{}};
+}
+
+// Expected distinct experts hit by `tokens` tokens each picking top_k of E experts,
+// under balanced (uniform) routing: E * (1 - (1 - k/E)^tokens).
+double experts_hit(double E, double k, double tokens) {
+  if (E <= 0 || tokens <= 0) return 0;
+  if (k >= E) return E;
+  return E * (1 - std::exp(tokens * std::log1p(-k / E)));
+}
+
+void attention_ops(const OpDims& s, const LayerFeatures& f, const LayerWork& w, bool executed, OpNodes& t) {
+  const double e = s.bytes;
+  const double Nq = w.seqs * w.rows_q, Nkv = w.seqs * w.rows_kv;
+  // KV mirror: K/V come from an early layer's input, normalised here with this layer's
+  // own norm weights, so the norm runs over both inputs.
+  const double norm_rows = f.kv_from_source ? Nq + Nkv : Nq;
+  const double post = s.norms_attn > 1 ? (s.norms_attn - 1) * Nq : 0;  // post-norms on the output
+  if (s.norms_attn > 0) norm_op(node(t, OpKind::attn_norm), s, norm_rows + post, s.norms_attn);
+
+  // [Nq, D] -> q [Nq, H*qk]; [Nkv, D] -> k, v [Nkv, kv_out]
+  OpNode& qkv = node(t, OpKind::qkv_proj);
+  qkv.cost.flops = 2 * (Nq * s.q_weights + Nkv * s.kv_weights) + Nq * s.q_bias + Nkv * s.kv_bias;
+  qkv.params = s.q_weights + s.q_bias + s.kv_weights + s.kv_bias;
+  qkv.cost.weight_bytes = qkv.params * s.weight_el_bytes;
+  qkv.cost.act_bytes_in = (f.kv_from_source ? Nq + Nkv : Nq) * s.D * e;
+  qkv.cost.act_bytes_out = (Nq * s.H * s.qk_head_dim + Nkv * s.kv_out) * e;
+  qkv.calls = 1;
+  qkv.rows = Nq;
+  qkv.weight_dim_min = s.D < s.G * s.qk_head_dim ? s.D : s.G * s.qk_head_dim;
+  // q and the K/V projections as their products (MLA's low-rank paths as one product of
+  // the same multiply-adds per row)
+  qkv.gemms = {OpGemm{Nq, s.q_weights / s.D, s.D, 1, GemmSplit::column},
+               OpGemm{Nkv, s.kv_weights / s.D, s.D, 1, GemmSplit::column}};
+
+  const double q_el = Nq * s.H * s.qk_head_dim, k_el = Nkv * s.G * s.qk_head_dim;
+  if (s.qk_norm) vector_op(node(t, OpKind::qk_norm), 4 * (q_el + k_el), 2 * s.qk_head_dim, q_el + k_el, q_el + k_el, s);
+  const double rope_el = (Nq * s.H + Nkv * s.G) * s.rope_dim;
+  vector_op(node(t, OpKind::rope), 3 * rope_el, 0, rope_el, rope_el, s);
+
+  // softmax(q k^T) v over the visible pairs: [Nq, H, qk] x keys -> [Nq, H, v]
+  OpNode& att = node(t, OpKind::attention);
+  const double per_pair = 2 * s.H * (s.qk_head_dim + s.v_head_dim);  // 4*hd*H for GQA
+  att.cost.flops = per_pair * w.seqs * (executed ? w.pairs_executed : w.pairs_exact);
+  att.cost.act_bytes_in = (q_el + (w.reads_cache ? 0 : Nkv * s.kv_out)) * e;
+  att.cost.act_bytes_out = Nq * s.H * s.v_head_dim * e;
+  att.cost.kv_bytes_read = w.seqs * w.kv_read * s.kv_out * s.kv_el_bytes;
+  att.cost.kv_bytes_written = w.seqs * w.kv_written * s.kv_out * s.kv_el_bytes;
+  att.calls = 1;
+  att.rows = w.rows_q;
+  if (w.scores_materialised) {
+    // Unfused: Q K^T and P V as per-(sequence, head) products, and the scores
+    // [seqs, H, rows_q, rows_kv] written, read and written by the softmax, read by P V.
+    const double heads = w.seqs * s.H;
+    att.gemms = {OpGemm{w.rows_q, w.rows_kv, s.qk_head_dim, heads, GemmSplit::heads},
+                 OpGemm{w.rows_q, s.v_head_dim, w.rows_kv, heads, GemmSplit::heads}};
+    att.inner_vector_bytes = 4 * heads * w.pairs_executed * e;
+    att.inner_vector_calls = 1;
+    att.calls = 3;
+    if (w.attention_dropout) {  // reads the probabilities, writes the dropped ones and the mask
+      att.inner_vector_bytes += heads * w.pairs_executed * (2 * e + 1);
+      att.inner_vector_calls += 1;
+      att.calls += 1;
+    }
+  }
+
+  gemm_op(node(t, OpKind::o_proj), Nq, s.H * s.v_head_dim, s.D, s.o_bias, s, GemmSplit::row);
+}
+
+// `groups` experts of width F, each given tokens / groups of the T token copies.
+void swiglu(OpNode& r, double tokens, double D, double F, double e, double groups = 1) {  // e: activation bytes
+  // gate/up [T, D] -> [T, 2F]; SiLU(gate)*up -> [T, F]; down [T, F] -> [T, D]
+  r.cost.flops = tokens * (2 * D * 2 * F + 5 * F + 2 * F * D);
+  r.cost.act_bytes_in = tokens * (D + 2 * F + F) * e;
+  r.cost.act_bytes_out = tokens * (2 * F + F + D) * e;
+  r.calls = 3;
+  const double per_group = groups > 0 ? tokens / groups : 0;
+  r.gemms = {OpGemm{per_group, 2 * F, D, groups, GemmSplit::column}, OpGemm{per_group, D, F, groups, GemmSplit::row}};
+  r.inner_vector_bytes = tokens * 3 * F * e;  // the activation reads gate and up, writes one
+  r.inner_vector_calls = 1;
+}
+
+void ffn_ops(const OpDims& s, const LayerFeatures& f, const LayerWork& w, OpNodes& t) {
+  const double e = s.bytes, N = w.seqs * w.rows_q;  // e: activation bytes
+  if (s.norms_ffn > 0) norm_op(node(t, OpKind::ffn_norm), s, N * s.norms_ffn, s.norms_ffn);
+  if (!f.moe) {
+    const double bias_in = s.mlp_bias ? (s.gelu ? 1 : 2) * s.F : 0, bias_out = s.mlp_bias ? s.D : 0;
+    if (s.gelu) {  // up [N, D] -> [N, F]; GELU (tanh form, ~8 FLOPs per element); down
+      gemm_op(node(t, OpKind::ffn_gate_up), N, s.D, s.F, bias_in, s);
+      vector_op(node(t, OpKind::ffn_act), 8 * N * s.F, 0, N * s.F, N * s.F, s);
+    } else {  // gate and up [N, D] -> [N, 2F]; SiLU(gate) * up -> [N, F]; down
+      gemm_op(node(t, OpKind::ffn_gate_up), N, s.D, 2 * s.F, bias_in, s);
+      vector_op(node(t, OpKind::ffn_act), 5 * N * s.F, 0, 2 * N * s.F, N * s.F, s);
+    }
+    gemm_op(node(t, OpKind::ffn_down), N, s.F, s.D, bias_out, s, GemmSplit::row);
+    return;
+  }
+  // Router logits [N, D] x [D, E]; top-k selection not counted.
+  OpNode& router = node(t, OpKind::router);
+  vector_op(router, 2 * N * s.D * s.E, s.E * s.D, N * s.D, N * s.E, s);
+  router.gemms = {OpGemm{N, s.E, s.D, 1, GemmSplit::replicated}, OpGemm{}};
+  router.inner_vector_bytes = N * s.E * e;  // the top-k reads the logits
+  router.inner_vector_calls = 1;
+  // Routed experts: N*k token copies, balanced over E experts; weights of the experts hit.
+  OpNode& ex = node(t, OpKind::experts);
+  const double expert_params = 3 * s.D * s.Fe, hit = experts_hit(s.E, s.top_k, N);
+  swiglu(ex, N * s.top_k, s.D, s.Fe, e, hit);
+  ex.params = s.E * expert_params;
+  ex.cost.weight_bytes = hit * expert_params * s.weight_el_bytes;
+  // The token copies are permuted to their experts and back (read and written each way).
+  ex.inner_vector_bytes += 4 * N * s.top_k * s.D * e;
+  ex.inner_vector_calls += 2;
+  ex.rows = N * s.top_k / s.E;
+  ex.weight_dim_min = s.D < s.Fe ? s.D : s.Fe;
+  if (s.S > 0) {
+    OpNode& sh = node(t, OpKind::shared_experts);
+    swiglu(sh, N * s.S, s.D, s.Fs, e);
+    sh.gemms = {OpGemm{N, 2 * s.S * s.Fs, s.D, 1, GemmSplit::column}, OpGemm{N, s.D, s.S * s.Fs, 1, GemmSplit::row}};
+    sh.params = s.S * 3 * s.D * s.Fs;
+    sh.cost.weight_bytes = sh.params * s.weight_el_bytes;
+    sh.rows = N;
+    sh.weight_dim_min = s.D < s.Fs ? s.D : s.Fs;
+  }
+}
+
+// VWN's two generalized hyper-connections (around attention and FFN), per-token FLOPs
+// as published: norm 4rD, dynamic 2(2m+n)rD, width 2(m+n)rD, depth 2nD (r = n/m).
+void ghc_ops(const OpDims& s, const LayerWork& w, OpNodes& t) {
+  const double N = w.seqs * w.rows_q, m = s.vwn_m, n = s.vwn_n, D = s.D;
+  const double r = n / m, slot = D / m, wide = r * D;
+  const double coefficients = n * (m + n) + m * n;  // alpha and beta per token
+  // Static m = n starts as the residual connection, but its A and B are trained: the
+  // width and depth connections run as for any m, n.
+  if (s.vwn_dynamic) {
+    vector_op(node(t, OpKind::ghc_norm), 2 * N * 4 * wide, 2 * slot, 2 * N * wide, 2 * N * wide, s);
+    vector_op(node(t, OpKind::ghc_dynamic), 2 * N * 2 * (2 * m + n) * wide, 2 * (slot * (m + n) + slot * m + 2),
+              2 * N * wide, 2 * N * coefficients, s);
+  }
+  // H' [N, n, D/m] -> sublayer input [N, m, D/m] and carried state [N, n, D/m]
+  vector_op(node(t, OpKind::ghc_width), 2 * N * 2 * (m + n) * wide, 2 * n * (m + n), 2 * N * (wide + coefficients),
+            2 * N * (m + n) * slot, s);
+  // Z [N, m, D/m] and carried state -> new H' [N, n, D/m]
+  vector_op(node(t, OpKind::ghc_depth), 2 * N * 2 * n * D, 2 * m * n, 2 * N * (D + wide), 2 * N * wide, s);
+}
+
+// Lookups of `rows` positions in tables of `table_rows` rows of `width`: the weight
+// bytes are the distinct rows gathered (at most every table row), the ids int32.
+void lookup_op(OpNode& r, double rows, double table_rows, double width, const OpDims& s) {
+  r.cost.weight_bytes = std::fmin(rows, table_rows) * width * s.weight_el_bytes;
+  r.cost.act_bytes_in = rows * 4;
+  r.cost.act_bytes_out = rows * width * s.bytes;
+  r.calls = 1;
+}
+
+// VWN's output reduce on `rows` rows: GroupNorm over D' (an affine weight and bias per
+// channel), then the linear D' -> D.
+void vwn_reduce_op(OpNode& red, double rows, double wide, double D, const OpDims& s) {
+  gemm_op(red, rows, wide, D, 0, s);
+  red.cost.flops += 4 * rows * wide;
+  red.cost.weight_bytes += 2 * wide * s.weight_el_bytes;
+  red.params += 2 * wide;
+  red.calls = 2;
+  red.inner_vector_bytes = 2 * rows * wide * s.bytes;  // the GroupNorm
+  red.inner_vector_calls = 1;
+}
+
+// VWN multi-token prediction on the `rows` loss rows of a training pass. The auxiliary
+// loss needs logits, so besides the mixing linear (one 2D/m -> D/m shared across the n
+// blocks: [rows, n, 2D/m] -> [rows, n, D/m]) it runs the next token's over-width
+// embedding (a lookup, or the normal one projected D -> D') and the output path again
+// (GroupNorm + reduce, final norm, head): all of it one row, as the executor times it.
+// Only the mixing linear's weights are its own; the rest are the main path's.
+void mtp_op(const OpDims& s, double rows, OpNode& mtp) {
+  const double D = s.D, slot = D / s.vwn_m, wide = s.vwn_n / s.vwn_m * D;
+  mtp = OpNode{};
+  mtp.params = 2 * slot * slot;
+  if (rows <= 0) return;  // prefill and decode: resident, not run
+  std::array<OpNode, 6> parts{};
+  lookup_op(parts[0], rows, s.V_in, s.vwn_projected ? D : wide, s);
+  if (s.vwn_projected) gemm_op(parts[1], rows, D, wide, 0, s);
+  gemm_op(parts[2], rows * s.vwn_n, 2 * slot, slot, 0, s);
+  vwn_reduce_op(parts[3], rows, wide, D, s);
+  norm_op(parts[4], s, rows, 1);  // final norm
+  gemm_op(parts[5], rows, D, s.V, 0, s);                         // head
+  for (const OpNode& p : parts) {
+    mtp.cost += p.cost;
+    mtp.calls += p.calls;
+  }
+  mtp.rows = rows;  // the head's GEMM dominates: M = the loss rows, and the logits it keeps
+  mtp.weight_dim_min = std::fmin(D, s.V);
+  // Kernel models: the head and the mixing linear as products, the rest streamed.
+  mtp.gemms = {parts[5].gemms[0], parts[2].gemms[0]};
+  mtp.gemms[1].split = GemmSplit::replicated;
+  mtp.inner_vector_bytes = parts[0].cost.bytes() + parts[1].cost.bytes() + parts[3].cost.bytes() + parts[4].cost.bytes();
+  mtp.inner_vector_calls = 4;
+}
+
+}  // namespace
+
+void layer_ops(const OpDims& s, const LayerFeatures& f, const LayerWork& w, bool count_executed, OpNodes& out) {
+  out = OpNodes{};
+  attention_ops(s, f, w, count_executed, out);
+  ffn_ops(s, f, w, out);
+  const double N = w.seqs * w.rows_q;
+  if (s.vwn)  // the depth connections carry the residual
+    ghc_ops(s, w, out);
+  else  // two residual adds [N, D] + [N, D] -> [N, D]
+    vector_op(node(out, OpKind::residual), 2 * N * s.D, 0, 4 * N * s.D, 2 * N * s.D, s);
+  // hidden dropout, fused into the op that adds each sublayer's output: two masks [N, D]
+  if (w.hidden_dropout) node(out, s.vwn ? OpKind::ghc_depth : OpKind::residual).cost.act_bytes_out += 2 * N * s.D;
+}
+
+void outside_ops(const OpDims& s, const OutsideWork& w, OpNodes& out) {
+  out = OpNodes{};
+  const double e = s.bytes, D = s.D;
+  const double wide = s.vwn ? s.vwn_n / s.vwn_m * D : D;
+  const double embed_rows = w.seqs * w.embed_rows, logits = w.seqs * w.logit_rows;
+
+  // Resident parameters are every table; HD looks up one row per stream from its table.
+  OpNode& emb = node(out, OpKind::embedding);
+  const double width = s.vwn && !s.vwn_projected ? wide : D;
+  lookup_op(emb, embed_rows, s.hd_n * s.V_in, width, s);
+  emb.params = s.vwn && !s.vwn_projected ? s.V_in * wide : s.hd_n * s.V_in * D;
+  if (s.position_rows > 0) {  // learned positions: a row per position, read and added
+    emb.params += s.position_rows * D;
+    emb.cost.weight_bytes += std::fmin(w.embed_rows, s.position_rows) * D * s.weight_el_bytes;
+    emb.cost.act_bytes_in += embed_rows * D * e;
+    emb.cost.flops += embed_rows * D;
+  }
+  if (s.vwn && s.vwn_projected) gemm_op(node(out, OpKind::vwn_embed_proj), embed_rows, D, wide, 0, s);
+  if (s.vwn) vwn_reduce_op(node(out, OpKind::vwn_reduce), logits, wide, D, s);
+  if (s.injection) {
+    // [h; e] [N, 2D] -> [N, D] once per iteration; one adapter shared by the iterations.
+    OpNode& inj = node(out, OpKind::injection);
+    gemm_op(inj, w.seqs * w.recurrent_rows, 2 * D, D, 0, s);
+    const double k = s.loop_iterations;
+    inj.cost = OpCost{inj.cost.flops * k, inj.cost.weight_bytes * k, inj.cost.act_bytes_in * k,
+                             inj.cost.act_bytes_out * k, 0, 0};
+    inj.calls = k;
+    inj.gemms[0].groups = k;  // k launches of one shape, timed as k groups of one
+  }
+  if (s.vwn && s.vwn_mtp) mtp_op(s, w.seqs * w.mtp_rows, node(out, OpKind::mtp));
+  norm_op(node(out, OpKind::final_norm), s, logits, 1);
+  OpNode& head = node(out, OpKind::lm_head);
+  gemm_op(head, logits, D, s.V, 0, s);
+  if (s.tied) head.params = 0;  // the input table's weights, counted there
+}
+
+}  // namespace hdlab::model

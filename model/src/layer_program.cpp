@@ -1,0 +1,133 @@
+// The sizes a model's ops are made of, and a pass's program assembled from the nodes of
+// layer_ops.cpp.
+#include "hdlab/model/layer_program.hpp"
+
+#include <stdexcept>
+#include <string>
+#include <variant>
+
+namespace hdlab::model {
+
+namespace {
+
+double d(std::int64_t v) { return static_cast<double>(v); }
+
+void set_attention_dims(const Backbone& b, OpDims& s) {
+  const AttentionShape a = attention_shape(b);
+  s.qk_head_dim = d(a.qk_head_dim);
+  s.v_head_dim = d(a.v_head_dim);
+  s.kv_out = d(a.kv_cache_per_token);
+  s.o_params = s.H * s.v_head_dim * s.D;
+  s.o_bias = b.output_bias ? s.D : 0;
+  if (b.mla) {
+    // MLA (approximate costs): the query path, possibly low-rank with its RMSNorm; the
+    // rest of the projection parameters form the latent K/V path.
+    const MlaConfig& m = *b.mla;
+    const double qk = d(m.qk_nope_head_dim + m.qk_rope_head_dim);
+    const double ql = d(m.q_lora_rank);
+    s.q_weights = ql > 0 ? s.D * ql + ql + ql * s.H * qk : s.D * s.H * qk;
+    s.kv_weights = d(a.projection_params) - s.q_weights - s.o_params;
+    s.rope_dim = d(m.qk_rope_head_dim);
+    s.qk_norm = false;  // MLA's norms sit on the low-rank paths, counted with the weights
+    return;
+  }
+  s.q_weights = s.D * s.H * s.qk_head_dim;
+  s.kv_weights = 2 * s.D * s.G * s.qk_head_dim;
+  if (b.attention_bias) {
+    s.q_bias = s.H * s.qk_head_dim;
+    s.kv_bias = 2 * s.G * s.qk_head_dim;
+  }
+  s.rope_dim = b.positions == PositionKind::rope ? s.qk_head_dim : 0;
+  s.qk_norm = b.qk_norm;
+}
+
+// What each design adds to the dims. One overload per design and no catch-all, so a
+// design added to Method without its entry here does not compile.
+struct DesignDims {
+  OpDims& s;
+  void operator()(const BaselineDesign&) const {}
+  void operator()(const HdDesign& hd) const { s.hd_n = d(hd.n); }
+  void operator()(const PhdDesign& phd) const { s.phd_K = d(phd.K); }
+  void operator()(const VwnDesign& v) const {
+    s.vwn = true;
+    s.vwn_m = d(v.m);
+    s.vwn_n = d(v.n);
+    s.vwn_dynamic = v.dynamic;
+    s.vwn_projected = v.embedding == VwnEmbedding::projected;
+    s.vwn_mtp = v.mtp;
+  }
+  void operator()(const LoopedDesign& l) const {
+    s.loop_iterations = d(l.iterations);
+    s.injection = l.input_injection;
+  }
+};
+
+}  // namespace
+
+OpCost nodes_total(const OpNodes& t) {
+  OpCost c;
+  for (const OpNode& n : t) c += n.cost;
+  return c;
+}
+
+OpDims op_dims(const Backbone& b, const Method& m) {
+  OpDims s;
+  s.D = d(b.hidden);
+  s.H = d(b.num_heads);
+  s.G = d(b.num_kv_heads);
+  set_attention_dims(b, s);
+  // Gemma-style post-norms: the first half of the per-layer norms wrap attention.
+  s.norms_attn = d((b.norms_per_layer + 1) / 2);
+  s.norms_ffn = d(b.norms_per_layer) - s.norms_attn;
+  s.layernorm = b.norm == NormKind::layernorm;
+  s.F = d(b.intermediate);
+  s.gelu = b.mlp == MlpKind::gelu;
+  s.mlp_bias = b.mlp_bias;
+  s.position_rows = d(b.position_rows());
+  if (b.moe) {
+    s.E = d(b.moe->num_experts);
+    s.top_k = d(b.moe->top_k);
+    s.Fe = d(b.moe->expert_intermediate);
+    s.S = d(b.moe->num_shared_experts);
+    s.Fs = d(b.moe->shared_expert_intermediate);
+  }
+  s.V = d(b.padded_vocab());
+  s.V_in = d(b.padded_input_vocab());
+  s.tied = b.tie_embeddings;
+  s.bytes = s.weight_el_bytes = s.kv_el_bytes = dtype_bytes(b.dtype);
+  std::visit(DesignDims{s}, m);
+  return s;
+}
+
+LayerFeatures layer_features(const Backbone& b, std::int64_t layer) {
+  return LayerFeatures{b.is_moe_layer(layer), b.is_mirrored(layer)};
+}
+
+OpCost PassProgram::total() const {
+  OpCost c = nodes_total(outside);
+  for (const RunOps& r : runs) c += nodes_total(r.ops);
+  return c;
+}
+
+OpCost PassProgram::op_total(OpKind k) const {
+  OpCost c = node(outside, k).cost;
+  for (const RunOps& r : runs) c += node(r.ops, k).cost;
+  return c;
+}
+
+PassProgram pass_program(const Config& c, const OpDims& s, const std::vector<LayerRun>& runs,
+                         const std::vector<LayerWork>& work, const OutsideWork& outside, bool count_executed) {
+  if (work.size() != runs.size())
+    throw std::invalid_argument("pass_program: " + std::to_string(work.size()) + " works for " +
+                                std::to_string(runs.size()) + " layer runs");
+  PassProgram p;
+  p.runs.resize(runs.size());
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    p.runs[i].run = runs[i];
+    layer_ops(s, layer_features(c.effective, runs[i].layer), work[i], count_executed, p.runs[i].ops);
+  }
+  outside_ops(s, outside, p.outside);
+  return p;
+}
+
+}  // namespace hdlab::model
