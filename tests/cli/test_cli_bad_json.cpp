@@ -143,6 +143,23 @@ TEST_CASE("hdlab check prints every default it applied", "[cli][bad-input]") {
   CHECK(json::parse(r.out.substr(r.out.find("\n{") + 1))["backbone"]["dtype"] == "bf16");
 }
 
+TEST_CASE("an HF config field hdlab cannot model exits 2 naming its pointer", "[cli][bad-input][hf]") {
+  TempDir dir;
+  // Kimi-K2 (model_type kimi_k2) imports and is costed; attention_bias on its multi-head
+  // latent attention is refused by pointer.
+  const auto ok = run_cli({"check", "profiles/models/hf/kimi-k2-instruct.config.json"});
+  CHECK(ok.exit_code == 0);
+  json hf = json::parse(slurp(source_path("profiles/models/hf/kimi-k2-instruct.config.json")));
+  hf["attention_bias"] = true;
+  const std::string file = dir.write("kimi.json", hf.dump());
+  const auto r = run_cli({"check", file});
+  CHECK(r.exit_code == 2);
+  // (An HF config's errors are reported without the file name, as for every HF import.)
+  CHECK(r.err == "hdlab: error: /attention_bias: true is unsupported for multi-head latent attention (its q_a, kv_a "
+                 "and o biases are not modelled)\n");
+  CHECK(r.out.empty());
+}
+
 TEST_CASE("hardware numbers no device has exit 2 naming the field", "[cli][bad-input]") {
   TempDir dir;
   for (double peak : {1e-310, 1e300}) {
