@@ -33,6 +33,8 @@ extern const CLI::Validator design_given;
 
 // Loads the model file and the design and validates both (ConfigError on bad input).
 model::Config load_config(const ModelOptions& o);
+// load_backbone() of a model file's document; its errors name the file: "path:/pointer".
+model::Backbone load_model_backbone(const model::Json& doc, const std::string& path);
 
 // The design a --design value names, as JSON (`model_doc`: the model file's document,
 // whose "design" applies when the value is empty). The text is inline JSON when it

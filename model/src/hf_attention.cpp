@@ -55,6 +55,9 @@ std::int64_t rule_kinds(HfReader& r, bool qwen_sliding, std::vector<AttentionKin
     case Family::llama:
     case Family::deepseek_v2:
     case Family::deepseek_v3:
+    case Family::glm4_moe:
+    case Family::granite:
+    case Family::olmo2:
       break;
     case Family::mistral:
     case Family::mixtral:

@@ -8,18 +8,19 @@ namespace {
 
 bool is_v3(const HfReader& r) { return r.family() == Family::deepseek_v3; }
 
+}  // namespace
+
 // Group-limited routing (n_group groups of experts; each token picks topk_group groups,
 // then top_k experts inside them) changes which experts run, not how many: no parameter
 // or FLOP depends on it. Checked as the router needs it and recorded.
-void read_expert_groups(HfReader& r, const MoeConfig& m) {
+void read_expert_groups(HfReader& r, const MoeConfig& m, std::int64_t default_groups, std::int64_t default_picked) {
   const Json* g = r.present("n_group");
   const Json* tg = r.present("topk_group");
-  // DeepseekV3Config's defaults are 8 and 4; DeepseekV2Config's are null (no groups).
-  const std::int64_t groups = g ? read_integer(*g, r.at("n_group"), 1, m.num_experts) : (is_v3(r) ? 8 : 1);
+  const std::int64_t groups = g ? read_integer(*g, r.at("n_group"), 1, m.num_experts) : default_groups;
   const std::int64_t picked =
-      tg ? read_integer(*tg, r.at("topk_group"), 1, Limits::max_experts) : (is_v3(r) ? 4 : groups);
-  if (!g && is_v3(r)) r.note_default("moe", "n_group", "8", "");
-  if (!tg && is_v3(r)) r.note_default("moe", "topk_group", "4", "");
+      tg ? read_integer(*tg, r.at("topk_group"), 1, Limits::max_experts) : (default_groups > 1 ? default_picked : groups);
+  if (!g && default_groups > 1) r.note_default("moe", "n_group", num(default_groups), "");
+  if (!tg && default_groups > 1) r.note_default("moe", "topk_group", num(default_picked), "");
   if (m.num_experts % groups != 0)
     fail(r.at("n_group"), num(m.num_experts) + " routed experts (n_routed_experts) cannot be split into " +
                               num(groups) + " equal groups");
@@ -32,8 +33,6 @@ void read_expert_groups(HfReader& r, const MoeConfig& m) {
     r.note("moe", "group-limited routing (n_group " + num(groups) + ", topk_group " + num(picked) +
                       ") decides which experts run, not how many: parameters and FLOPs do not depend on it");
 }
-
-}  // namespace
 
 void read_mla(HfReader& r, Backbone& b) {
   MlaConfig m;
@@ -93,13 +92,14 @@ void read_deepseek_moe(HfReader& r, Backbone& b) {
   if (method == "noaux_tc")
     r.note("moe", "the router's e_score_correction_bias (n_routed_experts values per MoE layer) is not counted");
   b.moe = m;
-  read_expert_groups(r, m);
+  // DeepseekV3Config's defaults are 8 groups, 4 picked; DeepseekV2Config's null (no groups).
+  read_expert_groups(r, m, is_v3(r) ? 8 : 1, is_v3(r) ? 4 : 1);
   b.intermediate = m.first_dense_layers > 0 ? r.required_integer("intermediate_size", 1, Limits::max_intermediate) : 0;
 }
 
-// DeepSeek-V3's multi-token-prediction module sits in the checkpoint beside the main
-// model; it is not part of the forward pass hdlab models.
-void note_deepseek_mtp(HfReader& r, Backbone& b) {
+// The multi-token-prediction module (DeepSeek-V3, GLM-4.5) sits in the checkpoint beside
+// the main model; it is not part of the forward pass hdlab models.
+void note_mtp(HfReader& r, Backbone& b) {
   const Json* mtp = r.present("num_nextn_predict_layers");
   const std::int64_t n_mtp = mtp ? read_integer(*mtp, r.at("num_nextn_predict_layers"), 0, Limits::max_layers) : 0;
   if (n_mtp > 0)

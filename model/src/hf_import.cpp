@@ -109,8 +109,12 @@ void read_heads(HfReader& r, Backbone& b) {
     r.note("head_dim", "config.json has no head_dim; hidden_size / num_attention_heads = " + num(b.head_dim) +
                            " as HuggingFace's " + type.name + " does");
   }
-  // QK-norm (RMSNorm of head_dim on q and k) is part of the architecture, not a key.
-  b.qk_norm = f == Family::qwen3 || f == Family::qwen3_moe || f == Family::gemma3_text;
+  // QK-norm (RMSNorm of head_dim on q and k) is part of the architecture, not a key, except
+  // GLM-4.5's use_qk_norm; OLMo 2 normalises the whole q (H*hd) and k (G*hd) projections.
+  b.qk_norm = f == Family::qwen3 || f == Family::qwen3_moe || f == Family::gemma3_text || f == Family::olmo2;
+  if (f == Family::glm4_moe) b.qk_norm = r.boolean_or("use_qk_norm", false, "qk_norm");
+  b.qk_norm_whole_projection = f == Family::olmo2;
+  if (f == Family::glm4_moe) read_partial_rotary(r, b, 0.5);
 }
 
 // Projection biases, the FFN (dense or MoE) and its activation.
@@ -128,13 +132,17 @@ void read_projections(HfReader& r, Backbone& b) {
                                    "biases are not modelled)");
     if (r.boolean_or("mlp_bias", false, ""))
       fail(r.at("mlp_bias"), "true is unsupported: FFN biases of an MoE backbone are not modelled");
+  } else if (f == Family::glm4_moe) {
+    b.attention_bias = r.boolean_or("attention_bias", false, "");  // q, k, v only: o_proj has none
   } else if (f != Family::mistral && f != Family::mixtral) {  // those two ignore the key
     b.attention_bias = b.output_bias = r.boolean_or("attention_bias", false, "");
   }
-  if (f == Family::llama) b.mlp_bias = r.boolean_or("mlp_bias", false, "");
+  if (f == Family::llama || f == Family::granite) b.mlp_bias = r.boolean_or("mlp_bias", false, "");
 
   if (f == Family::mixtral || f == Family::qwen3_moe) {
     read_moe(r, b);
+  } else if (f == Family::glm4_moe) {
+    read_glm4_moe(r, b);
   } else if (is_deepseek(f)) {
     read_deepseek_moe(r, b);
   } else {
@@ -208,6 +216,19 @@ void read_dtype(HfReader& r, Backbone& b, const Json* outer) {
   }
 }
 
+// Granite's four scalars rescale activations (embeddings, residual branches, attention
+// scores instead of 1/sqrt(head_dim), logits): no parameters, and elementwise work hdlab
+// does not cost. Read (so a malformed one is refused) and recorded.
+void note_granite_multipliers(HfReader& r) {
+  std::string text;
+  for (const char* key : {"embedding_multiplier", "residual_multiplier", "attention_multiplier", "logits_scaling"}) {
+    const double v = r.number_or(key, 1.0, 0.0, 1e30, "multipliers");
+    text += std::string(text.empty() ? "" : ", ") + key + " " + num(v);
+  }
+  r.note("multipliers", text + ": activation scalings only (no parameters; their elementwise multiplies are not "
+                               "costed)");
+}
+
 Backbone import_text_model(const Json& j, const std::string& pointer, const TypeInfo& type,
                            const std::string& source, const Json* outer) {
   Backbone b;
@@ -222,9 +243,11 @@ Backbone import_text_model(const Json& j, const std::string& pointer, const Type
   read_vocabulary(r, b);
   b.layers = layer_attention(r, b.num_layers);
   b.norms_per_layer = is_gemma(type.family) ? 4 : 2;  // Gemma: pre and post norms around attention and FFN
+  b.post_sublayer_norms = type.family == Family::olmo2;  // OLMo 2: x + norm(f(x))
   read_positions(r, b);
   read_dtype(r, b, outer);
-  if (type.family == Family::deepseek_v3) note_deepseek_mtp(r, b);
+  if (type.family == Family::deepseek_v3 || type.family == Family::glm4_moe) note_mtp(r, b);
+  if (type.family == Family::granite) note_granite_multipliers(r);
   validate(b, pointer);
   return b;
 }

@@ -27,6 +27,9 @@ enum class Family {
   gemma3_text,
   deepseek_v2,  // MLA + DeepSeekMoE, softmax router (DeepSeek-V2, V2-Lite)
   deepseek_v3,  // MLA + DeepSeekMoE, sigmoid router (DeepSeek-V3, Kimi-K2)
+  glm4_moe,     // GQA with partial RoPE, q/k/v biases + DeepSeek-style MoE (GLM-4.5, GLM-4.5-Air)
+  granite,      // Llama shapes with scalar multipliers (Granite 3.x)
+  olmo2,        // post-sublayer norms, whole-projection QK-norm (OLMo 2)
 };
 
 // What transformers' configuration class for a model_type uses when config.json leaves a
@@ -100,8 +103,16 @@ void read_moe(HfReader& r, Backbone& b);
 // hf_deepseek.cpp: MLA and DeepSeekMoE (deepseek_v2, deepseek_v3, kimi_k2).
 void read_mla(HfReader& r, Backbone& b);
 void read_deepseek_moe(HfReader& r, Backbone& b);
-void note_deepseek_mtp(HfReader& r, Backbone& b);
+// Group-limited routing (n_group / topk_group), checked against the experts; the defaults
+// are the configuration class's when the keys are absent.
+void read_expert_groups(HfReader& r, const MoeConfig& m, std::int64_t default_groups, std::int64_t default_picked);
+// num_nextn_predict_layers (DeepSeek-V3, GLM-4.5): the MTP module is noted, not modelled.
+void note_mtp(HfReader& r, Backbone& b);
+// hf_moe.cpp: GLM-4.5's MoE (shared expert, first_k_dense_replace, sigmoid router).
+void read_glm4_moe(HfReader& r, Backbone& b);
 // hf_rope.cpp: rope_scaling (v4) / rope_parameters (v5), checked as transformers checks them.
 void check_rope_scaling(HfReader& r, const char* key, const Backbone& b);
+// partial_rotary_factor (glm4_moe): b.rotary_dim from b.head_dim; 0 when every dim rotates.
+void read_partial_rotary(HfReader& r, Backbone& b, double default_factor);
 
 }  // namespace hdlab::model::hf

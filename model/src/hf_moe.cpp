@@ -1,5 +1,5 @@
-// The MoE FFN of mixtral and qwen3_moe configs: expert counts, widths and where the
-// dense layers sit.
+// The MoE FFN of mixtral, qwen3_moe and glm4_moe configs: expert counts, widths and where
+// the dense layers sit.
 #include <set>
 
 #include "hf_internal.hpp"
@@ -49,6 +49,26 @@ void read_moe(HfReader& r, Backbone& b) {
     b.intermediate = leading_dense > 0 ? r.required_integer("intermediate_size", 1, Limits::max_intermediate) : 0;
     return;
   }
+}
+
+// GLM-4.5 (Glm4MoeConfig): DeepSeek-V3's MoE layer with its own key defaults. Routed experts
+// of moe_intermediate_size, n_shared_experts shared ones merged into one MLP of the same
+// total width, first_k_dense_replace leading dense layers, and a sigmoid router with an
+// e_score_correction_bias (always: the config has no scoring_func / topk_method keys).
+void read_glm4_moe(HfReader& r, Backbone& b) {
+  MoeConfig m;
+  m.num_experts = r.required_integer("n_routed_experts", 1, Limits::max_experts);
+  m.top_k = r.required_integer("num_experts_per_tok", 1, Limits::max_experts);
+  m.expert_intermediate = r.required_integer("moe_intermediate_size", 1, Limits::max_intermediate);
+  m.num_shared_experts = r.integer_or("n_shared_experts", 1, 0, Limits::max_experts, "moe");
+  m.shared_expert_intermediate = m.expert_intermediate;
+  m.first_dense_layers = r.integer_or("first_k_dense_replace", 1, 0, b.num_layers, "moe");
+  m.router = RouterKind::sigmoid;
+  r.note("moe", "sigmoid router with an e_score_correction_bias (n_routed_experts values per MoE layer, not "
+                "counted); routed_scaling_factor scales expert outputs only");
+  b.moe = m;
+  read_expert_groups(r, m, 1, 1);  // Glm4MoeConfig: n_group 1, topk_group 1
+  b.intermediate = m.first_dense_layers > 0 ? r.required_integer("intermediate_size", 1, Limits::max_intermediate) : 0;
 }
 
 }  // namespace hdlab::model::hf

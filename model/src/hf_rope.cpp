@@ -87,8 +87,11 @@ void check_rope_scaling(HfReader& r, const char* key, const Backbone& b) {
     if (s.has("attention_factor")) number("attention_factor", 0.0);
     for (const char* k : {"short_factor", "long_factor"}) {
       const Json& list = s.required(k);
-      if (!list.is_array() || static_cast<std::int64_t>(list.size()) != b.head_dim / 2)
-        fail(s.at(k), "must be a list of head_dim / 2 = " + num(b.head_dim / 2) + " numbers");
+      // One factor per rotated pair: rotary_dim / 2 with partial RoPE (Phi-4-mini).
+      const std::int64_t pairs = b.rope_dims() / 2;
+      if (!list.is_array() || static_cast<std::int64_t>(list.size()) != pairs)
+        fail(s.at(k), std::string("must be a list of ") + (b.rotary_dim > 0 ? "rotary_dim" : "head_dim") + " / 2 = " +
+                          num(pairs) + " numbers");
       for (std::size_t i = 0; i < list.size(); ++i) read_number(list[i], pointer_join(s.at(k), i), 0.0);
     }
   }
@@ -96,6 +99,22 @@ void check_rope_scaling(HfReader& r, const char* key, const Backbone& b) {
   if (type != "default")
     r.note("rope_scaling", note + ": rescales the rotary frequencies only (no parameters, no FLOPs), so costs do "
                                   "not depend on it");
+}
+
+// partial_rotary_factor: HF rotates the first int(head_dim * factor) dims of each query and
+// key head and passes the rest through. No parameters; the RoPE op's FLOPs scale with it.
+void read_partial_rotary(HfReader& r, Backbone& b, double default_factor) {
+  const Json* v = r.present("partial_rotary_factor");
+  const double factor = v ? read_number(*v, r.at("partial_rotary_factor"), 0.0, 1.0) : default_factor;
+  if (!v) r.note_default("rotary_dim", "partial_rotary_factor", num(default_factor), "");
+  const auto dims = static_cast<std::int64_t>(static_cast<double>(b.head_dim) * factor);
+  if (dims < 2 || dims % 2 != 0)
+    fail(r.at("partial_rotary_factor"), num(factor) + " x head_dim " + num(b.head_dim) + " gives " + num(dims) +
+                                            " rotary dims; RoPE needs an even number >= 2");
+  b.rotary_dim = dims == b.head_dim ? 0 : dims;
+  if (b.rotary_dim > 0)
+    r.note("rotary_dim", "partial RoPE: " + num(dims) + " of head_dim " + num(b.head_dim) +
+                             " dims rotated (partial_rotary_factor " + num(factor) + ")");
 }
 
 }  // namespace hdlab::model::hf

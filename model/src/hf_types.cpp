@@ -29,6 +29,9 @@ const TypeInfo kTypes[] = {
     // Kimi-K2: a DeepseekV3ForCausalLM whose config.json names its own model_type and
     // ships DeepseekV3Config as remote code, so DeepseekV3Config's defaults apply.
     {"kimi_k2", Family::deepseek_v3, false, 10000.0, 1e-6, 128, 0, 4096, 0, "deepseek_v3"},
+    {"glm4_moe", Family::glm4_moe, false, 10000.0, 1e-5, 8, 0, 131072, 0},
+    {"granite", Family::granite, false, 10000.0, 1e-6, 0, 0, 2048, 0},
+    {"olmo2", Family::olmo2, false, 10000.0, 1e-5, 0, 0, 2048, 0},
 };
 
 std::string supported_types() {

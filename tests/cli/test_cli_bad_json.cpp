@@ -98,7 +98,7 @@ TEST_CASE("model-file slips exit 2 with the place: repeated key, unknown top-lev
        "hdlab: error: " + repeated +
            ": the object at /backbone repeats the key \"num_layers\" (JSON parsers keep one of the values and "
            "silently drop the other)\n"},
-      {{"check", typo}, "hdlab: error: /desing: unknown key (did you mean \"design\"?)\n"},
+      {{"check", typo}, "hdlab: error: " + typo + ":/desing: unknown key (did you mean \"design\"?)\n"},
       {{"check", qwen, "-d", "hd:n=4,n=8"},
        "hdlab: error: /design/hd/n: is given twice in \"hd:n=4,n=8\" (which value is meant?)\n"},
       {{"check", qwen, "-d", ""},
@@ -154,8 +154,8 @@ TEST_CASE("an HF config field hdlab cannot model exits 2 naming its pointer", "[
   const std::string file = dir.write("kimi.json", hf.dump());
   const auto r = run_cli({"check", file});
   CHECK(r.exit_code == 2);
-  // (An HF config's errors are reported without the file name, as for every HF import.)
-  CHECK(r.err == "hdlab: error: /attention_bias: true is unsupported for multi-head latent attention (its q_a, kv_a "
+  // The error names the file, as a native config's does.
+  CHECK(r.err == "hdlab: error: " + file + ":/attention_bias: true is unsupported for multi-head latent attention (its q_a, kv_a "
                  "and o biases are not modelled)\n");
   CHECK(r.out.empty());
 }

@@ -2,9 +2,12 @@
 // Import of HuggingFace config.json files into a Backbone. Supported model_type values:
 // llama, mistral, qwen2, qwen3, qwen3_moe, mixtral, gemma2, gemma3 / gemma3_text,
 // deepseek_v2, deepseek_v3 and kimi_k2 (a DeepseekV3ForCausalLM; DeepseekV3Config's
-// defaults apply). DeepSeek-family MLA is kept as an MlaConfig (q_lora_rank null: queries
-// projected directly): parameters exact, costs approximated; the approximation is
-// recorded in Backbone::assumptions. The executor refuses MLA by name (/backbone/mla).
+// defaults apply), glm4_moe (GLM-4.5: partial RoPE, q/k/v biases, shared expert),
+// granite (its multipliers are recorded: no parameters) and olmo2 (post-sublayer norms,
+// QK-norm over the whole projection; both counted and costed, refused by the executor).
+// DeepSeek-family MLA is kept as an MlaConfig (q_lora_rank null: queries projected
+// directly): parameters exact, costs approximated; the approximation is recorded in
+// Backbone::assumptions. The executor refuses MLA by name (/backbone/mla).
 // The readers live in model/src/hf_*.cpp, one per topic.
 #include <nlohmann/json.hpp>
 
