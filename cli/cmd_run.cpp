@@ -74,7 +74,7 @@ model::Config load_scaled(const RunCli& o) {
   BackboneScale scale;
   for (const ScaleFlag& f : kScaleFlags)
     if (auto it = o.scale.find(f.flag); it != o.scale.end()) scale.*(f.field) = it->second;
-  const model::Backbone loaded = model::load_backbone(doc);
+  const model::Backbone loaded = load_model_backbone(doc, o.model.model_path);
   if (scale.window && loaded.num_sliding_layers() == 0)
     throw model::ConfigError("--window", "applies to backbones with sliding-window layers only; every layer of " +
                                              loaded.name + " attends to the full context");

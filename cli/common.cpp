@@ -74,6 +74,15 @@ model::Json design_document(const std::string& text, const model::Json& model_do
   return model::design_json_from_shorthand(text);
 }
 
+model::Backbone load_model_backbone(const model::Json& doc, const std::string& path) {
+  try {
+    return model::load_backbone(doc);
+  } catch (const model::ConfigError& e) {
+    // A field error names the file and the pointer (HF configs and our format alike).
+    throw model::ConfigError(path + ":" + e.pointer(), e.reason());
+  }
+}
+
 model::Config load_config(const ModelOptions& o) { return load_model(o).config; }
 
 LoadedModel load_model(const ModelOptions& o) {
@@ -85,7 +94,7 @@ LoadedModel load_model(const ModelOptions& o) {
     m.session = simulator::parse_session(doc);
     base = m.session->config.base;
   } else {
-    base = model::load_backbone(doc);
+    base = load_model_backbone(doc, o.model_path);
   }
   const model::Design d = model::parse_design(design_document(o.design, doc), base, "/design");
   m.config = model::make_config(base, d);

@@ -35,6 +35,8 @@ extern const CLI::Validator design_given;
 
 // Loads the model file and the design and validates both (ConfigError on bad input).
 model::Config load_config(const ModelOptions& o);
+// load_backbone() of a model file's document; its errors name the file: "path:/pointer".
+model::Backbone load_model_backbone(const model::Json& doc, const std::string& path);
 
 // The model file read once: its config (--design applied) and, when the file is a session
 // document (simulator/session_io.hpp: a config with "hardware", "scenario", "pipeline" or

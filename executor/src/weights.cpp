@@ -33,6 +33,15 @@ void check_executable(const Backbone& b, const model::Method& method) {
   if (b.positions != model::PositionKind::rope)
     throw ConfigError("/backbone/positions", std::string("the runner executes rope, got ") + to_string(b.positions));
   if (b.output_bias) throw ConfigError("/backbone/output_bias", "the runner executes no output-projection bias");
+  // Costed and counted, not executed: partial RoPE, whole-projection QK-norm, post-norms.
+  if (b.rotary_dim > 0 && b.rotary_dim != b.head_dim)
+    throw ConfigError("/backbone/rotary_dim", "the runner rotates all head_dim = " + std::to_string(b.head_dim) +
+                                                  " dimensions (partial RoPE is not executed), got " +
+                                                  std::to_string(b.rotary_dim));
+  if (b.qk_norm_whole_projection)
+    throw ConfigError("/backbone/qk_norm_scope", "the runner executes a per-head QK-norm (head), not \"projection\"");
+  if (b.post_sublayer_norms)
+    throw ConfigError("/backbone/norm_placement", "the runner executes pre-norm blocks, not \"post\"");
   if (b.mlp_bias) throw ConfigError("/backbone/mlp_bias", "the runner executes no FFN biases");
   if (b.padded_input_vocab() != b.padded_vocab())
     throw ConfigError("/backbone/input_vocab_size", "the runner reads token ids and writes logits over one vocabulary");

@@ -59,6 +59,11 @@ std::int64_t Backbone::dense_ffn_params() const {
   return 3 * D * F + (mlp_bias ? 2 * F + D : 0);
 }
 
+std::int64_t Backbone::qk_norm_params() const {
+  if (!qk_norm || mla) return 0;
+  return qk_norm_whole_projection ? (num_heads + num_kv_heads) * head_dim : 2 * head_dim;
+}
+
 bool Backbone::is_moe_layer(std::int64_t l) const { return moe.has_value() && l >= moe->first_dense_layers; }
 
 std::int64_t Backbone::mirror_source(std::int64_t l) const {

@@ -133,6 +133,30 @@ Json attention_to_json(const Backbone& b) {
   return a;
 }
 
+// Partial RoPE, whole-projection QK-norm and post-sublayer norms (GLM-4.5, Phi-4-mini,
+// OLMo 2): read with their defaults recorded, and checked.
+void parse_layer_variants(ObjectReader& r, Backbone& b, Defaults& defaults) {
+  b.qk_norm_whole_projection = r.choice<bool>("qk_norm_scope", {{"head", false}, {"projection", true}}, false);
+  note_default(defaults, r, "qk_norm_scope", "qk_norm_scope", "head (one RMSNorm of head_dim shared by the heads)");
+  b.rotary_dim = r.integer("rotary_dim", 0, 0, Limits::max_head_dim);
+  note_default(defaults, r, "rotary_dim", "rotary_dim", "head_dim (every dimension rotated)");
+  b.post_sublayer_norms = r.choice<bool>("norm_placement", {{"pre", false}, {"post", true}}, false);
+  note_default(defaults, r, "norm_placement", "norm_placement", "pre (each norm on its sublayer's input)");
+}
+
+void validate_layer_variants(const Backbone& b, const std::string& p) {
+  auto at = [&](const char* key) { return pointer_join(p, key); };
+  check_range(at("rotary_dim"), b.rotary_dim, 0, b.head_dim);
+  if (b.rotary_dim % 2 != 0) fail(at("rotary_dim"), "must be even (RoPE rotates pairs), got " + num(b.rotary_dim));
+  if (b.rotary_dim > 0 && (b.mla || b.positions != PositionKind::rope))
+    fail(at("rotary_dim"), b.mla ? "does not apply to MLA (its rotary part is mla/qk_rope_head_dim)"
+                                 : "applies to rope positions only");
+  if (b.qk_norm_whole_projection && !b.qk_norm) fail(at("qk_norm_scope"), "\"projection\" needs qk_norm true");
+  if (b.post_sublayer_norms && b.norms_per_layer != 2)
+    fail(at("norm_placement"), "\"post\" places the 2 per-layer norms after attention and the FFN; norms_per_layer "
+                               "is " + num(b.norms_per_layer));
+}
+
 }  // namespace
 
 void validate(const Backbone& b, const std::string& p) {
@@ -193,6 +217,7 @@ void validate(const Backbone& b, const std::string& p) {
     if (b.layers[i].kind == AttentionKind::sliding && b.layers[i].window < 1)
       fail(at("attention") + "/sliding_window", "must be >= 1 for sliding layer " + std::to_string(i));
   range("norms_per_layer", b.norms_per_layer, 0, 16);
+  validate_layer_variants(b, p);
   if (b.moe && b.mlp != MlpKind::swiglu)
     fail(at("mlp"), std::string("must be swiglu with moe: routed and shared experts are SwiGLU, got ") + to_string(b.mlp));
   if (b.moe && b.mlp_bias) fail(at("mlp_bias"), "FFN biases of an MoE backbone (experts or dense layers) are not modelled");
@@ -265,6 +290,7 @@ Backbone parse_backbone(const Json& j, const std::string& pointer) {
   noted("attention", "full causal attention in every layer");
   b.norms_per_layer = r.integer("norms_per_layer", 2, 0, 16);
   noted("norms_per_layer", "2 (pre-attention and pre-FFN RMSNorm)");
+  parse_layer_variants(r, b, defaults);
   b.kv_mirror_layers = r.integer("kv_mirror_layers", 0, 0, Limits::max_layers);
   noted("kv_mirror_layers", "0 (no KV-mirror layers)");
   b.rope_theta = r.number("rope_theta", 10000.0);
@@ -296,6 +322,8 @@ Json to_json(const Backbone& b) {
   j["num_kv_heads"] = b.num_kv_heads;
   j["head_dim"] = b.head_dim;
   j["qk_norm"] = b.qk_norm;
+  j["qk_norm_scope"] = b.qk_norm_whole_projection ? "projection" : "head";
+  j["rotary_dim"] = b.rotary_dim;
   j["attention_bias"] = b.attention_bias;
   j["output_bias"] = b.output_bias;
   j["mlp_bias"] = b.mlp_bias;
@@ -327,6 +355,7 @@ Json to_json(const Backbone& b) {
   j["tie_embeddings"] = b.tie_embeddings;
   j["attention"] = attention_to_json(b);
   j["norms_per_layer"] = b.norms_per_layer;
+  j["norm_placement"] = b.post_sublayer_norms ? "post" : "pre";
   j["kv_mirror_layers"] = b.kv_mirror_layers;
   j["rope_theta"] = b.rope_theta;
   j["norm_eps"] = b.norm_eps;

@@ -79,7 +79,7 @@ void attention_ops(const OpDims& s, const LayerFeatures& f, const LayerWork& w, 
                OpGemm{Nkv, s.kv_weights / s.D, s.D, 1, GemmSplit::column}};
 
   const double q_el = Nq * s.H * s.qk_head_dim, k_el = Nkv * s.G * s.qk_head_dim;
-  if (s.qk_norm) vector_op(node(t, OpKind::qk_norm), 4 * (q_el + k_el), 2 * s.qk_head_dim, q_el + k_el, q_el + k_el, s);
+  if (s.qk_norm) vector_op(node(t, OpKind::qk_norm), 4 * (q_el + k_el), s.qk_norm_weights, q_el + k_el, q_el + k_el, s);
   const double rope_el = (Nq * s.H + Nkv * s.G) * s.rope_dim;
   vector_op(node(t, OpKind::rope), 3 * rope_el, 0, rope_el, rope_el, s);
 

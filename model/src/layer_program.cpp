@@ -37,8 +37,10 @@ void set_attention_dims(const Backbone& b, OpDims& s) {
     s.q_bias = s.H * s.qk_head_dim;
     s.kv_bias = 2 * s.G * s.qk_head_dim;
   }
-  s.rope_dim = b.positions == PositionKind::rope ? s.qk_head_dim : 0;
+  // Partial RoPE (rotary_dim < head_dim) rotates only the first rotary_dim of each head.
+  s.rope_dim = b.positions == PositionKind::rope ? d(b.rope_dims()) : 0;
   s.qk_norm = b.qk_norm;
+  s.qk_norm_weights = d(b.qk_norm_params());
 }
 
 // What each design adds to the dims. One overload per design and no catch-all, so a

@@ -32,7 +32,7 @@ ParamCounts count_params(const Config& c) {
   std::int64_t active_ffn = 0;
   for (std::int64_t l = 0; l < b.num_layers; ++l) {
     p.attention += att.projection_params;
-    if (b.qk_norm && !b.mla) p.qk_norm += 2 * b.head_dim;
+    p.qk_norm += b.qk_norm_params();
     p.norms += b.norms_per_layer * b.norm_params();  // pre-attention and pre-FFN norm (Gemma: also post)
     if (b.is_moe_layer(l)) {
       const MoeConfig& m = *b.moe;

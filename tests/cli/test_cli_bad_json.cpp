@@ -98,7 +98,7 @@ TEST_CASE("model-file slips exit 2 with the place: repeated key, unknown top-lev
        "hdlab: error: " + repeated +
            ": the object at /backbone repeats the key \"num_layers\" (JSON parsers keep one of the values and "
            "silently drop the other)\n"},
-      {{"check", typo}, "hdlab: error: /desing: unknown key (did you mean \"design\"?)\n"},
+      {{"check", typo}, "hdlab: error: " + typo + ":/desing: unknown key (did you mean \"design\"?)\n"},
       {{"check", qwen, "-d", "hd:n=4,n=8"},
        "hdlab: error: /design/hd/n: is given twice in \"hd:n=4,n=8\" (which value is meant?)\n"},
       {{"check", qwen, "-d", ""},
@@ -141,6 +141,23 @@ TEST_CASE("hdlab check prints every default it applied", "[cli][bad-input]") {
   CHECK(r.out.find("assumed dtype: the checkpoint is stored as float32; the run is modelled in bf16") !=
         std::string::npos);
   CHECK(json::parse(r.out.substr(r.out.find("\n{") + 1))["backbone"]["dtype"] == "bf16");
+}
+
+TEST_CASE("an HF config field hdlab cannot model exits 2 naming its pointer", "[cli][bad-input][hf]") {
+  TempDir dir;
+  // Kimi-K2 (model_type kimi_k2) imports and is costed; attention_bias on its multi-head
+  // latent attention is refused by pointer.
+  const auto ok = run_cli({"check", "profiles/models/hf/kimi-k2-instruct.config.json"});
+  CHECK(ok.exit_code == 0);
+  json hf = json::parse(slurp(source_path("profiles/models/hf/kimi-k2-instruct.config.json")));
+  hf["attention_bias"] = true;
+  const std::string file = dir.write("kimi.json", hf.dump());
+  const auto r = run_cli({"check", file});
+  CHECK(r.exit_code == 2);
+  // The error names the file, as a native config's does.
+  CHECK(r.err == "hdlab: error: " + file + ":/attention_bias: true is unsupported for multi-head latent attention (its q_a, kv_a "
+                 "and o biases are not modelled)\n");
+  CHECK(r.out.empty());
 }
 
 TEST_CASE("hardware numbers no device has exit 2 naming the field", "[cli][bad-input]") {

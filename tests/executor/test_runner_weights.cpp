@@ -407,6 +407,19 @@ TEST_CASE("backbone settings the simulator costs but the runner does not execute
   b = tiny_dense();
   b.mlp_bias = true;
   CHECK(refused_at(b) == "/backbone/mlp_bias");
+  // The 2025 HF families' fields (GLM-4.5's partial RoPE, OLMo 2's norms): costed, refused.
+  b = tiny_dense();
+  b.rotary_dim = b.head_dim / 2;
+  CHECK(refused_at(b) == "/backbone/rotary_dim");
+  b.rotary_dim = b.head_dim;  // every dimension: the runner's RoPE
+  CHECK(refused_at(b) == "accepted");
+  b = tiny_dense();
+  b.qk_norm = true;
+  b.qk_norm_whole_projection = true;
+  CHECK(refused_at(b) == "/backbone/qk_norm_scope");
+  b = tiny_dense();
+  b.post_sublayer_norms = true;
+  CHECK(refused_at(b) == "/backbone/norm_placement");
 }
 
 }  // namespace hdlab::executor::testing

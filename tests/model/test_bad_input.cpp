@@ -168,11 +168,12 @@ TEST_CASE("every default of our native format is recorded as an assumption", "[b
   const Backbone b = parse_backbone(minimal);
   std::vector<std::string> fields;
   for (const auto& [field, note] : b.assumptions) fields.push_back(field);
-  CHECK(fields == std::vector<std::string>{"attention",      "attention_bias", "dtype",           "head_dim", "input_vocab_size",
-                                           "kv_mirror_layers", "max_context", "mlp",             "mlp_bias",
-                                           "name",           "norm",           "norm_eps",        "norms_per_layer",
-                                           "num_kv_heads",   "output_bias",    "positions",       "qk_norm",
-                                           "rope_theta",     "tie_embeddings", "vocab_pad_multiple"});
+  CHECK(fields == std::vector<std::string>{"attention",        "attention_bias", "dtype",          "head_dim",
+                                           "input_vocab_size", "kv_mirror_layers", "max_context",  "mlp",
+                                           "mlp_bias",         "name",           "norm",           "norm_eps",
+                                           "norm_placement",   "norms_per_layer", "num_kv_heads",  "output_bias",
+                                           "positions",        "qk_norm",        "qk_norm_scope",  "rope_theta",
+                                           "rotary_dim",       "tie_embeddings", "vocab_pad_multiple"});
   CHECK(b.assumptions.at("head_dim") == "not given; hidden_size / num_heads = 16 assumed (hdlab's default)");
   CHECK(b.assumptions.at("rope_theta") == "not given; 10000 assumed (hdlab's default)");
   // The normalised form states every value, and loads to the same backbone.

@@ -66,7 +66,8 @@ struct WeightSpec {
 
 // Every tensor of a design on `backbone` (the effective, grown backbone for a Config), in
 // a fixed order. Throws model::ConfigError for backbones the runner does not execute
-// (MLA attention, norms_per_layer other than 2 or 4, odd head dims).
+// (MLA attention, norms_per_layer other than 2 or 4, odd head dims, partial RoPE,
+// whole-projection QK-norm, post-sublayer norms; see check_executable in weights.cpp).
 std::vector<WeightSpec> weight_specs(const model::Backbone& backbone, const model::Method& method);
 std::vector<WeightSpec> weight_specs(const model::Config& c);
 // Bytes the specs take on a backend storing matrices as `type` (keep_f32 ones as f32).

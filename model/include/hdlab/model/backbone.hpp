@@ -75,6 +75,11 @@ struct Backbone {
   std::int64_t num_kv_heads = 0;  // G, key/value heads (H % G == 0)
   std::int64_t head_dim = 0;      // hd (default D / H)
   bool qk_norm = false;
+  // QK-norm's scope: one RMSNorm of head_dim shared by every head (Qwen3, Gemma 3), or one
+  // over the whole projection, H*hd on q and G*hd on k (OLMo 2).
+  bool qk_norm_whole_projection = false;
+  // Rotary dimensions per head (partial RoPE: GLM-4.5, Phi-4-mini); 0: all of head_dim.
+  std::int64_t rotary_dim = 0;
   bool attention_bias = false;          // biases on the q, k, v projections (Qwen2)
   bool output_bias = false;             // a bias on the attention output projection (D)
   bool mlp_bias = false;                // biases on the dense FFN's matrices (GELU: F + D; SwiGLU: 2F + D)
@@ -92,6 +97,9 @@ struct Backbone {
   bool tie_embeddings = false;
   std::vector<LayerAttention> layers;   // one entry per layer
   std::int64_t norms_per_layer = 2;     // norms of size D per layer (Gemma: 4, pre and post)
+  // The per-layer norms sit on the sublayer outputs, x + norm(f(x)) (OLMo 2), instead of
+  // their inputs, x + f(norm(x)). Same parameters and FLOPs; different math.
+  bool post_sublayer_norms = false;
   std::int64_t kv_mirror_layers = 0;    // M: layer num_layers-1-x takes K/V from layer x's input, x < M
   double rope_theta = 10000.0;
   double norm_eps = 1e-6;
@@ -116,6 +124,10 @@ struct Backbone {
   std::int64_t dense_ffn_params() const;
   // Rows of the learned position table (0 unless positions are learned).
   std::int64_t position_rows() const { return positions == PositionKind::learned ? max_context : 0; }
+  // Rotated dimensions per head (MLA: qk_rope_head_dim is separate; this is the GQA path).
+  std::int64_t rope_dims() const { return rotary_dim > 0 ? rotary_dim : head_dim; }
+  // QK-norm weights per layer: 2 hd (per head) or (H + G) hd (whole projection); 0 without.
+  std::int64_t qk_norm_params() const;
 };
 
 // Attention projection shapes per token, standard GQA or approximated MLA.

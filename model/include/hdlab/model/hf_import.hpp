@@ -1,8 +1,14 @@
 #pragma once
 // Import of HuggingFace config.json files into a Backbone. Supported model_type values:
 // llama, mistral, qwen2, qwen3, qwen3_moe, mixtral, gemma2, gemma3 / gemma3_text,
-// deepseek_v3 (MLA kept as an MlaConfig: parameters exact, costs approximated; the
-// approximation is recorded in Backbone::assumptions).
+// deepseek_v2, deepseek_v3 and kimi_k2 (a DeepseekV3ForCausalLM; DeepseekV3Config's
+// defaults apply), glm4_moe (GLM-4.5: partial RoPE, q/k/v biases, shared expert),
+// granite (its multipliers are recorded: no parameters) and olmo2 (post-sublayer norms,
+// QK-norm over the whole projection; both counted and costed, refused by the executor).
+// DeepSeek-family MLA is kept as an MlaConfig (q_lora_rank null: queries projected
+// directly): parameters exact, costs approximated; the approximation is recorded in
+// Backbone::assumptions. The executor refuses MLA by name (/backbone/mla).
+// The readers live in model/src/hf_*.cpp, one per topic.
 #include <nlohmann/json.hpp>
 
 #include "hdlab/model/backbone.hpp"
@@ -14,8 +20,9 @@ namespace hdlab::model {
 // documented default and recorded in Backbone::assumptions.
 //  - Keys hdlab does not read are ignored, as transformers ignores them (HF configs carry
 //    dozens: token ids, dropout, init ranges); keys that would change the counted
-//    architecture in ways hdlab does not model are refused (attention_bias with an o_proj
-//    bias, mlp_bias, dense layers after MoE layers, ...).
+//    architecture in ways hdlab does not model are refused (attention_bias or mlp_bias on
+//    a DeepSeek-family model, dense layers after MoE layers, n_group / topk_group that
+//    cannot route top-k experts, ...).
 //  - dtype: the run is modelled in bf16; the checkpoint's torch_dtype / dtype (which must
 //    agree) is recorded when it differs. A config document sets another with "dtype"
 //    beside "hf_config" (load_backbone / parse_config).

@@ -81,6 +81,7 @@ struct OpDims {
   double o_params = 0, o_bias = 0;     // output projection (its bias: D or 0)
   double kv_out = 0;                   // K/V elements written per position (= cache entry size)
   bool qk_norm = false;
+  double qk_norm_weights = 0;  // per layer: 2 hd (per head) or (H + G) hd (whole projection)
   double norms_attn = 0, norms_ffn = 0;  // norms of size D around each sublayer
   bool layernorm = false;                // LayerNorm (weight and bias) instead of RMSNorm
   double F = 0;                          // dense FFN width
