@@ -209,9 +209,9 @@ struct Runner::Impl {
   std::int64_t copies = 1, D = 0, wide = 0, H = 0, G = 0, hd = 0, V = 0;
   float scale = 1;
   double theta = 10000;
-  const model::HdDesign* hd_design = nullptr;
-  const model::PhdDesign* phd = nullptr;
-  const model::VwnDesign* vwn = nullptr;
+  model::DesignFeatures features;                 // what the design changes (model::design_features)
+  std::vector<model::LayerAttentionRole> roles;    // per layer (model::layer_role)
+  const model::VwnDesign* vwn = nullptr;  // the GHC parameters runner_layers.cpp reads; nullptr unless VWN
   std::vector<LayerRun> schedule;
   std::vector<std::int64_t> mirror_of_source;  // source layer x -> its mirror layer, or -1
 

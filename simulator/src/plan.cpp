@@ -82,34 +82,32 @@ ModelShape model_shape(const Backbone& b, const Method& m) {
   s.V_in = static_cast<double>(b.padded_input_vocab());
   s.tied = b.tie_embeddings;
   set_precision(s, TensorPrecision{b.dtype, b.dtype, b.dtype, b.dtype, b.dtype, DType::fp32});
-  if (const auto* hd = std::get_if<HdDesign>(&m)) s.hd_n = static_cast<double>(hd->n);
-  if (const auto* phd = std::get_if<PhdDesign>(&m)) s.phd_K = static_cast<double>(phd->K);
-  if (const auto* v = std::get_if<VwnDesign>(&m)) {
-    s.vwn = true;
-    s.vwn_m = static_cast<double>(v->m);
-    s.vwn_n = static_cast<double>(v->n);
-    s.vwn_dynamic = v->dynamic;
-    s.vwn_projected = v->embedding == VwnEmbedding::projected;
-    s.vwn_mtp = v->mtp;
+  // What the method changes, in the op table's terms (zero-effect values otherwise).
+  const DesignFeatures f = design_features(m);
+  s.hd_n = static_cast<double>(f.input_tables);
+  if (f.hidden_copies) s.phd_K = static_cast<double>(f.copies);
+  s.vwn = f.wide_residual;
+  if (f.wide_residual) {
+    s.vwn_m = static_cast<double>(f.width_m);
+    s.vwn_n = static_cast<double>(f.width_n);
+    s.vwn_dynamic = f.dynamic_mixing;
+    s.vwn_projected = f.projected_embedding;
+    s.vwn_mtp = f.mtp;
   }
-  if (const auto* l = std::get_if<LoopedDesign>(&m)) {
-    s.loop_iterations = static_cast<double>(l->iterations);
-    s.injection = l->input_injection;
-  }
+  s.loop_iterations = static_cast<double>(f.loop_iterations);
+  s.injection = f.input_injection;
   return s;
 }
 
 LayerSignature layer_signature(const Backbone& b, const Method& m, std::int64_t l, double* passes, double* kv_caches) {
   LayerSignature sig;
-  const LayerAttention& att = b.layers[static_cast<std::size_t>(l)];
-  sig.base_kind = att.kind;
-  sig.base_window = att.kind == AttentionKind::sliding ? att.window : 0;
+  const LayerAttentionRole role = layer_role(m, b, l);
+  sig.base_kind = role.base_kind;
+  sig.base_window = role.base_window;
   sig.moe = b.is_moe_layer(l);
   sig.kv_from_source = b.is_mirrored(l);
-  if (const auto* hd = std::get_if<HdDesign>(&m)) {
-    sig.hd_kind = hd->layer_kinds[static_cast<std::size_t>(l)];
-    sig.final_queries_only = sig.kv_from_source && hd->kv_mirror;
-  }
+  sig.hd_kind = role.stream_kind;
+  sig.final_queries_only = role.final_queries_only;
   const model::LayerSchedule schedule = model::layer_schedule(m, l);
   sig.role = schedule.role;
   const auto runs = static_cast<double>(schedule.passes), kv = static_cast<double>(schedule.kv_caches);
