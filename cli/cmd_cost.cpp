@@ -29,8 +29,8 @@ namespace {
 
 using nlohmann::json;
 
-bool is_vwn(const model::Design& d) { return std::holds_alternative<model::VwnDesign>(d.method); }
-bool is_hd(const model::Design& d) { return std::holds_alternative<model::HdDesign>(d.method); }
+bool is_vwn(const model::Design& d) { return model::design_features(d.method).wide_residual; }
+bool is_hd(const model::Design& d) { return model::design_features(d.method).streams; }
 
 constexpr ScenarioFlag kScenarioFlags[] = {
     {"--seq-len", "/train/seq_len", "training sequence length [tokens]"},

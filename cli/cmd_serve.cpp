@@ -25,7 +25,7 @@ namespace {
 
 using nlohmann::json;
 
-bool is_hd(const model::Design& d) { return std::holds_alternative<model::HdDesign>(d.method); }
+bool is_hd(const model::Design& d) { return model::design_features(d.method).streams; }
 
 constexpr ScenarioFlag kScenarioFlags[] = {
     {"--tp", "/parallel/tp", "tensor-parallel devices of the instance"},

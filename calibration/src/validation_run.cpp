@@ -8,6 +8,7 @@
 #include "hdlab/executor/measure.hpp"
 #include "hdlab/executor/weights.hpp"
 #include "hdlab/model/error.hpp"
+#include "hdlab/model/schedule.hpp"
 #include "hdlab/simulator/phases.hpp"
 #include "hdlab/simulator/roofline.hpp"
 
@@ -124,12 +125,13 @@ void case_shapes(const ValidationCase& c, std::set<Shape>& gemm, std::set<Shape>
       gemm.insert({R, 2 * b.moe->shared_expert_intermediate, D}), gemm.insert({R, D, b.moe->shared_expert_intermediate});
   }
   gemm.insert({loss, b.padded_vocab(), D});
-  if (const auto* v = std::get_if<model::VwnDesign>(&c.config.design.method)) {
-    const std::int64_t wide = D * v->n / v->m;
+  const model::Method& method = c.config.design.method;
+  if (const model::DesignFeatures f = model::design_features(method); f.wide_residual) {
+    const std::int64_t wide = f.residual_width(D);
     gemm.insert({loss, D, wide});
-    if (v->embedding == model::VwnEmbedding::projected) gemm.insert({R, wide, D});
+    if (f.projected_embedding) gemm.insert({R, wide, D});
   }
-  if (std::holds_alternative<model::LoopedDesign>(c.config.design.method)) gemm.insert({R, D, D});
+  if (model::recurrent_block(method, b.num_layers)) gemm.insert({R, D, D});  // looped: the injection adapter's halves
   const std::int64_t keys = c.phase == Phase::decode ? (c.tokens + 1) * R : R;
   attention.insert({R, keys, b.num_heads, b.num_kv_heads, b.head_dim});
 }

@@ -33,9 +33,10 @@ Runner::Impl::Impl(Backend& b, model::Config c, ModelWeights weights, RunOptions
   wide = D;
   const model::Method& m = config.design.method;
   copies = model::copies_per_token(m);
-  if ((hd_design = std::get_if<model::HdDesign>(&m)) && hd_design->rope_theta > 0) theta = hd_design->rope_theta;
-  phd = std::get_if<model::PhdDesign>(&m);
-  if ((vwn = std::get_if<model::VwnDesign>(&m))) wide = D * vwn->n / vwn->m;
+  features = model::design_features(m);
+  if (features.rope_theta > 0) theta = features.rope_theta;
+  wide = features.residual_width(D);
+  for (std::int64_t l = 0; l < bb.num_layers; ++l) roles.push_back(model::layer_role(m, bb, l));
   dims = model::op_dims(bb, m);
   schedule = model::layer_runs(m, bb.num_layers);
   mirror_of_source.assign(static_cast<std::size_t>(bb.num_layers), -1);
@@ -48,7 +49,7 @@ Runner::Impl::Impl(Backend& b, model::Config c, ModelWeights weights, RunOptions
 // ---- structure ---------------------------------------------------------------------------
 
 bool Runner::Impl::hd_mirror_queries(std::int64_t l) const {
-  return hd_design && hd_design->kv_mirror && config.effective.is_mirrored(l);
+  return roles[static_cast<std::size_t>(l)].final_queries_only;
 }
 
 bool Runner::Impl::ends_final_only() const {
@@ -58,13 +59,12 @@ bool Runner::Impl::ends_final_only() const {
 }
 
 bool Runner::Impl::per_stream_kv(std::int64_t l) const {
-  return hd_design && copies > 1 && layout == model::Layout::stream_major &&
-         hd_design->layer_kinds[static_cast<std::size_t>(l)] == model::HdLayerKind::intra;
+  return features.streams && copies > 1 && layout == model::Layout::stream_major &&
+         roles[static_cast<std::size_t>(l)].stream_kind == model::HdLayerKind::intra;
 }
 
 bool Runner::Impl::token_index_rope(std::int64_t l) const {
-  return hd_design && hd_design->rope == model::RopeConvention::token_index &&
-         hd_design->layer_kinds[static_cast<std::size_t>(l)] == model::HdLayerKind::intra;
+  return roles[static_cast<std::size_t>(l)].token_index_rope;
 }
 
 MaskSpec Runner::Impl::mask_of(std::int64_t l, std::int64_t tokens_so_far) const {
@@ -156,7 +156,7 @@ Pass Runner::Impl::make_pass(PassKind kind, std::vector<std::int64_t> rows, std:
 // Host setup of a call, part 1: embedding groups, RoPE positions and row ids on the device.
 void Runner::Impl::upload_rows(Pass& p) {
   // Embedding groups: rows of each table (HD stream k: table k) as arithmetic runs.
-  const int tables = hd_design ? static_cast<int>(copies) : 1;
+  const int tables = static_cast<int>(features.input_tables);
   std::vector<std::int32_t> ids;
   for (int t = 0; t < tables; ++t) {
     std::vector<std::int64_t> rows_of_table;
@@ -263,7 +263,7 @@ void Runner::Impl::plan_attention(Pass& p) {
     else if (p.kind == PassKind::prefill && r.commits_kv) work.kv_written = plan_commits(p, r);
     p.work.push_back(work);
   }
-  const bool mtp_runs = vwn && vwn->mtp && p.kind == PassKind::train && !p.mtp_tokens.empty();
+  const bool mtp_runs = features.mtp && p.kind == PassKind::train && !p.mtp_tokens.empty();
   const double loss = static_cast<double>(p.loss_rows.size());
   p.program = model::pass_program(config, dims, schedule, p.work,
                                   model::OutsideWork{1, all, loss, recurrent_rows, mtp_runs ? loss : 0});
@@ -295,7 +295,7 @@ ForwardResult Runner::Impl::run(Pass& p) {
   }
   if (p.next_call != p.calls.size()) throw std::logic_error("runner: attention calls planned and run differ");
   ForwardResult res = output(p, x, final_only);
-  if (vwn && vwn->mtp && p.kind == PassKind::train && !p.mtp_tokens.empty()) mtp(p, x, res);
+  if (features.mtp && p.kind == PassKind::train && !p.mtp_tokens.empty()) mtp(p, x, res);
   prof.end_call(last);
   detail::charge_flops(p.program, group_of_layer, last);
   last_program = std::move(p.program);
@@ -375,7 +375,7 @@ ForwardResult Runner::train_forward(std::span<const std::int32_t> tokens, std::o
   m.tokens.assign(tokens.begin(), tokens.end());
   const std::int64_t L = static_cast<std::int64_t>(tokens.size());
   Pass p = m.make_pass(PassKind::train, model::physical_to_logical(L, m.copies, m.layout), L);
-  if (m.vwn && m.vwn->mtp && next_token) {
+  if (m.features.mtp && next_token) {
     check_tokens(std::span<const std::int32_t>(&*next_token, 1), m.config.effective.vocab_size);
     for (std::int64_t i = 1; i <= L; ++i) p.mtp_tokens.push_back(i < L ? tokens[static_cast<std::size_t>(i)] : *next_token);
   }
@@ -397,8 +397,8 @@ ForwardResult Runner::prefill(std::span<const std::int32_t> prompt, std::int64_t
   // Positions the prefill computes (methods.md section 2 for PHD), in physical order.
   std::vector<std::int64_t> rows;
   const std::int64_t K = m.copies;
-  if (m.phd && m.phd->variant != model::PhdVariant::swa && K > 1) {
-    const std::int64_t tail = m.phd->variant == model::PhdVariant::plain ? 1 : L - (L - 1) / m.phd->C * m.phd->C;
+  if (const auto partial = model::prefill_tail(m.config.design.method, L)) {
+    const std::int64_t tail = *partial;
     for (std::int64_t i = 0; i < L; ++i) rows.push_back(i * K);
     for (std::int64_t i = L - tail; i < L; ++i)
       for (std::int64_t j = 1; j < K; ++j) rows.push_back(i * K + j);

@@ -219,9 +219,8 @@ struct Runner::Impl {
   model::OpDims dims;  // the sizes of the layer program's ops
   float scale = 1;
   double theta = 10000;
-  const model::HdDesign* hd_design = nullptr;
-  const model::PhdDesign* phd = nullptr;
-  const model::VwnDesign* vwn = nullptr;
+  model::DesignFeatures features;                 // what the design changes (model::design_features)
+  std::vector<model::LayerAttentionRole> roles;    // per layer (model::layer_role)
   std::vector<LayerRun> schedule;
   std::vector<std::int64_t> mirror_of_source;  // source layer x -> its mirror layer, or -1
 

@@ -23,7 +23,7 @@ double dbl(std::int64_t v) { return static_cast<double>(v); }
 Tensor Runner::Impl::embed(const std::vector<detail::EmbedGroup>& groups_of_rows, const Tensor& ids,
                            std::int64_t rows, Buf out, model::OpKind kind) {
   Tensor x = ws.get(out, {rows, wide}, opt.dtype);
-  const bool projected = vwn && vwn->embedding == model::VwnEmbedding::projected;
+  const bool projected = features.projected_embedding;
   Tensor target = projected ? ws.get(Buf::embed_tmp, {rows, D}, opt.dtype) : x;
   {
     OpScope op(prof, -1, kind, dbl(static_cast<std::int64_t>(groups_of_rows.size())));
@@ -74,7 +74,7 @@ void Runner::Impl::layer(Pass& p, const LayerRun& r, Tensor& x, bool& final_only
     x = select_rows(x, p.final_ids, p.final_rows, Buf::hidden_b, g, OpKind::residual);
     final_only = true;
   }
-  if (vwn) {
+  if (features.wide_residual) {
     ghc_sublayer(p, r, x, true);
     ghc_sublayer(p, r, x, false);
     return;
@@ -194,13 +194,13 @@ std::vector<std::int64_t> Runner::Impl::route(const Tensor& ids, const Tensor& w
 // One VWN sublayer wrapped by its GHC (methods.md section 3): width connection to the
 // D-wide input, the sublayer, depth connection back into the n slots of h [R, D'].
 void Runner::Impl::ghc_sublayer(Pass& p, const LayerRun& r, Tensor& h, bool attention) {
-  const std::int64_t l = r.layer, R = h.dim(0), m = vwn->m, n = vwn->n, s = D / vwn->m;
+  const std::int64_t l = r.layer, R = h.dim(0), m = features.width_m, n = features.width_n, s = D / features.width_m;
   const int g = group_of_layer[static_cast<std::size_t>(l)];
   const LayerWeights& lw = w.layers[static_cast<std::size_t>(l)];
   const GhcWeights& gw = attention ? lw.ghc_attn : lw.ghc_ffn;
   const Tensor h3 = h.reshaped({R, n, s});
   Tensor alpha = gw.static_a.reshaped({1, n, m + n}), beta = gw.static_b.reshaped({1, m, n});
-  if (vwn->dynamic) {
+  if (features.dynamic_mixing) {
     Tensor hn = ws.get(Buf::ghc_hn, {R * n, s}, opt.dtype);
     {
       OpScope op(prof, g, OpKind::ghc_norm);
@@ -239,7 +239,7 @@ Tensor Runner::Impl::output_path(const Tensor& rows, Buf norm, Buf reduce, Buf f
   const float eps = static_cast<float>(config.effective.norm_eps);
   const bool mtp_path = kind == OpKind::mtp;
   Tensor h = rows;
-  if (vwn) {
+  if (features.wide_residual) {
     Tensor gn = ws.get(norm, {r, wide}, opt.dtype);
     Tensor red = ws.get(reduce, {r, D}, opt.dtype);
     OpScope op(prof, -1, mtp_path ? kind : OpKind::vwn_reduce, 2);
@@ -273,7 +273,7 @@ ForwardResult Runner::Impl::output(Pass& p, const Tensor& x, bool final_only) {
 // block, with the next token's over-width embedding by one linear 2D/m -> D/m, then the
 // shared output path; all of it timed as `mtp`.
 void Runner::Impl::mtp(Pass& p, const Tensor&, ForwardResult& res) {
-  const std::int64_t L = res.hidden.dim(0), n = vwn->n, s = D / vwn->m;
+  const std::int64_t L = res.hidden.dim(0), n = features.width_n, s = D / features.width_m;
   const std::vector<detail::EmbedGroup> one{{0, 0, L, RowMap{0, 1}}};
   Tensor e = embed(one, p.mtp_ids, L, Buf::mtp_e, OpKind::mtp);
   Tensor mix = ws.get(Buf::mtp_mix, {L * n, s}, opt.dtype);

@@ -17,9 +17,10 @@ std::int64_t row_elements(const model::Config& c) {
   const model::Backbone& b = c.effective;
   const std::int64_t D = b.hidden, q = b.num_heads * b.head_dim, kv = b.num_kv_heads * b.head_dim;
   std::int64_t wide = D, ghc = 0;
-  if (const auto* v = std::get_if<model::VwnDesign>(&c.design.method)) {
-    wide = D * v->n / v->m;
-    ghc = 2 * wide + D + v->n * (v->m + v->n) + v->m * v->n;  // hn, carry, x, alpha, beta
+  if (const model::DesignFeatures f = model::design_features(c.design.method); f.wide_residual) {
+    const std::int64_t m = f.width_m, n = f.width_n;
+    wide = f.residual_width(D);
+    ghc = 2 * wide + D + n * (m + n) + m * n;  // hn, carry, x, alpha, beta
   }
   std::int64_t ffn = 3 * b.intermediate;  // gate_up + act
   if (b.moe) {
@@ -49,10 +50,9 @@ MemoryEstimate estimate_memory(const model::Config& c, const RunShape& shape, co
   // phase prefills its context first), a decode step of c rows.
   const std::int64_t rows = copies * L;
   std::int64_t logit_rows = shape.phase == Phase::train_forward ? L : 1;
-  if (const auto* v = std::get_if<model::VwnDesign>(&c.design.method); v && v->mtp && shape.phase == Phase::train_forward)
-    logit_rows *= 2;  // MTP logits and its wide inputs
-  std::int64_t wide = b.hidden;
-  if (const auto* v = std::get_if<model::VwnDesign>(&c.design.method)) wide = b.hidden * v->n / v->m;
+  const model::DesignFeatures f = model::design_features(c.design.method);
+  if (f.mtp && shape.phase == Phase::train_forward) logit_rows *= 2;  // MTP logits and its wide inputs
+  const std::int64_t wide = f.residual_width(b.hidden);
   const std::int64_t output = logit_rows * (b.padded_vocab() + 3 * wide + 2 * b.hidden);
   // Workspace buffers grow with 25% headroom.
   e.activations = (sz(rows * row_elements(c)) + sz(output)) * bytes * 5 / 4;

@@ -257,19 +257,19 @@ std::vector<LayerGroup> layer_groups(const model::Config& c, std::vector<int>* g
   const model::Backbone& b = c.effective;
   std::vector<LayerGroup> groups;
   std::vector<int> of(static_cast<std::size_t>(b.num_layers));
-  const auto* hd = std::get_if<model::HdDesign>(&c.design.method);
-  const auto* phd = std::get_if<model::PhdDesign>(&c.design.method);
+  const model::DesignFeatures f = model::design_features(c.design.method);
   for (std::int64_t l = 0; l < b.num_layers; ++l) {
     const auto& att = b.layers[static_cast<std::size_t>(l)];
+    const model::LayerAttentionRole role = model::layer_role(c.design.method, b, l);
     // The simulator's signature keeps the backbone's kind under HD and PHD too.
     const bool sliding = att.kind == model::AttentionKind::sliding;
     const std::string base = sliding ? "sliding w=" + std::to_string(att.window) : "full";
     std::string label = base;
-    if (hd) label = model::to_string(hd->layer_kinds[static_cast<std::size_t>(l)]);
-    if (phd) label = std::string("phd-") + model::to_string(phd->variant);
-    if ((hd || phd) && sliding) label += " (base " + base + ")";
+    if (f.streams) label = model::to_string(role.stream_kind);
+    if (f.hidden_copies) label = std::string("phd-") + model::to_string(model::layer_mask(c, l, 1).phd_variant);
+    if ((f.streams || f.hidden_copies) && sliding) label += " (base " + base + ")";
     if (b.is_moe_layer(l)) label += " moe";
-    if (b.is_mirrored(l)) label += hd && hd->kv_mirror ? " kv-mirror final-queries" : " kv-mirror";
+    if (b.is_mirrored(l)) label += role.final_queries_only ? " kv-mirror final-queries" : " kv-mirror";
     const model::LayerSchedule schedule = model::layer_schedule(c.design.method, l);
     if (schedule.role != model::LoopRole::none) label += std::string(" ") + model::to_string(schedule.role);
     const std::int64_t passes = schedule.passes;

@@ -47,12 +47,12 @@ void check_executable(const Backbone& b, const model::Method& method) {
     throw ConfigError("/backbone/input_vocab_size", "the runner reads token ids and writes logits over one vocabulary");
   if (b.head_dim % 2 != 0)
     throw ConfigError("/backbone/head_dim", "RoPE needs an even head dim, got " + std::to_string(b.head_dim));
-  if (std::holds_alternative<model::VwnDesign>(method) && b.kv_mirror_layers > 0)
+  const model::DesignFeatures f = model::design_features(method);
+  if (f.wide_residual && b.kv_mirror_layers > 0)
     throw ConfigError("/backbone/kv_mirror_layers", "the runner does not execute VWN on a KV-mirror backbone");
-  if (const auto* v = std::get_if<model::VwnDesign>(&method))
-    if (b.tie_embeddings && v->embedding == model::VwnEmbedding::full && v->n != v->m)
+  if (f.wide_residual && b.tie_embeddings && !f.projected_embedding && f.width_n != f.width_m)
       throw ConfigError("/design/vwn/embedding",
-                        "a full over-width embedding [V, D'] cannot be the tied head [V, D]; use \"projected\"");
+                      "a full over-width embedding [V, D'] cannot be the tied head [V, D]; use \"projected\"");
 }
 
 void add_ffn(std::vector<WeightSpec>& out, const std::string& p, std::int64_t D, std::int64_t F, double down_std) {
@@ -62,11 +62,12 @@ void add_ffn(std::vector<WeightSpec>& out, const std::string& p, std::int64_t D,
   out.push_back({p + "down_proj.weight", {D, F}, WeightInit::normal, down_std});
 }
 
-void add_ghc(std::vector<WeightSpec>& out, const std::string& p, const model::VwnDesign& v, std::int64_t D) {
-  const std::int64_t m = v.m, n = v.n, s = D / v.m;
+// One generalized hyper-connection of a widened residual (n slots of D/m).
+void add_ghc(std::vector<WeightSpec>& out, const std::string& p, const model::DesignFeatures& f, std::int64_t D) {
+  const std::int64_t m = f.width_m, n = f.width_n, s = D / f.width_m;
   out.push_back({p + "static_a", {n, m + n}, WeightInit::ghc_static_a, 0, true});
   out.push_back({p + "static_b", {m, n}, WeightInit::ghc_static_b, 0, true});
-  if (!v.dynamic) return;
+  if (!f.dynamic_mixing) return;
   out.push_back({p + "norm.weight", {s}, WeightInit::ones, 0, true});
   out.push_back({p + "dynamic.weight", {s, 2 * m + n}, WeightInit::ghc_dynamic, 0});
   out.push_back({p + "dynamic.scale", {2}, WeightInit::ones, 0, true});
@@ -107,9 +108,9 @@ void add_layer(std::vector<WeightSpec>& out, const Backbone& b, const model::Met
   } else {
     add_ffn(out, p + "mlp.", D, b.intermediate, 1.0 / std::sqrt(static_cast<double>(b.intermediate) * depth));
   }
-  if (const auto* v = std::get_if<model::VwnDesign>(&method)) {
-    add_ghc(out, p + "hdlab_ghc.attn.", *v, D);
-    add_ghc(out, p + "hdlab_ghc.ffn.", *v, D);
+  if (const model::DesignFeatures f = model::design_features(method); f.wide_residual) {
+    add_ghc(out, p + "hdlab_ghc.attn.", f, D);
+    add_ghc(out, p + "hdlab_ghc.ffn.", f, D);
   }
 }
 
@@ -157,25 +158,26 @@ std::vector<WeightSpec> weight_specs(const Backbone& b, const model::Method& met
   check_executable(b, method);
   const std::int64_t D = b.hidden, V = b.padded_vocab();
   std::vector<WeightSpec> out;
-  const auto* vwn = std::get_if<model::VwnDesign>(&method);
-  const std::int64_t wide = vwn ? D * vwn->n / vwn->m : D;
-  const bool wide_table = vwn && vwn->embedding == model::VwnEmbedding::full;
+  const model::DesignFeatures f = model::design_features(method);
+  const bool vwn = f.wide_residual;
+  const std::int64_t wide = f.residual_width(D);
+  const bool wide_table = vwn && !f.projected_embedding;
   out.push_back({"model.embed_tokens.weight", {V, wide_table ? wide : D}, WeightInit::normal, 1.0});
-  if (const auto* hd = std::get_if<model::HdDesign>(&method))
-    for (std::int64_t k = 1; k < hd->n; ++k)
-      out.push_back({"hdlab.hd.embed_tokens." + std::to_string(k) + ".weight", {V, D}, WeightInit::normal, 1.0});
+  // HD: one more table per stream.
+  for (std::int64_t k = 1; k < f.input_tables; ++k)
+    out.push_back({"hdlab.hd.embed_tokens." + std::to_string(k) + ".weight", {V, D}, WeightInit::normal, 1.0});
   if (vwn && !wide_table)
     out.push_back({"hdlab.vwn.embed_proj.weight", {wide, D}, WeightInit::normal, 1.0 / std::sqrt(static_cast<double>(D))});
   for (std::int64_t l = 0; l < b.num_layers; ++l) add_layer(out, b, method, l);
   if (vwn) {
-    const std::int64_t s = D / vwn->m;
+    const std::int64_t s = D / f.width_m;
     out.push_back({"hdlab.vwn.group_norm.weight", {wide}, WeightInit::ones, 0, true});
     out.push_back({"hdlab.vwn.group_norm.bias", {wide}, WeightInit::zeros, 0, true});
     out.push_back({"hdlab.vwn.reduce.weight", {D, wide}, WeightInit::normal, 1.0 / std::sqrt(static_cast<double>(wide))});
-    if (vwn->mtp)
+    if (f.mtp)
       out.push_back({"hdlab.vwn.mtp.weight", {s, 2 * s}, WeightInit::normal, 1.0 / std::sqrt(2.0 * static_cast<double>(s))});
   }
-  if (const auto* loop = std::get_if<model::LoopedDesign>(&method); loop && loop->input_injection)
+  if (f.input_injection)
     out.push_back({"hdlab.loop.injection.weight", {D, 2 * D}, WeightInit::injection, 0});
   out.push_back({"model.norm.weight", {D}, WeightInit::ones, 0, true});
   if (!b.tie_embeddings)
@@ -194,8 +196,8 @@ std::size_t weight_bytes(const std::vector<WeightSpec>& specs, ScalarType type) 
 
 std::size_t device_weight_bytes(const model::Config& c, ScalarType type) {
   std::size_t bytes = weight_bytes(weight_specs(c), type);
-  if (const auto* v = std::get_if<model::VwnDesign>(&c.design.method); v && v->dynamic)
-    bytes += static_cast<std::size_t>(2 * c.effective.num_layers * (2 * v->m + v->n - 2)) * 4;
+  if (const model::DesignFeatures f = model::design_features(c.design.method); f.wide_residual && f.dynamic_mixing)
+    bytes += static_cast<std::size_t>(2 * c.effective.num_layers * (2 * f.width_m + f.width_n - 2)) * 4;
   return bytes;
 }
 

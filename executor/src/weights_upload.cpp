@@ -69,10 +69,11 @@ void place(Uploader& up, const WeightSpec& spec, std::vector<float> v, std::vect
     return;
   }
   if (ends_with(name, "dynamic.scale")) {  // (S_a, S_b) -> per coefficient column [2m+n]
-    const auto& vwn = std::get<model::VwnDesign>(c.design.method);
-    std::vector<float> per_column(static_cast<std::size_t>(2 * vwn.m + vwn.n), v[1]);
-    for (std::int64_t j = 0; j < vwn.m + vwn.n; ++j) per_column[static_cast<std::size_t>(j)] = v[0];
-    up.put(name, {2 * vwn.m + vwn.n}, per_column, true);
+    const model::DesignFeatures f = model::design_features(c.design.method);
+    const std::int64_t m = f.width_m, n = f.width_n;
+    std::vector<float> per_column(static_cast<std::size_t>(2 * m + n), v[1]);
+    for (std::int64_t j = 0; j < m + n; ++j) per_column[static_cast<std::size_t>(j)] = v[0];
+    up.put(name, {2 * m + n}, per_column, true);
     return;
   }
   if (name == "hdlab.loop.injection.weight" || name == "hdlab.vwn.mtp.weight") {
@@ -149,8 +150,9 @@ ModelWeights upload_weights(Backend& backend, const model::Config& config, Weigh
   const model::Backbone& b = config.effective;
   ModelWeights w;
   w.embed.push_back(up.get("model.embed_tokens.weight"));
-  if (const auto* hd = std::get_if<model::HdDesign>(&config.design.method))
-    for (std::int64_t k = 1; k < hd->n; ++k) w.embed.push_back(up.get("hdlab.hd.embed_tokens." + std::to_string(k) + ".weight"));
+  // HD: one more table per stream.
+  for (std::int64_t k = 1; k < model::design_features(config.design.method).input_tables; ++k)
+    w.embed.push_back(up.get("hdlab.hd.embed_tokens." + std::to_string(k) + ".weight"));
   w.embed_proj = up.get("hdlab.vwn.embed_proj.weight");
   w.group_norm_weight = up.get("hdlab.vwn.group_norm.weight");
   w.group_norm_bias = up.get("hdlab.vwn.group_norm.bias");

@@ -19,6 +19,7 @@
 #include "form_helpers.hpp"
 #include "hdlab/gui_core/layer_strip.hpp"
 #include "hdlab/gui_core/units.hpp"
+#include "hdlab/model/designs/interface.hpp"
 #include "hdlab/model/error.hpp"
 #include "hdlab/simulator/evaluate.hpp"
 #include "mask_image.hpp"
@@ -328,8 +329,8 @@ void MaskView::showPictures(const model::Config& c, const model::MaskSpec& spec,
   std::optional<gui_core::TileGrid> grid;
   if (show_tiles_->isChecked()) grid = gui_core::tile_grid(physical, Bq, Bk);
   const QString settings = pictureSettings(layout, Bq, Bk);
-  const bool hd = std::holds_alternative<model::HdDesign>(c.design.method);
   // HD's positions per token are streams (n), PHD's are copies (K).
+  const bool hd = model::design_features(c.design.method).streams;
   const QString per_token = hd ? tr("streams") : tr("copies");
   const QString position = hd ? tr("stream") : tr("copy");
   logical_->setTitle(spec.copies > 1 ? tr("Logical order (t = i x %1 + k, k = %2)").arg(hd ? "n" : "K", position)

@@ -4,34 +4,7 @@
 
 namespace hdlab::model {
 
-const char* to_string(HdLayerKind kind) {
-  switch (kind) {
-    case HdLayerKind::full: return "full";
-    case HdLayerKind::local: return "local";
-    case HdLayerKind::intra: return "intra";
-  }
-  return "?";
-}
-
-const char* to_string(RopeConvention c) { return c == RopeConvention::expanded ? "expanded" : "token_index"; }
-
-const char* to_string(PhdVariant v) {
-  switch (v) {
-    case PhdVariant::plain: return "plain";
-    case PhdVariant::swa: return "swa";
-    case PhdVariant::cswa: return "cswa";
-  }
-  return "?";
-}
-
-const char* to_string(VwnEmbedding e) { return e == VwnEmbedding::full ? "full" : "projected"; }
-const char* to_string(LoopKv k) { return k == LoopKv::per_iteration ? "per_iteration" : "shared"; }
 const char* to_string(DepthMode m) { return m == DepthMode::interpose ? "interpose" : "stack"; }
-
-const char* method_name(const Method& m) {
-  static constexpr const char* names[] = {"baseline", "hd", "phd", "vwn", "looped"};
-  return names[m.index()];
-}
 
 std::vector<std::int64_t> grown_layer_sources(std::int64_t base_layers, const GrowthDesign& g) {
   // interpose: l0 l0 l1 l1 ... (each layer k times in place); stack: l0..ln-1 repeated k times.
@@ -68,43 +41,9 @@ Backbone grow(const Backbone& base, const GrowthDesign& g) {
   return b;
 }
 
-namespace {
-
-// One overload per design, no catch-all: a design added to Method without a label here
-// does not compile.
-struct DescribeMethod {
-  std::ostringstream& s;
-  void operator()(const BaselineDesign&) const { s << "baseline"; }
-  void operator()(const HdDesign& hd) const {
-    std::int64_t counts[3] = {0, 0, 0};
-    for (auto k : hd.layer_kinds) counts[static_cast<int>(k)]++;
-    s << "hd n=" << hd.n << " (" << counts[2] << " intra, " << counts[1] << " local, " << counts[0] << " full";
-    if (counts[1] > 0) s << ", window " << hd.window;
-    s << ")";
-    if (hd.kv_mirror) s << " kv-mirror";
-  }
-  void operator()(const PhdDesign& phd) const {
-    s << "phd";
-    if (phd.variant != PhdVariant::plain) s << "-" << to_string(phd.variant);
-    s << " K=" << phd.K;
-    if (phd.variant != PhdVariant::plain) s << " W=" << phd.W;
-    if (phd.variant == PhdVariant::cswa) s << " C=" << phd.C;
-  }
-  void operator()(const VwnDesign& v) const {
-    s << "vwn m=" << v.m << " n=" << v.n << " (r=" << v.ratio() << ", " << (v.dynamic ? "dynamic" : "static")
-      << (v.mtp ? ", mtp" : "") << ")";
-  }
-  void operator()(const LoopedDesign& l) const {
-    s << "looped " << l.prelude << "+" << l.recurrent << "x" << l.iterations << "+" << l.coda << " (kv "
-      << to_string(l.kv) << (l.input_injection ? ", injection" : "") << ")";
-  }
-};
-
-}  // namespace
-
 std::string describe(const Design& d) {
   std::ostringstream s;
-  std::visit(DescribeMethod{s}, d.method);
+  describe_method(d.method, s);
   if (d.growth && (d.growth->depth_factor > 1 || d.growth->width_factor > 1)) {
     s << " + growth";
     if (d.growth->depth_factor > 1) s << " depth x" << d.growth->depth_factor << " " << to_string(d.growth->depth_mode);

@@ -2,9 +2,10 @@
 // layer_ops.cpp.
 #include "hdlab/model/layer_program.hpp"
 
+#include "hdlab/model/designs/interface.hpp"
+
 #include <stdexcept>
 #include <string>
-#include <variant>
 
 namespace hdlab::model {
 
@@ -43,27 +44,6 @@ void set_attention_dims(const Backbone& b, OpDims& s) {
   s.qk_norm_weights = d(b.qk_norm_params());
 }
 
-// What each design adds to the dims. One overload per design and no catch-all, so a
-// design added to Method without its entry here does not compile.
-struct DesignDims {
-  OpDims& s;
-  void operator()(const BaselineDesign&) const {}
-  void operator()(const HdDesign& hd) const { s.hd_n = d(hd.n); }
-  void operator()(const PhdDesign& phd) const { s.phd_K = d(phd.K); }
-  void operator()(const VwnDesign& v) const {
-    s.vwn = true;
-    s.vwn_m = d(v.m);
-    s.vwn_n = d(v.n);
-    s.vwn_dynamic = v.dynamic;
-    s.vwn_projected = v.embedding == VwnEmbedding::projected;
-    s.vwn_mtp = v.mtp;
-  }
-  void operator()(const LoopedDesign& l) const {
-    s.loop_iterations = d(l.iterations);
-    s.injection = l.input_injection;
-  }
-};
-
 }  // namespace
 
 OpCost nodes_total(const OpNodes& t) {
@@ -97,7 +77,20 @@ OpDims op_dims(const Backbone& b, const Method& m) {
   s.V_in = d(b.padded_input_vocab());
   s.tied = b.tie_embeddings;
   s.bytes = s.weight_el_bytes = s.kv_el_bytes = dtype_bytes(b.dtype);
-  std::visit(DesignDims{s}, m);
+  // What the design adds, from its module (the registry's one answer per design).
+  const DesignFeatures f = design_features(m);
+  s.hd_n = d(f.input_tables);
+  if (f.hidden_copies) s.phd_K = d(f.copies);
+  s.vwn = f.wide_residual;
+  if (f.wide_residual) {
+    s.vwn_m = d(f.width_m);
+    s.vwn_n = d(f.width_n);
+    s.vwn_dynamic = f.dynamic_mixing;
+    s.vwn_projected = f.projected_embedding;
+    s.vwn_mtp = f.mtp;
+  }
+  s.loop_iterations = d(f.loop_iterations);
+  s.injection = f.input_injection;
   return s;
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "hdlab/model/error.hpp"
+#include "hdlab/model/schedule.hpp"
 
 namespace hdlab::model {
 
@@ -272,51 +273,23 @@ MaskSpec layer_mask(const Config& c, std::int64_t layer, std::int64_t tokens) {
     m.kind = MaskSpec::Kind::sliding;
     m.window = att.window;
   }
-  if (const auto* hd = std::get_if<HdDesign>(&c.design.method)) {
-    m.copies = hd->n;
-    m.window = 0;
-    switch (hd->layer_kinds[static_cast<std::size_t>(layer)]) {
-      case HdLayerKind::full: m.kind = MaskSpec::Kind::causal; break;
-      case HdLayerKind::local:
-        m.kind = MaskSpec::Kind::sliding;
-        m.window = hd->window;  // expanded positions
-        break;
-      case HdLayerKind::intra: m.kind = MaskSpec::Kind::intra; break;
-    }
-    // Mirrored layers run only the final stream's queries (methods.md section 1).
-    m.final_copy_queries_only = hd->kv_mirror && b.is_mirrored(layer);
-  } else if (const auto* phd = std::get_if<PhdDesign>(&c.design.method)) {
-    // methods.md defines one PHD rule for every layer; a backbone's sliding windows are
-    // not combined with it.
-    m = MaskSpec{};
-    m.kind = MaskSpec::Kind::phd;
-    m.tokens = tokens;
-    m.copies = phd->K;
-    m.phd_variant = phd->variant;
-    m.phd_W = phd->W;
-    m.phd_C = phd->C;
-  }
-  // Baseline, VWN and looped layers keep the backbone's mask over `tokens` positions.
+  shape_layer_mask(c.design.method, b, layer, m);
+  // Designs that do not reshape it (baseline, VWN, looped) keep the backbone's mask.
   validate(m);
   return m;
 }
 
-Layout default_layout(const Design& d) {
-  return std::holds_alternative<PhdDesign>(d.method) ? Layout::phd_split : Layout::interleaved;
-}
-
 Layout best_layout(const Config& c, std::int64_t tokens, std::int64_t Bq, std::int64_t Bk) {
   const Layout fallback = default_layout(c.design);
-  const auto* hd = std::get_if<HdDesign>(&c.design.method);
-  if (!hd || hd->n == 1) return fallback;
-  bool any_intra = false;
-  for (auto k : hd->layer_kinds) any_intra = any_intra || k == HdLayerKind::intra;
-  if (!any_intra) return fallback;
+  if (copies_per_token(c.design.method) == 1) return fallback;
   // Executed pairs per layout, counting each distinct layer mask once (an HD design has
-  // at most three kinds, each with or without mirrored queries).
+  // at most three kinds, each with or without mirrored queries). Only intra-copy layers
+  // give stream-major an edge; without them the default stands.
   std::vector<std::pair<MaskSpec, std::int64_t>> distinct;  // mask, layers using it
+  bool any_intra = false;
   for (std::int64_t l = 0; l < c.effective.num_layers; ++l) {
     const MaskSpec m = layer_mask(c, l, tokens);
+    any_intra = any_intra || m.kind == MaskSpec::Kind::intra;
     auto same = [&](const auto& e) {
       return e.first.kind == m.kind && e.first.window == m.window &&
              e.first.final_copy_queries_only == m.final_copy_queries_only;
@@ -325,6 +298,7 @@ Layout best_layout(const Config& c, std::int64_t tokens, std::int64_t Bq, std::i
     if (it == distinct.end()) distinct.push_back({m, 1});
     else ++it->second;
   }
+  if (!any_intra) return fallback;
   auto work = [&](Layout l) {
     double pairs = 0;  // double: sums of up to ~2^62 pairs times layer counts
     for (const auto& [m, layers] : distinct)

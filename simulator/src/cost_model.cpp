@@ -194,7 +194,7 @@ void make_context(const model::Config& c, const HardwareProfile& hw, const Scena
   out.plan = plan_layers(c.effective, c.design.method);
   // The baseline is the base backbone before growth, without the method: what the
   // design as a whole (growth included) costs over the model it starts from.
-  const model::Method baseline = model::BaselineDesign{};
+  const model::Method baseline{};  // Method's default alternative: the baseline
   out.baseline_shape = model_shape(c.base, baseline);
   set_precision(out.baseline_shape, precision);  // the same deployment
   out.baseline_plan = plan_layers(c.base, baseline);
@@ -291,7 +291,7 @@ void cost_prefill(const CostContext& ctx, PassCost& pass, InferenceResult& out) 
 
 void cost_decode(const CostContext& ctx, bool baseline, std::int64_t batch, std::int64_t context, PassCost& pass,
                  InferenceResult& out) {
-  static const model::Method kBaseline = model::BaselineDesign{};
+  static const model::Method kBaseline{};  // the baseline
   const model::Method& m = baseline ? kBaseline : ctx.config->design.method;
   const ModelShape& shape = baseline ? ctx.baseline_shape : ctx.shape;
   decode_pass(m, shape, baseline ? ctx.baseline_plan : ctx.plan, d(batch), context, ctx.options, pass);

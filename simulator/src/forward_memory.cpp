@@ -78,24 +78,25 @@ void layer_buffers(const model::Config& c, double R, double e, Workspace& w) {
 void method_buffers(const model::Config& c, const Rows& rows, const ForwardRun& run, Workspace& w) {
   const model::Backbone& b = c.effective;
   const double D = static_cast<double>(b.hidden), R = rows.all, e = run.element_bytes;
-  if (const auto* hd = std::get_if<model::HdDesign>(&c.design.method); hd && hd->kv_mirror && b.kv_mirror_layers > 0) {
+  const model::DesignFeatures f = model::design_features(c.design.method);
+  if (f.final_stream_mirror && b.kv_mirror_layers > 0) {
     // From the first mirrored layer only the final stream's rows go on: gathered into a
     // buffer unless the layout keeps them together; each mirrored layer stores its
     // source layer's normed input [R, D] (exactly sized, kept for the run).
-    if (!final_rows_contiguous(run.tokens, hd->n, run.layout)) w.buffer("hidden_b", rows.final * D, e);
+    if (!final_rows_contiguous(run.tokens, f.copies, run.layout)) w.buffer("hidden_b", rows.final * D, e);
     for (std::int64_t l = 0; l < b.num_layers; ++l)
       if (b.is_mirrored(l)) w.exact("mirror_input", R * D, e);
   }
-  if (const auto* loop = std::get_if<model::LoopedDesign>(&c.design.method); loop && loop->input_injection) {
+  if (f.input_injection) {
     w.buffer("inject_e", R * D, e);  // the recurrent block's input, re-injected each iteration
     w.buffer("hidden_b", R * D, e);  // the adapter's output (alternates with hidden_a)
   }
-  if (const auto* v = std::get_if<model::VwnDesign>(&c.design.method)) {
-    const double m = static_cast<double>(v->m), n = static_cast<double>(v->n), wide = D * n / m;
-    if (v->embedding == model::VwnEmbedding::projected) w.buffer("embed_tmp", R * D, e);
+  if (f.wide_residual) {
+    const double m = static_cast<double>(f.width_m), n = static_cast<double>(f.width_n), wide = D * n / m;
+    if (f.projected_embedding) w.buffer("embed_tmp", R * D, e);
     w.buffer("ghc_x", R * D, e);         // [R, m, D/m] the sublayer input
     w.buffer("ghc_carry", R * wide, e);  // [R, n, D/m] the carried state
-    if (v->dynamic) {
+    if (f.dynamic_mixing) {
       w.buffer("ghc_hn", R * wide, e);          // per-slot normed state
       w.buffer("ghc_alpha", R * n * (m + n), 4);  // f32 coefficients
       w.buffer("ghc_beta", R * m * n, 4);
@@ -107,21 +108,20 @@ void method_buffers(const model::Config& c, const Rows& rows, const ForwardRun& 
 void output_buffers(const model::Config& c, const Rows& rows, const ForwardRun& run, Workspace& w) {
   const model::Backbone& b = c.effective;
   const double D = static_cast<double>(b.hidden), V = static_cast<double>(b.padded_vocab()), e = run.element_bytes;
-  const auto* vwn = std::get_if<model::VwnDesign>(&c.design.method);
-  const double wide = vwn ? D * vwn->ratio() : D;
+  const model::DesignFeatures f = model::design_features(c.design.method);
+  const double wide = f.wide_residual ? D * f.width_ratio() : D;
   const bool train = run.phase == ForwardPhase::train_forward;
   const double loss = train ? rows.final : 1;
-  const auto* hd = std::get_if<model::HdDesign>(&c.design.method);
-  const bool final_only = hd && hd->kv_mirror && b.kv_mirror_layers > 0;
-  if (train && !final_only && !final_rows_contiguous(run.tokens, model::copies_per_token(c.design.method), run.layout))
+  const bool final_only = f.final_stream_mirror && b.kv_mirror_layers > 0;
+  if (train && !final_only && !final_rows_contiguous(run.tokens, f.copies, run.layout))
     w.buffer("out_rows", loss * wide, e);
-  if (vwn) {
+  if (f.wide_residual) {
     w.buffer("out_norm", loss * wide, e);
     w.buffer("out_reduce", loss * D, e);
   }
   w.buffer("out_final", loss * D, e);
   w.buffer("logits", loss * V, e);
-  if (vwn && vwn->mtp && train) {  // the MTP branch's own embedding, mix and output path
+  if (f.mtp && train) {  // the MTP branch's own embedding, mix and output path
     w.buffer("mtp_e", loss * wide, e);
     w.buffer("mtp_mix", loss * wide, e);
     w.buffer("mtp_norm", loss * wide, e);
@@ -137,12 +137,11 @@ void output_buffers(const model::Config& c, const Rows& rows, const ForwardRun& 
 ForwardRows forward_rows(const model::Config& c, ForwardPhase phase, std::int64_t L) {
   const std::int64_t K = model::copies_per_token(c.design.method);
   if (phase == ForwardPhase::decode) return {static_cast<double>(K), 1};
-  const auto* phd = std::get_if<model::PhdDesign>(&c.design.method);
-  if (phase == ForwardPhase::prefill && phd && phd->variant != model::PhdVariant::swa && K > 1) {
+  if (phase == ForwardPhase::prefill) {
     // PHD partial prefill: the L origins plus the hidden copies of the last token (plain)
     // or of the last chunk's tokens (CSWA) (methods.md section 2).
-    const std::int64_t tail = phd->variant == model::PhdVariant::plain ? 1 : L - (L - 1) / phd->C * phd->C;
-    return {static_cast<double>(L + (K - 1) * tail), static_cast<double>(tail)};
+    if (const auto tail = model::prefill_tail(c.design.method, L))
+      return {static_cast<double>(L + (K - 1) * *tail), static_cast<double>(*tail)};
   }
   return {static_cast<double>(K * L), static_cast<double>(L)};
 }
@@ -160,8 +159,8 @@ ForwardMemory forward_memory(const model::Config& c, const ForwardRun& run) {
   const Rows rows = forward_rows(c, run.phase == ForwardPhase::train_forward ? run.phase : ForwardPhase::prefill, run.tokens);
   Workspace w;
   w.headroom = run.headroom;
-  const auto* vwn = std::get_if<model::VwnDesign>(&c.design.method);
-  w.buffer("hidden_a", rows.all * static_cast<double>(b.hidden) * (vwn ? vwn->ratio() : 1.0), e);  // [R, D or D']
+  const model::DesignFeatures f = model::design_features(c.design.method);
+  w.buffer("hidden_a", rows.all * static_cast<double>(b.hidden) * (f.wide_residual ? f.width_ratio() : 1.0), e);  // [R, D or D']
   layer_buffers(c, rows.all, e, w);
   method_buffers(c, rows, run, w);
   output_buffers(c, rows, run, w);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <optional>
 
 namespace hdlab::simulator {
 
@@ -106,75 +107,18 @@ void phd_partial_prefill(const MaskSpec& whole, std::int64_t tail, const PassOpt
   materialise_scores(o, w);
 }
 
-// Decode-step attention of a layer with one copy per token (baseline, VWN, looped).
-void decode_plain(const LayerSignature& sig, double c, LayerWork& w) {
-  const double keys = sig.base_kind == AttentionKind::sliding ? std::min(c + 1, d(sig.base_window)) : c + 1;
-  w.rows_q = w.rows_kv = 1;
-  w.pairs_exact = w.pairs_executed = w.kv_read = keys;
-  w.kv_written = 1;
+// The model's view of a layer group's attention (what its design module reads).
+LayerAttentionRole role_of(const LayerSignature& sig) {
+  return LayerAttentionRole{sig.base_kind, sig.base_window, sig.hd_kind, sig.final_queries_only, false};
 }
 
-void decode_hd(const HdDesign& hd, const LayerSignature& sig, double c, const PassOptions& o, LayerWork& w) {
-  const Layout layout = o.layout;
-  const double n = d(hd.n), all = n * c + n;  // entries after appending this step's n
-  // first stream issuing a query
-  const double first = sig.final_queries_only && o.mirror_final_only_decode ? n - 1 : 0;
-  w.rows_kv = n;
-  w.rows_q = n - first;
-  w.kv_written = n;
-  switch (sig.hd_kind) {
-    case HdLayerKind::full:
-      // stream k's query at t = c*n + k sees t + 1 keys
-      w.pairs_exact = 0;
-      for (double k = first; k < n; ++k) w.pairs_exact += n * c + k + 1;
-      w.kv_read = all;
-      w.pairs_executed = w.rows_q * all;
-      break;
-    case HdLayerKind::intra:
-      w.pairs_exact = w.rows_q * (c + 1);
-      w.kv_read = w.rows_q * (c + 1);  // each querying stream's own entries
-      // Interleaved: every key tile holds every stream, so each row's tiles span all keys.
-      w.pairs_executed = layout == Layout::stream_major ? w.pairs_exact : w.rows_q * all;
-      break;
-    case HdLayerKind::local: {
-      const double win = d(hd.window);
-      w.pairs_exact = 0;
-      for (double k = first; k < n; ++k) w.pairs_exact += std::min(win, n * c + k + 1);
-      const double t_min = n * c + first, t_max = n * c + n - 1;
-      w.kv_read = t_max - std::max(0.0, t_min - win + 1) + 1;
-      w.pairs_executed = w.rows_q * w.kv_read;
-      break;
-    }
-  }
-}
-
-// Hidden keys of earlier tokens a PHD hidden copy may see: SWA all earlier hidden
-// tokens, CSWA those of the same chunk, plain none.
-double phd_hidden_available(const PhdDesign& p, double c) {
-  switch (p.variant) {
-    case PhdVariant::plain: return 0;
-    case PhdVariant::swa: return c * d(p.K - 1);
-    case PhdVariant::cswa: return d(static_cast<std::int64_t>(c) % p.C) * d(p.K - 1);
-  }
-  return 0;
-}
-
-void decode_phd(const PhdDesign& p, double c, LayerWork& w) {
-  const double K = d(p.K), W = d(p.W), avail = phd_hidden_available(p, c);
-  w.rows_q = w.rows_kv = K;
-  w.pairs_exact = c + 1;  // the origin: earlier origins and itself
-  for (double j = 1; j < K; ++j) {
-    // earlier origins, own copies 0..j, earlier tokens' hidden keys within W ranks (the
-    // own token's j-1 earlier hidden copies already count among its copies)
-    const double windowed = p.variant == PhdVariant::plain ? 0 : std::min(std::max(W - (j - 1), 0.0), avail);
-    w.pairs_exact += c + j + 1 + windowed;
-  }
-  w.kv_read = c + K + (p.variant == PhdVariant::plain ? 0 : std::min(W, avail));
-  w.pairs_executed = K * w.kv_read;
-  // Every copy's K/V is written next to the cache: the hidden copies attend to each
-  // other within the step. What stays is kv_entries' (plain: the origin alone); the rest
-  // is dropped after the step (a scratch region, or a ring buffer's slots reused).
-  w.kv_written = K;
+void set_decode_work(const DecodeAttention& a, LayerWork& w) {
+  w.rows_q = a.rows_q;
+  w.rows_kv = a.rows_kv;
+  w.pairs_exact = a.pairs_exact;
+  w.pairs_executed = a.pairs_executed;
+  w.kv_read = a.kv_read;
+  w.kv_written = a.kv_written;
 }
 
 void fill_groups(const ModelShape& s, const LayerPlan& plan, const PassOptions& o, PassCost& out) {
@@ -207,8 +151,8 @@ void train_forward_pass(const Config& c, const ModelShape& s, const LayerPlan& p
 
 void prefill_pass(const Config& c, const ModelShape& s, const LayerPlan& plan, double seqs, std::int64_t tokens,
                   const PassOptions& o, PassCost& out) {
-  const auto* phd = std::get_if<PhdDesign>(&c.design.method);
   const std::int64_t L = tokens;
+  const std::optional<std::int64_t> tail = prefill_tail(c.design.method, L);  // PHD: hidden copies of the tail only
   double positions = expanded(s) * d(L);
   for (int g = 0; g < plan.count; ++g) {
     const LayerGroupPlan& gp = plan.groups[static_cast<std::size_t>(g)];
@@ -216,8 +160,8 @@ void prefill_pass(const Config& c, const ModelShape& s, const LayerPlan& plan, d
     w = LayerWork{};
     w.seqs = seqs;
     const MaskSpec mask = layer_mask(c, gp.first_layer, L);
-    if (phd && phd->variant != PhdVariant::swa && phd->K > 1)
-      phd_partial_prefill(mask, phd->variant == PhdVariant::plain ? 1 : L - (L - 1) / phd->C * phd->C, o, w);
+    if (tail)
+      phd_partial_prefill(mask, *tail, o, w);
     else
       mask_work(mask, o, w);
     // The cache keeps what the next token can see (kv_entries), written once per cache:
@@ -232,32 +176,20 @@ void prefill_pass(const Config& c, const ModelShape& s, const LayerPlan& plan, d
 void decode_pass(const Method& m, const ModelShape& s, const LayerPlan& plan, double seqs,
                  std::int64_t context, const PassOptions& o, PassCost& out) {
   const double c = d(context);
-  const auto* hd = std::get_if<HdDesign>(&m);
-  const auto* phd = std::get_if<PhdDesign>(&m);
   for (int g = 0; g < plan.count; ++g) {
     LayerWork& w = out.groups[static_cast<std::size_t>(g)].work;
     w = LayerWork{};
     w.seqs = seqs;
     w.reads_cache = true;
     const LayerSignature& sig = plan.groups[static_cast<std::size_t>(g)].sig;
-    if (hd) decode_hd(*hd, sig, c, o, w);
-    else if (phd) decode_phd(*phd, c, w);
-    else decode_plain(sig, c, w);
+    set_decode_work(decode_attention(m, role_of(sig), c, o.layout, o.mirror_final_only_decode), w);
   }
   fill_groups(s, plan, o, out);
   outside_ops(s, OutsideWork{seqs, expanded(s), 1, 1, 0}, out.outside);
 }
 
 double kv_entries(const Method& m, const LayerSignature& sig, std::int64_t context) {
-  const double c = d(context);
-  if (const auto* hd = std::get_if<HdDesign>(&m)) {
-    const double all = d(hd->n) * c;
-    return sig.hd_kind == HdLayerKind::local ? std::min(all, d(hd->window - 1)) : all;
-  }
-  // The origins plus the hidden keys the next token's copies can still see: the last W
-  // of those available (CSWA: in the next token's chunk), as decode_phd reads them.
-  if (const auto* p = std::get_if<PhdDesign>(&m)) return c + std::min(d(p->W), phd_hidden_available(*p, c));
-  return sig.base_kind == AttentionKind::sliding ? std::min(c, d(sig.base_window - 1)) : c;
+  return model::kv_entries(m, role_of(sig), d(context));
 }
 
 double kv_cache_bytes_per_seq(const Method& m, const ModelShape& s, const LayerPlan& plan, std::int64_t context) {

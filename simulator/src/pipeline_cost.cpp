@@ -7,6 +7,7 @@
 #include <variant>
 
 #include "hdlab/model/json_reader.hpp"
+#include "hdlab/model/schedule.hpp"
 #include "hdlab/simulator/cost_model.hpp"
 
 namespace hdlab::simulator {
@@ -85,8 +86,10 @@ void boundary_bytes(const CostContext& ctx, const std::vector<const LayerGroupCo
   const double seqs = d(ctx.scenario->train.micro_batch) / ctx.sharding.cp;  // one device's sequences (cp: its share)
   const double width = s.vwn ? s.vwn_n / s.vwn_m * s.D : s.D;
   const double per_row = width * s.comm_el_bytes / ctx.sharding.tp;
-  const auto* loop = std::get_if<model::LoopedDesign>(&ctx.config->design.method);
   const auto n = static_cast<std::int64_t>(layers.size());
+  // Layers before the recurrent block pass on the embedding the block re-injects.
+  const auto loop = model::recurrent_block(ctx.config->design.method, n);
+  const bool injects = loop && model::design_features(ctx.config->design.method).input_injection;
   for (std::int64_t l = 0; l + 1 < n; ++l) {
     const LayerWork& next = group_of[static_cast<std::size_t>(l + 1)]->work;
     double bytes = seqs * next.rows_q * per_row;
@@ -94,7 +97,7 @@ void boundary_bytes(const CostContext& ctx, const std::vector<const LayerGroupCo
       const std::int64_t source = b.mirror_source(j);
       if (source >= 0 && source <= l) bytes += seqs * group_of[static_cast<std::size_t>(j)]->work.rows_kv * per_row;
     }
-    if (loop && loop->input_injection && l < loop->prelude)
+    if (injects && l < loop->first)
       bytes += seqs * next.rows_kv * s.D * s.comm_el_bytes / ctx.sharding.tp;
     layers[static_cast<std::size_t>(l)].boundary_bytes = bytes;
   }
@@ -125,11 +128,11 @@ PipelineWorkload workload_of(const CostContext& ctx, std::int64_t pp, const std:
     group_of.push_back(g);
     w.layers.push_back(layer_costs(ctx, *g));
   }
-  if (const auto* loop = std::get_if<model::LoopedDesign>(&c.design.method); loop && loop->recurrent > 0) {
-    w.loop = PipelineLoop{loop->prelude, loop->recurrent, loop->iterations};
+  if (const auto loop = model::recurrent_block(c.design.method, b.num_layers)) {
+    w.loop = PipelineLoop{loop->first, loop->layers, loop->iterations};
     // The injection adapter's row covers every iteration; one run joins each first recurrent pass.
     const PipelineEndCost inject = end_costs(ctx, forward->outside, {OpKind::injection});
-    PipelineLayer& first = w.layers[static_cast<std::size_t>(loop->prelude)];
+    PipelineLayer& first = w.layers[static_cast<std::size_t>(loop->first)];
     first.forward_s += inject.forward_s / d(loop->iterations);
     first.backward_s += inject.backward_s / d(loop->iterations);
     first.backward_weight_s += inject.backward_weight_s / d(loop->iterations);

@@ -2,6 +2,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "hdlab/model/designs/interface.hpp"
 #include "hdlab/simulator/op_table.hpp"
 
 namespace hdlab::simulator {
@@ -32,10 +33,11 @@ LayerSignature layer_signature(const Backbone& b, const Method& m, std::int64_t 
   sig.base_window = att.kind == AttentionKind::sliding ? att.window : 0;
   sig.moe = b.is_moe_layer(l);
   sig.kv_from_source = b.is_mirrored(l);
-  if (const auto* hd = std::get_if<HdDesign>(&m)) {
-    sig.hd_kind = hd->layer_kinds[static_cast<std::size_t>(l)];
-    sig.final_queries_only = sig.kv_from_source && hd->kv_mirror;
-  }
+  // Under HD, the kind the layer's streams use and whether only the final stream queries
+  // (full and false for every other design).
+  const LayerAttentionRole role = layer_role(m, b, l);
+  sig.hd_kind = role.stream_kind;
+  sig.final_queries_only = role.final_queries_only;
   const model::LayerSchedule schedule = model::layer_schedule(m, l);
   sig.role = schedule.role;
   const auto runs = static_cast<double>(schedule.passes), kv = static_cast<double>(schedule.kv_caches);

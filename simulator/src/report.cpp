@@ -59,7 +59,7 @@ json pass_json(const CostContext& ctx, const PassCost& p, const PassTime& t, con
     for (std::int64_t l = 0; l < b.num_layers; ++l)
       if (layer_signature(b, m, l) == lg.plan.sig) layers.push_back(l);
     json sig = signature_json(lg.plan.sig);
-    if (std::holds_alternative<model::HdDesign>(m)) sig["hd_kind"] = model::to_string(lg.plan.sig.hd_kind);
+    if (model::design_features(m).streams) sig["hd_kind"] = model::to_string(lg.plan.sig.hd_kind);
     const LayerWork& w = lg.work;
     groups.push_back({{"layers", layers},
                       {"instances", lg.plan.instances},

@@ -1,7 +1,6 @@
 #include "hdlab/gui_core/layer_strip.hpp"
 
 #include <algorithm>
-#include <variant>
 
 #include "hdlab/gui_core/units.hpp"
 #include "hdlab/model/error.hpp"
@@ -23,21 +22,22 @@ namespace {
 
 // The attention a layer runs: HD picks per layer, PHD applies its mask everywhere,
 // every other method keeps the backbone's kind.
-void set_attention(const model::Config& c, LayerStripCell& cell) {
+void set_attention(const model::Config& c, const model::DesignFeatures& f, LayerStripCell& cell) {
   const auto& bl = c.effective.layers[static_cast<std::size_t>(cell.layer)];
   cell.backbone = bl.kind;
   cell.backbone_window = bl.kind == model::AttentionKind::sliding ? bl.window : 0;
-  if (const auto* hd = std::get_if<model::HdDesign>(&c.design.method)) {
-    switch (hd->layer_kinds[static_cast<std::size_t>(cell.layer)]) {
+  const model::MaskSpec mask = model::layer_mask(c, cell.layer, 1);
+  if (f.streams) {
+    switch (model::layer_role(c.design.method, c.effective, cell.layer).stream_kind) {
       case model::HdLayerKind::full: cell.attention = LayerAttentionKind::full; break;
       case model::HdLayerKind::intra: cell.attention = LayerAttentionKind::intra; break;
       case model::HdLayerKind::local:
         cell.attention = LayerAttentionKind::local;
-        cell.window = hd->window;
+        cell.window = mask.window;  // expanded positions
         break;
     }
-    cell.final_copy_only = hd->kv_mirror && c.effective.is_mirrored(cell.layer);
-  } else if (std::holds_alternative<model::PhdDesign>(c.design.method)) {
+    cell.final_copy_only = mask.final_copy_queries_only;
+  } else if (mask.kind == model::MaskSpec::Kind::phd) {
     cell.attention = LayerAttentionKind::phd;
   } else {
     cell.attention = bl.kind == model::AttentionKind::sliding ? LayerAttentionKind::sliding : LayerAttentionKind::full;
@@ -55,15 +55,15 @@ LayerStrip layer_strip(const model::Config& c, const std::vector<std::int64_t>& 
   LayerStrip s;
   s.method = model::method_name(c.design.method);
   s.copies = model::copies_per_token(c.design.method);
-  const auto* looped = std::get_if<model::LoopedDesign>(&c.design.method);
-  if (looped) s.loop_iterations = looped->iterations;
+  const model::DesignFeatures f = model::design_features(c.design.method);
+  s.loop_iterations = f.loop_iterations;
   std::vector<std::int64_t> sources;
   if (c.design.growth && c.design.growth->depth_factor > 1)
     sources = model::grown_layer_sources(c.base.num_layers, *c.design.growth);
   for (std::int64_t l = 0; l < L; ++l) {
     LayerStripCell cell;
     cell.layer = l;
-    set_attention(c, cell);
+    set_attention(c, f, cell);
     cell.moe = c.effective.is_moe_layer(l);
     cell.mirror_source = c.effective.mirror_source(l);
     if (cell.mirror_source >= 0) s.mirror_pairs.emplace_back(cell.mirror_source, l);

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <variant>
 
 #include "hdlab/model/config_io.hpp"
 #include "hdlab/model/error.hpp"
@@ -17,14 +16,7 @@ double ratio(double design, double baseline) {
   return baseline != 0 ? design / baseline : std::numeric_limits<double>::quiet_NaN();
 }
 
-// The standard values of an axis plus the design's own, sorted, no duplicates.
-std::vector<double> with_current(std::vector<double> values, double current) {
-  values.push_back(current);
-  std::sort(values.begin(), values.end());
-  values.erase(std::unique(values.begin(), values.end()), values.end());
-  return values;
-}
-
+// Powers of two in [lo, hi] plus `extra` (when > 0), sorted, no duplicates.
 std::vector<std::int64_t> powers_of_two_with(std::int64_t lo, std::int64_t hi, std::int64_t extra) {
   std::vector<std::int64_t> v;
   for (std::int64_t x = lo; x <= hi; x *= 2) v.push_back(x);
@@ -98,14 +90,7 @@ bool decode_point(const model::Config& c, const model::Config& base, const simul
 }  // namespace
 
 std::string short_label(const model::Design& d) {
-  std::string s;
-  if (const auto* hd = std::get_if<model::HdDesign>(&d.method)) s = "HD n=" + std::to_string(hd->n);
-  else if (const auto* p = std::get_if<model::PhdDesign>(&d.method))
-    s = std::string("PHD-") + model::to_string(p->variant) + " K=" + std::to_string(p->K);
-  else if (const auto* v = std::get_if<model::VwnDesign>(&d.method))
-    s = "VWN n/m=" + std::to_string(v->n) + "/" + std::to_string(v->m);
-  else if (const auto* l = std::get_if<model::LoopedDesign>(&d.method)) s = "looped x" + std::to_string(l->iterations);
-  else s = "baseline";
+  std::string s = model::method_label(d.method);
   if (d.growth) s += " grown";
   return s;
 }
@@ -113,41 +98,14 @@ std::string short_label(const model::Design& d) {
 model::Config baseline_config(const model::Config& c) { return model::make_config(c.base, model::Design{}); }
 
 std::optional<SizeAxis> size_axis(const model::Config& c) {
-  const auto& m = c.design.method;
-  if (const auto* hd = std::get_if<model::HdDesign>(&m))
-    return SizeAxis{"n", "HD streams n", with_current({1, 2, 4, 8, 16}, static_cast<double>(hd->n))};
-  if (const auto* phd = std::get_if<model::PhdDesign>(&m))
-    return SizeAxis{"K", "PHD copies K", with_current({1, 2, 3, 4, 5, 8}, static_cast<double>(phd->K))};
-  if (const auto* vwn = std::get_if<model::VwnDesign>(&m)) {
-    std::vector<double> xs;
-    for (double x : {1.0, 1.5, 2.0, 3.0, 4.0, 8.0})
-      if (std::fmod(x * static_cast<double>(vwn->m), 1.0) == 0.0) xs.push_back(x);
-    return SizeAxis{"n/m", "VWN width ratio n/m (m = " + std::to_string(vwn->m) + ")", with_current(xs, vwn->ratio())};
-  }
-  if (const auto* l = std::get_if<model::LoopedDesign>(&m))
-    return SizeAxis{"iterations", "loop iterations K",
-                    with_current({1, 2, 4, 8, 16, 32}, static_cast<double>(l->iterations))};
-  return std::nullopt;
+  const std::optional<model::SizeKnob> knob = model::size_knob(c.design.method);
+  if (!knob) return std::nullopt;
+  return SizeAxis{knob->key, knob->label, knob->candidates};
 }
 
 model::Design with_size(const model::Design& d, double x) {
   model::Design out = d;
-  const auto k = static_cast<std::int64_t>(std::llround(x));
-  if (auto* hd = std::get_if<model::HdDesign>(&out.method)) {
-    // The window of local layers spans expanded positions; keep its span in tokens.
-    if (hd->window > 0 && hd->window % hd->n == 0) hd->window = hd->window / hd->n * k;
-    hd->n = k;
-  } else if (auto* phd = std::get_if<model::PhdDesign>(&out.method)) {
-    phd->K = k;
-  } else if (auto* vwn = std::get_if<model::VwnDesign>(&out.method)) {
-    const double n = x * static_cast<double>(vwn->m);
-    if (std::fmod(n, 1.0) != 0.0)
-      throw model::ConfigError("/design/vwn/n", "n/m = " + std::to_string(x) + " needs a whole n for m = " +
-                                                    std::to_string(vwn->m));
-    vwn->n = static_cast<std::int64_t>(n);
-  } else if (auto* l = std::get_if<model::LoopedDesign>(&out.method)) {
-    l->iterations = k;
-  }
+  out.method = model::with_size(d.method, x);
   out.name.clear();  // the label described the old size
   return out;
 }

@@ -1,7 +1,13 @@
 #pragma once
-// Designs that buy extra computation from a fixed backbone (methods.md sections 1-5).
-// A Design holds one method (baseline, HD, PHD, VWN, looped) and an optional growth step
+// Designs that buy extra computation from a fixed backbone (methods.md sections 1-5), and
+// the registry of design modules. A Design holds one method and an optional growth step
 // that first turns the backbone into a bigger one.
+//
+// Each method is a module (designs/<name>.hpp, model/src/designs/<name>.cpp) that owns its
+// JSON block, defaults, validation, label, schedule, masks, caches, parameters and size
+// knob. Everything outside the modules asks the questions below, each answered by one
+// std::visit over Method; the DesignModule concept makes a method added to Method without
+// a complete module a compile error here, never a design silently run as the baseline.
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -10,68 +16,66 @@
 #include <vector>
 
 #include "hdlab/model/backbone.hpp"
+#include "hdlab/model/designs/baseline.hpp"
+#include "hdlab/model/designs/hd.hpp"
+#include "hdlab/model/designs/interface.hpp"
+#include "hdlab/model/designs/looped.hpp"
+#include "hdlab/model/designs/phd.hpp"
+#include "hdlab/model/designs/vwn.hpp"
 
 namespace hdlab::model {
 
-struct BaselineDesign {
-  bool operator==(const BaselineDesign&) const = default;
-};
+// The registered methods; the first is the default (a design with no method given).
+using Method = std::variant<BaselineDesign, HdDesign, PhdDesign, VwnDesign, LoopedDesign>;
 
-// Hidden Decoding: token i, stream k sits at expanded position t = i*n + k.
-enum class HdLayerKind { full, local, intra };
-const char* to_string(HdLayerKind kind);
-// Positions RoPE sees in intra layers: the expanded index t, or the token index i.
-enum class RopeConvention { expanded, token_index };
-const char* to_string(RopeConvention c);
+// Every module answers the questions listed by the DesignModule concept (designs/registry.cpp),
+// checked for each alternative at compile time.
 
-struct HdDesign {
-  std::int64_t n = 1;                    // streams per token
-  std::vector<HdLayerKind> layer_kinds;  // one per (grown) backbone layer
-  std::int64_t window = 0;               // local(w) window over expanded positions
-  RopeConvention rope = RopeConvention::expanded;
-  bool kv_mirror = false;   // mirrored layers run only the final stream
-  double rope_theta = 0.0;  // RoPE base used under HD (0 in JSON means "the backbone's")
-  bool operator==(const HdDesign&) const = default;
-};
+// ---- the registry's questions, one exhaustive dispatch each ---------------------------
 
-// Parallel Hidden Decoding: token i, copy j at t = i*K + j; copy 0 is the origin.
-enum class PhdVariant { plain, swa, cswa };
-const char* to_string(PhdVariant v);
-struct PhdDesign {
-  std::int64_t K = 1;
-  PhdVariant variant = PhdVariant::plain;
-  std::int64_t W = 0;  // hidden-token window (swa, cswa)
-  std::int64_t C = 0;  // chunk in tokens (cswa)
-  bool operator==(const PhdDesign&) const = default;
-};
+// The method's JSON key and name: "baseline", "hd", "phd", "vwn", "looped".
+const char* method_name(const Method& m);
+// Every registered method's key, in Method's order.
+std::vector<std::string> design_keys();
+// Design JSON documents ({"<key>": {...}}) each module offers for the conformance suite,
+// for a backbone with at least 4 layers, hidden size divisible by 4 and a KV-mirror-free
+// layout; in Method's order, grouped by key.
+std::vector<std::pair<std::string, std::string>> conformance_examples();
 
-// Virtual Width Networks: residual stream D' = (n/m) D as n slots of D/m.
-enum class VwnEmbedding { full, projected };
-const char* to_string(VwnEmbedding e);
-struct VwnDesign {
-  std::int64_t m = 1;
-  std::int64_t n = 1;
-  bool dynamic = true;  // dynamic (input-dependent) GHC coefficients
-  VwnEmbedding embedding = VwnEmbedding::full;
-  bool mtp = false;
-  bool operator==(const VwnDesign&) const = default;
-  double ratio() const { return static_cast<double>(n) / static_cast<double>(m); }
-};
+DesignFeatures design_features(const Method& m);
+// A short label for charts: "HD n=4", "PHD-swa K=2", "VWN n/m=4/2", "looped x3", "baseline".
+std::string method_label(const Method& m);
+// The method's part of describe(): "hd n=4 (20 intra, 10 local, 6 full)".
+void describe_method(const Method& m, std::ostream& s);
+// The knob that sizes the method; nullopt for the baseline. with_size sets it to x (HD
+// keeps its local window's span in tokens); ConfigError naming the field when x does not fit.
+std::optional<SizeKnob> size_knob(const Method& m);
+Method with_size(const Method& m, double x);
 
-// Looped: prelude P layers, a recurrent block of R layers run K times, coda C layers.
-enum class LoopKv { per_iteration, shared };
-const char* to_string(LoopKv k);
-struct LoopedDesign {
-  std::int64_t prelude = 0;
-  std::int64_t recurrent = 0;
-  std::int64_t coda = 0;
-  std::int64_t iterations = 1;
-  LoopKv kv = LoopKv::per_iteration;
-  bool input_injection = false;  // 2D -> D adapter re-injects the embedding each iteration
-  bool operator==(const LoopedDesign&) const = default;
-  // Layer passes per token: P + K*R + C.
-  std::int64_t layer_passes() const { return prelude + iterations * recurrent + coda; }
-};
+// How a layer's attention looks under the method (the backbone's kind and window, the
+// stream kind of HD layers, mirrored layers running the final stream only).
+LayerAttentionRole layer_role(const Method& m, const Backbone& b, std::int64_t layer);
+// A prefill of `tokens` tokens that computes the hidden copies of only its last tokens
+// (PHD plain: the last token; CSWA: the last chunk's; methods.md section 2): how many.
+// nullopt when every copy of every token is computed.
+std::optional<std::int64_t> prefill_tail(const Method& m, std::int64_t tokens);
+// One decode step's attention in a layer after `context` cached tokens.
+DecodeAttention decode_attention(const Method& m, const LayerAttentionRole& layer, double context, Layout layout,
+                                 bool final_only_decode);
+// Cache entries a layer keeps after `context` tokens: what the next token can still see.
+double kv_entries(const Method& m, const LayerAttentionRole& layer, double context);
+
+// JSON of the method alone: {"<key>": {...}} is merged into `design`.
+void method_to_json(const Method& m, Json& design);
+// Reads the one method block a design object holds (or none: the baseline), checked
+// against the (grown) backbone; a second method block is an error naming it.
+Method parse_method(ObjectReader& r, const Backbone& b, DesignDefaults& defaults);
+// The method's layer mask adjustments (after the backbone's own) and parameter additions.
+void shape_layer_mask(const Method& m, const Backbone& b, std::int64_t layer, MaskSpec& mask);
+void add_method_params(const Method& m, const Backbone& b, ParamCounts& p);
+Layout default_layout(const Method& m);
+
+// ---- growth and the whole design ------------------------------------------------------
 
 // Growth of a trained MoE: depth by depth_factor, experts and top-k by width_factor.
 enum class DepthMode { interpose, stack };
@@ -84,16 +88,13 @@ struct GrowthDesign {
   bool operator==(const GrowthDesign&) const = default;
 };
 
-using Method = std::variant<BaselineDesign, HdDesign, PhdDesign, VwnDesign, LoopedDesign>;
-const char* method_name(const Method& m);  // "baseline", "hd", "phd", "vwn", "looped"
-
 struct Design {
   std::string name;  // free label; derived from the method when empty
   Method method = BaselineDesign{};
   std::optional<GrowthDesign> growth;
   // Keys the design's JSON left out and the value taken for each, by JSON pointer
   // ("/design/hd/rope" -> "expanded (hdlab's default)"): `hdlab check` prints them.
-  std::map<std::string, std::string> defaults;
+  DesignDefaults defaults;
   // Designs are equal when they compute the same thing; how they were written (which
   // values came from defaults) does not count.
   bool operator==(const Design& o) const { return name == o.name && method == o.method && growth == o.growth; }

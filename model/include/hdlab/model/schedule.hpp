@@ -5,6 +5,7 @@
 // and the GUI. Dispatch over the design variant is exhaustive: a new design that does not
 // say how it schedules does not compile.
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "hdlab/model/design.hpp"
@@ -37,6 +38,15 @@ std::int64_t copies_per_token(const Method& m);
 
 // The schedule of layer `layer` (an index of the effective backbone).
 LayerSchedule layer_schedule(const Method& m, std::int64_t layer);
+
+// A schedule's recurrent block: layers [first, first + layers) each run `iterations` times
+// per pass, after the prelude [0, first). nullopt when no layer repeats.
+struct RecurrentBlock {
+  std::int64_t first = 0;
+  std::int64_t layers = 0;
+  std::int64_t iterations = 1;
+};
+std::optional<RecurrentBlock> recurrent_block(const Method& m, std::int64_t num_layers);
 
 // Positions one KV cache of a layer with mask `m` holds at most for one sequence of up to
 // `max_tokens` tokens, all of its streams or copies together: every position for causal

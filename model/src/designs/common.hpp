@@ -1,0 +1,60 @@
+#pragma once
+// What the design modules share: the backbone's own schedule, attention and caches, which
+// every design that keeps one position per token (baseline, VWN, looped) answers with,
+// and small helpers for reading design blocks.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "hdlab/model/design.hpp"
+#include "hdlab/model/schedule.hpp"
+
+namespace hdlab::model::designs::common {
+
+// Each layer once, its cache the layer's own.
+inline std::vector<LayerRun> straight_runs(std::int64_t num_layers) {
+  std::vector<LayerRun> runs;
+  for (std::int64_t l = 0; l < num_layers; ++l) runs.push_back(LayerRun{l, 0, l, false, true, false});
+  return runs;
+}
+
+inline LayerAttentionRole backbone_role(const Backbone& b, std::int64_t layer) {
+  const LayerAttention& att = b.layers[static_cast<std::size_t>(layer)];
+  LayerAttentionRole role;
+  role.base_kind = att.kind;
+  role.base_window = att.kind == AttentionKind::sliding ? att.window : 0;
+  return role;
+}
+
+// Decode-step attention of a layer with one copy per token: its query sees the cache
+// (within the backbone's window) and itself.
+inline DecodeAttention decode_one_copy(const LayerAttentionRole& layer, double c) {
+  const double keys =
+      layer.base_kind == AttentionKind::sliding ? std::min(c + 1, static_cast<double>(layer.base_window)) : c + 1;
+  DecodeAttention w;
+  w.rows_q = w.rows_kv = 1;
+  w.pairs_exact = w.pairs_executed = w.kv_read = keys;
+  w.kv_written = 1;
+  return w;
+}
+
+// Entries a one-copy cache keeps after c tokens: all, or a sliding layer's window - 1.
+inline double kv_entries_one_copy(const LayerAttentionRole& layer, double c) {
+  return layer.base_kind == AttentionKind::sliding ? std::min(c, static_cast<double>(layer.base_window - 1)) : c;
+}
+
+// A size knob's offered values plus the design's own, ascending, each once.
+inline std::vector<double> with_current(std::vector<double> values, double current) {
+  values.push_back(current);
+  std::sort(values.begin(), values.end());
+  values.erase(std::unique(values.begin(), values.end()), values.end());
+  return values;
+}
+
+inline std::string num(std::int64_t v) { return std::to_string(v); }
+
+// Notes a key a design block left out and the value taken (Design::defaults); defined in
+// registry.cpp, also used for the growth block (design_io.cpp).
+void note_default(DesignDefaults& defaults, const ObjectReader& r, const char* key, const std::string& value);
+
+}  // namespace hdlab::model::designs::common

@@ -1,0 +1,149 @@
+// The Parallel Hidden Decoding module (methods.md section 2): K copies per token, one PHD
+// mask for every layer (plain, swa or cswa), partial prefill of the hidden copies.
+#include <cmath>
+#include <ostream>
+
+#include "common.hpp"
+#include "hdlab/model/config_io.hpp"
+#include "hdlab/model/json_reader.hpp"
+#include "hdlab/model/mask.hpp"
+#include "hdlab/model/params.hpp"
+
+namespace hdlab::model {
+
+const char* to_string(PhdVariant v) {
+  switch (v) {
+    case PhdVariant::plain: return "plain";
+    case PhdVariant::swa: return "swa";
+    case PhdVariant::cswa: return "cswa";
+  }
+  return "?";
+}
+
+}  // namespace hdlab::model
+
+namespace hdlab::model::designs {
+
+namespace {
+
+double d(std::int64_t v) { return static_cast<double>(v); }
+
+// Hidden keys of earlier tokens a hidden copy may see after c tokens: SWA all earlier
+// hidden tokens, CSWA those of the same chunk, plain none.
+double hidden_available(const PhdDesign& p, double c) {
+  switch (p.variant) {
+    case PhdVariant::plain: return 0;
+    case PhdVariant::swa: return c * d(p.K - 1);
+    case PhdVariant::cswa: return d(static_cast<std::int64_t>(c) % p.C) * d(p.K - 1);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void parse(ObjectReader r, const Backbone&, DesignDefaults& defaults, PhdDesign& p) {
+  common::note_default(defaults, r, "variant", "plain");
+  p.K = r.integer("K", std::nullopt, 1, Limits::max_copies);
+  p.variant = r.choice<PhdVariant>(
+      "variant", {{"plain", PhdVariant::plain}, {"swa", PhdVariant::swa}, {"cswa", PhdVariant::cswa}}, PhdVariant::plain);
+  const bool windowed = p.variant != PhdVariant::plain;
+  if (windowed) p.W = r.integer("W", std::nullopt, 1, Limits::max_window);
+  else if (r.find("W")) fail(r.at("W"), "is only used by the swa and cswa variants");
+  if (p.variant == PhdVariant::cswa) p.C = r.integer("C", std::nullopt, 1, Limits::max_window);
+  else if (r.find("C")) fail(r.at("C"), "is only used by the cswa variant");
+  r.finish();
+}
+
+Json block_json(const PhdDesign& p) {
+  Json o = {{"K", p.K}, {"variant", to_string(p.variant)}};
+  if (p.variant != PhdVariant::plain) o["W"] = p.W;
+  if (p.variant == PhdVariant::cswa) o["C"] = p.C;
+  return o;
+}
+
+void describe(const PhdDesign& phd, std::ostream& s) {
+  s << "phd";
+  if (phd.variant != PhdVariant::plain) s << "-" << to_string(phd.variant);
+  s << " K=" << phd.K;
+  if (phd.variant != PhdVariant::plain) s << " W=" << phd.W;
+  if (phd.variant == PhdVariant::cswa) s << " C=" << phd.C;
+}
+
+std::string short_label(const PhdDesign& p) {
+  return std::string("PHD-") + to_string(p.variant) + " K=" + common::num(p.K);
+}
+
+DesignFeatures features(const PhdDesign& p) {
+  DesignFeatures f;
+  f.copies = p.K;
+  f.hidden_copies = true;
+  return f;
+}
+
+LayerSchedule layer_schedule(const PhdDesign&, std::int64_t) { return {}; }
+std::vector<LayerRun> layer_runs(const PhdDesign&, std::int64_t num_layers) { return common::straight_runs(num_layers); }
+LayerAttentionRole layer_role(const PhdDesign&, const Backbone& b, std::int64_t layer) {
+  return common::backbone_role(b, layer);
+}
+
+void shape_mask(const PhdDesign& phd, const Backbone&, std::int64_t, MaskSpec& m) {
+  // methods.md defines one PHD rule for every layer; a backbone's sliding windows are
+  // not combined with it.
+  const std::int64_t tokens = m.tokens;
+  m = MaskSpec{};
+  m.kind = MaskSpec::Kind::phd;
+  m.tokens = tokens;
+  m.copies = phd.K;
+  m.phd_variant = phd.variant;
+  m.phd_W = phd.W;
+  m.phd_C = phd.C;
+}
+
+// [origins | hidden copies by rank]: the layout the PHD masks were designed for.
+Layout default_layout(const PhdDesign&) { return Layout::phd_split; }
+void add_params(const PhdDesign&, const Backbone&, ParamCounts&) {}
+
+std::optional<std::int64_t> prefill_tail(const PhdDesign& p, std::int64_t L) {
+  // SWA's hidden copies see every earlier hidden token: all are computed.
+  if (p.variant == PhdVariant::swa || p.K == 1) return std::nullopt;
+  return p.variant == PhdVariant::plain ? 1 : L - (L - 1) / p.C * p.C;
+}
+
+DecodeAttention decode_attention(const PhdDesign& p, const LayerAttentionRole&, double c, Layout, bool) {
+  const double K = d(p.K), W = d(p.W), avail = hidden_available(p, c);
+  DecodeAttention w;
+  w.rows_q = w.rows_kv = K;
+  w.pairs_exact = c + 1;  // the origin: earlier origins and itself
+  for (double j = 1; j < K; ++j) {
+    // earlier origins, own copies 0..j, earlier tokens' hidden keys within W ranks (the
+    // own token's j-1 earlier hidden copies already count among its copies)
+    const double windowed = p.variant == PhdVariant::plain ? 0 : std::min(std::max(W - (j - 1), 0.0), avail);
+    w.pairs_exact += c + j + 1 + windowed;
+  }
+  w.kv_read = c + K + (p.variant == PhdVariant::plain ? 0 : std::min(W, avail));
+  w.pairs_executed = K * w.kv_read;
+  // Every copy's K/V is written next to the cache: the hidden copies attend to each
+  // other within the step. What stays is kv_entries' (plain: the origin alone); the rest
+  // is dropped after the step (a scratch region, or a ring buffer's slots reused).
+  w.kv_written = K;
+  return w;
+}
+
+// The origins plus the hidden keys the next token's copies can still see: the last W
+// of those available (CSWA: in the next token's chunk), as decode_attention reads them.
+double kv_entries(const PhdDesign& p, const LayerAttentionRole&, double c) {
+  return c + std::min(d(p.W), hidden_available(p, c));
+}
+
+std::optional<SizeKnob> size_knob(const PhdDesign& p) {
+  return SizeKnob{"K", "PHD copies K", common::with_current({1, 2, 3, 4, 5, 8}, d(p.K)), d(p.K)};
+}
+
+void set_size(PhdDesign& p, double x) { p.K = static_cast<std::int64_t>(std::llround(x)); }
+
+std::vector<std::string> conformance_examples(const PhdDesign&) {
+  return {R"({"phd": {"K": 3}})", R"({"phd": {"K": 2, "variant": "swa", "W": 3}})",
+          R"({"phd": {"K": 3, "variant": "cswa", "W": 2, "C": 3}})"};
+}
+
+}  // namespace hdlab::model::designs
