@@ -191,7 +191,15 @@ void ServingView::arrivalsChanged() {
 }
 
 void ServingView::schedule() {
-  if (session_->ready()) debounce_.start();
+  if (!session_->ready()) return;
+  if (isVisible()) debounce_.start();
+  else pending_ = true;
+}
+
+void ServingView::showEvent(QShowEvent* e) {
+  QWidget::showEvent(e);
+  if (pending_) debounce_.start();
+  pending_ = false;
 }
 
 nlohmann::json ServingView::formJson() const {
@@ -216,6 +224,7 @@ nlohmann::json ServingView::formJson() const {
 
 void ServingView::run() {
   debounce_.stop();
+  pending_ = false;
   if (!session_->ready()) return;
   errors_.clear();
   simulator::ServeSpec spec;
@@ -307,7 +316,7 @@ QList<ChartPanel*> ServingView::panels() const { return {cdf_panel_, kv_panel_, 
 void ServingView::cancel() { job_.cancel(); }
 
 void ServingView::waitForRun() {
-  if (debounce_.isActive()) run();
+  if (debounce_.isActive() || pending_) run();
   job_.wait();
   QCoreApplication::processEvents();
 }

@@ -57,6 +57,9 @@ class ServingView : public QWidget {
   // Blocks until the scheduled or running simulation has delivered (tests).
   void waitForRun();
 
+ // A run is scheduled, waiting for the tab to be shown, or running.
+  bool busy() const { return pending_ || debounce_.isActive() || job_.running(); }
+
  public slots:
   void run();
 
@@ -70,6 +73,7 @@ class ServingView : public QWidget {
   // The four charts and two tables in a grid of `columns` (1 or 2) columns.
   void placeResults(int columns);
   void resizeEvent(QResizeEvent* e) override;
+  void showEvent(QShowEvent* e) override;
   void connectSignals();
   void schedule();
   void arrivalsChanged();
@@ -104,6 +108,9 @@ class ServingView : public QWidget {
   QGridLayout* grid_;
   int columns_ = 0;
   QTimer debounce_;
+  // An input changed while the tab was hidden: the simulation (seconds of CPU) waits for
+  // the tab to be shown instead of competing with the visible views' evaluation.
+  bool pending_ = false;
   BackgroundJob<gui_core::ServingRun> job_;
   std::optional<gui_core::ServingRun> result_;
 };

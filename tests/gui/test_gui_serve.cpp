@@ -15,6 +15,7 @@
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QTabWidget>
+#include <QTest>
 #include <QtCharts/QChart>
 #include <QtCharts/QLineSeries>
 #include <QtCharts/QScatterSeries>
@@ -28,9 +29,11 @@
 #include "hdlab/gui_core/serving_run.hpp"
 #include "hdlab/model/files.hpp"
 #include "main_window.hpp"
+#include "scenario_editor.hpp"
 #include "serving_view.hpp"
 #include "session.hpp"
 #include "validation_view.hpp"
+#include "window_test_support.hpp"
 
 using namespace hdlab;
 
@@ -196,6 +199,36 @@ TEST_CASE("serving tab: a bad workload field is shown at the field, naming its p
   f.view.waitForRun();
   CHECK(f.view.errorAt("/workload/rate_per_s").isEmpty());
   CHECK(shows(f.view, {"/workload", "never fits engine.max_batched_tokens (256)"}));
+}
+
+TEST_CASE("the serving simulation waits while its tab is hidden and runs when it is shown", "[gui][serve]") {
+  auto w = test::started_window();  // the Costs tab in front
+  gui::ServingView* v = w->servingView();
+  // The defaults' run was asked for while the tab was hidden: it waits, nothing runs.
+  CHECK(v->busy());
+  QTest::qWait(400);  // past the edit delay
+  CHECK_FALSE(v->result());
+  w->showTabOf(v);
+  QTest::qWait(400);
+  v->waitForRun();
+  REQUIRE(v->result());
+  CHECK_FALSE(v->busy());
+  // Hidden again, an edit waits for the tab once more: no run starts.
+  w->tabs()->setCurrentIndex(0);
+  int started = 0;
+  QObject::connect(v, &gui::ServingView::progress, v, [&](int, int) { ++started; });
+  auto* batch = w->scenarioEditor()->findChild<QSpinBox*>("/scenario/decode/batch");
+  REQUIRE(batch);
+  batch->setValue(16);
+  QTest::qWait(400);
+  CHECK(started == 0);
+  CHECK(v->busy());
+  w->showTabOf(v);
+  QTest::qWait(400);
+  v->waitForRun();
+  CHECK(started > 0);  // shown, it ran
+  CHECK_FALSE(v->busy());
+  w->waitForEvaluation();
 }
 
 TEST_CASE("the main window has a Serving tab whose charts export with the others", "[gui][serve]") {
