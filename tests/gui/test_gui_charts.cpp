@@ -2,6 +2,7 @@
 // calls), and the trade-off chart specs.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -144,6 +145,45 @@ TEST_CASE("validation scatter: one colour per design, y = x and the +-20 % band,
   CHECK(lines == 3);  // y = x, 1.2x, 0.8x
   CHECK(qobject_cast<QScatterSeries*>(chart->series()[0])->color() != qobject_cast<QScatterSeries*>(chart->series()[1])->color());
   for (QAbstractAxis* a : chart->axes()) CHECK(qobject_cast<QLogValueAxis*>(a));
+}
+
+TEST_CASE("a scatter of more than 5000 points draws one marker per 1 % cell of the axes, and says how many it stands for",
+          "[gui][charts]") {
+  test::ensure_app();
+  // 6000 points of one design on three spots 1e-4, 1e-3, 1e-2 s (measured = predicted), each
+  // spot spread over 1e-5 of its value: far inside one cell of the 100 x 100 log grid over
+  // the 3 decades 3e-5 .. 3e-2 that the outlier of another design spans (the spots sit at
+  // 17.4, 50.8 and 84.1 cells, away from cell edges). The outlier stays its own marker.
+  std::vector<gui_core::ValidationPoint> points;
+  for (int i = 0; i < 6000; ++i) {
+    const double v = std::pow(10.0, -4 + i % 3) * (1 + 1e-9 * i);
+    points.push_back({"gemm", "row " + std::to_string(i), v, v});
+  }
+  points.push_back({"attention", "lone", 3e-2, 3e-5});
+  const auto chart = charts::build_scatter_chart(charts::validation_scatter(points));
+  const auto series_named = [](const QChart& c, const QString& name) {
+    for (QAbstractSeries* s : c.series())
+      if (s->name() == name) return qobject_cast<QScatterSeries*>(s);
+    return static_cast<QScatterSeries*>(nullptr);
+  };
+  auto* gemm = series_named(*chart, "gemm");
+  auto* lone = series_named(*chart, "attention");
+  REQUIRE(gemm);
+  REQUIRE(lone);
+  CHECK(chart->title().contains("6001 points"));  // the title counts every point
+  REQUIRE(gemm->count() == 3);
+  CHECK(gemm->at(0) == QPointF(1e-4, 1e-4));  // the first point of each cell is the one kept
+  const QStringList labels = gemm->property("hdlab_hover_labels").toStringList();
+  REQUIRE(labels.size() == 3);
+  CHECK(labels[0] == "row 0 (one marker for 2000 points close together)");
+  CHECK(labels[2] == "row 2 (one marker for 2000 points close together)");
+  REQUIRE(lone->count() == 1);
+  CHECK(lone->property("hdlab_hover_labels").toStringList() == QStringList{"lone"});
+  // At 5000 points or fewer every point is its own marker, as before.
+  points.resize(5000);
+  const auto small = charts::build_scatter_chart(charts::validation_scatter(points));
+  REQUIRE(series_named(*small, "gemm"));
+  CHECK(series_named(*small, "gemm")->count() == 5000);
 }
 
 TEST_CASE("Gantt chart: one area per device, kind and shade - one legend entry per kind", "[gui][charts]") {

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <unordered_map>
 
 #include <QPen>
 #include <QtCharts/QLineSeries>
@@ -32,17 +33,69 @@ QLineSeries* proportional_line(const QString& name, double factor, double lo, do
   return s;
 }
 
+// Where a value falls on an axis, 0 at lo and 1 at hi, in the axis's own scale.
+double axis_fraction(double v, const detail::Range& r, bool log) {
+  if (log) return (std::log(v) - std::log(r.lo)) / std::max(std::log(r.hi) - std::log(r.lo), 1e-300);
+  return (v - r.lo) / std::max(r.hi - r.lo, 1e-300);
+}
+
+// The markers one group draws, and the hover label of each. Qt Charts makes a graphics
+// item per scatter marker and rebuilds them all on every geometry change (a 58k-row kernel
+// report took 12 s to show, and cost grows faster than the count). So a chart of more than
+// kMergeAbove points draws, per group, one marker per cell of a kCells x kCells grid over
+// the axes: markers 10 px wide that close overlap anyway. The kept marker is the cell's
+// first point; its label says how many points it stands for. Statistics and titles are
+// computed from every point, before this.
+constexpr std::size_t kMergeAbove = 5000;
+constexpr int kCells = 100;
+
+struct Markers {
+  QList<QPointF> points;
+  QStringList labels;
+};
+
+Markers group_markers(const ScatterGroup& g, const ScatterChart& spec, const detail::Range& xr,
+                      const detail::Range& yr, bool merge) {
+  Markers m;
+  m.points.reserve(static_cast<qsizetype>(g.points.size()));
+  std::unordered_map<long long, qsizetype> cell_marker;
+  std::vector<long long> merged;  // points each marker stands for beyond itself
+  for (std::size_t k = 0; k < g.points.size(); ++k) {
+    const XY& p = g.points[k];
+    if (!detail::drawable(p, spec.x, spec.y)) continue;
+    if (merge) {
+      const auto cell = [](double f) { return std::min<long long>(static_cast<long long>(std::max(f, 0.0) * kCells), kCells - 1); };
+      const long long key = cell(axis_fraction(p.x, xr, spec.x.log_base > 0)) * kCells +
+                            cell(axis_fraction(p.y, yr, spec.y.log_base > 0));
+      const auto [it, fresh] = cell_marker.emplace(key, m.points.size());
+      if (!fresh) {
+        ++merged[static_cast<std::size_t>(it->second)];
+        continue;
+      }
+      merged.push_back(0);
+    }
+    m.points.append(QPointF(p.x, p.y));
+    m.labels << (k < g.labels.size() ? QString::fromStdString(g.labels[k]) : QString());
+  }
+  for (std::size_t i = 0; i < merged.size(); ++i)
+    if (merged[i] > 0)
+      m.labels[static_cast<qsizetype>(i)] += QString(" (one marker for %1 points close together)").arg(merged[i] + 1);
+  return m;
+}
+
 }  // namespace
 
 std::unique_ptr<QChart> build_scatter_chart(const ScatterChart& spec) {
   std::unique_ptr<QChart> chart(detail::new_chart(spec.title));
   const bool xlog = spec.x.log_base > 0, ylog = spec.y.log_base > 0;
   detail::Range xr, yr;
+  std::size_t drawn = 0;
   for (const auto& g : spec.groups)
     for (const auto& p : g.points)
       if (detail::drawable(p, spec.x, spec.y)) {
         xr.add(p.x, xlog);
         yr.add(p.y, ylog);
+        ++drawn;
       }
   const bool reference = spec.identity_line || spec.band > 0;
   if (reference && !xr.empty()) {
@@ -60,20 +113,11 @@ std::unique_ptr<QChart> build_scatter_chart(const ScatterChart& spec) {
     series->setMarkerSize(10);
     series->setColor(palette(static_cast<int>(i)));
     series->setBorderColor(palette(static_cast<int>(i)).darker(140));
-    const ScatterGroup& g = spec.groups[i];
-    // One append of the whole list: a kernel report has ~10^5 points, and appending them
-    // one by one repaints per point. The labels are of the points drawn, so label k is
-    // the series' point k.
-    QList<QPointF> points;
-    points.reserve(static_cast<qsizetype>(g.points.size()));
-    QStringList labels;
-    for (std::size_t k = 0; k < g.points.size(); ++k)
-      if (detail::drawable(g.points[k], spec.x, spec.y)) {
-        points.append(QPointF(g.points[k].x, g.points[k].y));
-        labels << (k < g.labels.size() ? QString::fromStdString(g.labels[k]) : QString());
-      }
-    series->append(points);
-    series->setProperty(detail::kHoverLabels, labels);
+    // One append of the whole list (appending point by point repaints per point). The
+    // labels are of the markers drawn, so label k is the series' point k.
+    const Markers m = group_markers(spec.groups[i], spec, xr, yr, drawn > kMergeAbove);
+    series->append(m.points);
+    series->setProperty(detail::kHoverLabels, m.labels);
     chart->addSeries(series);
     series->attachAxis(x);
     series->attachAxis(y);

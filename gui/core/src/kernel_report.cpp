@@ -19,7 +19,7 @@ constexpr const char* kColumnNames[] = {"op_class", "precision",  "label",      
 
 // One CSV line's fields; quoted fields may hold commas and doubled quotes (kernel_cases_csv
 // quotes a field with a comma, quote or line break).
-std::vector<std::string> split_csv_line(std::string_view line, const std::string& place) {
+std::vector<std::string> split_csv_line(std::string_view line, const auto& place) {
   std::vector<std::string> fields(1);
   bool quoted = false;
   for (std::size_t i = 0; i < line.size(); ++i) {
@@ -36,15 +36,16 @@ std::vector<std::string> split_csv_line(std::string_view line, const std::string
       fields.back() += c;
     }
   }
-  if (quoted) throw model::ConfigError(place, "a quoted field is not closed");
+  if (quoted) throw model::ConfigError(place(), "a quoted field is not closed");
   return fields;
 }
 
-double seconds_at(const std::vector<std::string>& f, Column c, const std::string& place) {
+// `place` names the file and line, built only for an error.
+double seconds_at(const std::vector<std::string>& f, Column c, const auto& place) {
   char* end = nullptr;
   const double v = std::strtod(f[c].c_str(), &end);
   if (f[c].empty() || *end != '\0' || !(v > 0) || !std::isfinite(v))
-    throw model::ConfigError(place, std::string("column ") + kColumnNames[c] + ": must be a positive number of "
+    throw model::ConfigError(place(), std::string("column ") + kColumnNames[c] + ": must be a positive number of "
                                         "seconds, got \"" + f[c] + "\"");
   return v;
 }
@@ -63,20 +64,21 @@ void read_csv(const std::string& text, const std::string& name, ValidationFile& 
     at = end + 1;
     ++line_no;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    const std::string place = name + ":" + std::to_string(line_no);
+    // Built per line only when it is needed: the report has ~3e5 lines.
+    const auto place = [&] { return name + ":" + std::to_string(line_no); };
     if (line_no == 1) {
       if (line != kHeader)
-        throw model::ConfigError(place, "the header must be \"" + std::string(kHeader) + "\" (the kernels.csv of "
+        throw model::ConfigError(place(), "the header must be \"" + std::string(kHeader) + "\" (the kernels.csv of "
                                         "`hdlab validate --kerneldb`), got \"" + std::string(line) + "\"");
       continue;
     }
     if (line.empty()) continue;
     const std::vector<std::string> fields = split_csv_line(line, place);
     if (fields.size() != Columns)
-      throw model::ConfigError(place, "has " + std::to_string(fields.size()) + " columns, not the " +
+      throw model::ConfigError(place(), "has " + std::to_string(fields.size()) + " columns, not the " +
                                           std::to_string(Columns) + " of the header");
     if (fields[HeldOut] != "1" && fields[HeldOut] != "0")
-      throw model::ConfigError(place, "column held_out: must be 1 or 0, got \"" + fields[HeldOut] + "\"");
+      throw model::ConfigError(place(), "column held_out: must be 1 or 0, got \"" + fields[HeldOut] + "\"");
     // Rows the fit saw are not a test of it; the report's statistics leave them out too.
     if (fields[HeldOut] == "0") continue;
     f.points.push_back(kernel_point(fields[OpClass], fields[Precision], fields[Label], fields[Source],
