@@ -112,12 +112,9 @@ QWidget* DesignEditor::designGroup() {
   design_preset_->setObjectName("/design/preset");
   design_preset_->setMinimumContentsLength(18);
   design_preset_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-  method_box_ = choice_box({{tr("Baseline"), "baseline"},
-                            {tr("Hidden Decoding (HD)"), "hd"},
-                            {tr("Parallel Hidden Decoding (PHD)"), "phd"},
-                            {tr("Virtual Width Network (VWN)"), "vwn"},
-                            {tr("Looped (recurrent depth)"), "looped"}},
-                           tr("How the design buys extra computation"));
+  std::vector<std::pair<QString, QString>> methods;
+  for (const QString& m : MethodPages::methods()) methods.emplace_back(MethodPages::title(m), m);
+  method_box_ = choice_box(methods, tr("How the design buys extra computation"));
   pages_ = new MethodPages(errors_);
   QLabel* name_error = nullptr;
   form->addRow(tr("name"), with_error_line(name_, &name_error));

@@ -1,21 +1,26 @@
 #include "method_pages.hpp"
 
 #include <algorithm>
+#include <climits>
+#include <memory>
 
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
-#include <QHBoxLayout>
 #include <QLabel>
 #include <QPushButton>
 #include <QSignalBlocker>
 #include <QSpinBox>
 
+#include "hdlab/model/design.hpp"
+
 namespace hdlab::gui {
 namespace {
 
-constexpr int kMaxInt = 2147483647;
+using Kind = model::FormField::Kind;
+
+QString q(const std::string& s) { return QString::fromStdString(s); }
 
 // Adds "label: field" with an inline error line registered under `pointer`.
 void add_field(QFormLayout* form, FieldErrors& errors, const QString& label, QWidget* field,
@@ -25,7 +30,7 @@ void add_field(QFormLayout* form, FieldErrors& errors, const QString& label, QWi
   errors.add(pointer, field, error);
 }
 
-QComboBox* hd_kind_box(const QString& tooltip) {
+QComboBox* stream_kind_box(const QString& tooltip) {
   return choice_box({{"full", "full"}, {"local", "local"}, {"intra", "intra"}}, tooltip);
 }
 
@@ -35,17 +40,61 @@ QFormLayout* new_form(QWidget* page) {
   return form;
 }
 
+int clamp_int(double v) { return static_cast<int>(std::clamp(v, static_cast<double>(INT_MIN), static_cast<double>(INT_MAX))); }
+
+// A field's value as the JSON block holds it; false when the widget's value means "not given".
+bool field_value(const model::FormField& f, const QWidget* w, model::Json& out) {
+  switch (f.kind) {
+    case Kind::integer: {
+      const int v = static_cast<const QSpinBox*>(w)->value();
+      if (!f.min_text.empty() && v == clamp_int(f.min)) return false;
+      out = v;
+      return true;
+    }
+    case Kind::real: {
+      const double v = static_cast<const QDoubleSpinBox*>(w)->value();
+      if (!f.min_text.empty() && v == f.min) return false;
+      out = v;
+      return true;
+    }
+    case Kind::flag: out = static_cast<const QCheckBox*>(w)->isChecked(); return true;
+    case Kind::choice: out = choice_value(static_cast<const QComboBox*>(w)).toStdString(); return true;
+  }
+  return false;
+}
+
+// Sets a field's widget from the JSON block's value (nullptr: the key was left out, so a
+// field whose minimum means "not given" shows it; others keep what they show).
+void set_field(const model::FormField& f, QWidget* w, const model::Json* v) {
+  if (!v) {
+    if (f.min_text.empty()) return;
+    if (f.kind == Kind::integer) static_cast<QSpinBox*>(w)->setValue(clamp_int(f.min));
+    if (f.kind == Kind::real) static_cast<QDoubleSpinBox*>(w)->setValue(f.min);
+    return;
+  }
+  switch (f.kind) {
+    case Kind::integer: static_cast<QSpinBox*>(w)->setValue(clamp_int(v->get<double>())); break;
+    case Kind::real: static_cast<QDoubleSpinBox*>(w)->setValue(v->get<double>()); break;
+    case Kind::flag: static_cast<QCheckBox*>(w)->setChecked(v->get<bool>()); break;
+    case Kind::choice: set_choice(static_cast<QComboBox*>(w), q(v->get<std::string>())); break;
+  }
+}
+
 }  // namespace
 
 MethodPages::MethodPages(FieldErrors& errors, QWidget* parent) : QStackedWidget(parent) {
-  addWidget(baselinePage());
-  addWidget(hdPage(errors));
-  addWidget(phdPage(errors));
-  addWidget(vwnPage(errors));
-  addWidget(loopedPage(errors));
+  for (const std::string& key : model::design_keys()) pages_.push_back({key, model::design_form(key), {}});
+  // Built once every page is in place: the pages' signal handlers hold references to them.
+  for (Page& page : pages_) addWidget(buildPage(page, errors));
 }
 
-QStringList MethodPages::methods() { return {"baseline", "hd", "phd", "vwn", "looped"}; }
+QStringList MethodPages::methods() {
+  QStringList keys;
+  for (const std::string& key : model::design_keys()) keys << q(key);
+  return keys;
+}
+
+QString MethodPages::title(const QString& method) { return q(model::design_form(method.toStdString()).title); }
 
 QString MethodPages::method() const { return methods().value(currentIndex()); }
 
@@ -54,55 +103,88 @@ void MethodPages::setMethod(const QString& method) {
   if (i >= 0) setCurrentIndex(i);
 }
 
-void MethodPages::watch(QSpinBox* s) { connect(s, &QSpinBox::valueChanged, this, &MethodPages::edited); }
-void MethodPages::watch(QDoubleSpinBox* s) {
-  connect(s, &QDoubleSpinBox::valueChanged, this, &MethodPages::edited);
-}
-void MethodPages::watch(QComboBox* c) { connect(c, &QComboBox::currentIndexChanged, this, &MethodPages::edited); }
-void MethodPages::watch(QCheckBox* c) { connect(c, &QCheckBox::toggled, this, &MethodPages::edited); }
+const MethodPages::Page& MethodPages::current() const { return pages_.at(static_cast<std::size_t>(currentIndex())); }
 
-QWidget* MethodPages::baselinePage() {
-  auto* page = new QWidget();
-  auto* form = new_form(page);
-  auto* text = new QLabel(tr("The backbone as it is: no extra computation per token. Growth (below) may still "
-                             "turn it into a bigger model."));
-  text->setWordWrap(true);
-  form->addRow(text);
-  return page;
+void MethodPages::watch(QWidget* field) {
+  if (auto* s = qobject_cast<QSpinBox*>(field)) connect(s, &QSpinBox::valueChanged, this, &MethodPages::edited);
+  if (auto* s = qobject_cast<QDoubleSpinBox*>(field))
+    connect(s, &QDoubleSpinBox::valueChanged, this, &MethodPages::edited);
+  if (auto* c = qobject_cast<QComboBox*>(field))
+    connect(c, &QComboBox::currentIndexChanged, this, &MethodPages::edited);
+  if (auto* c = qobject_cast<QCheckBox*>(field)) connect(c, &QCheckBox::toggled, this, &MethodPages::edited);
 }
 
-QWidget* MethodPages::hdPage(FieldErrors& errors) {
-  auto* page = new QWidget();
-  auto* form = new_form(page);
-  hd_n_ = int_spin(1, 1024, 4, tr("Streams per token n: each token becomes n positions (t = i*n + k), "
-                                  "n embedding tables; loss on the final stream only"));
-  hd_window_ = int_spin(0, kMaxInt, 0, tr("Window of local layers in expanded positions (n positions per token). "
-                                          "auto = the backbone's sliding window in tokens x n"), tr(" positions"));
-  hd_window_->setSpecialValueText(tr("auto (backbone window x n)"));
-  hd_rope_ = choice_box({{tr("expanded index t"), "expanded"}, {tr("token index i (intra layers)"), "token_index"}},
-                        tr("RoPE positions of intra-stream layers: the expanded index t = i*n + k, or the token "
-                           "index i (the head-folding implementation)"));
-  hd_mirror_ = new QCheckBox(tr("mirrored layers run the final stream only"));
-  hd_mirror_->setToolTip(tr("KV mirror: late layers take K/V from an early layer's input; under HD they run only "
-                            "the final stream's queries (needs a backbone with KV-mirror layers)"));
-  hd_theta_ = real_spin(0, 1e12, 0, 0, tr("RoPE base under HD; 0 = the backbone's (raised for larger n in "
-                                          "progressive expansion)"));
-  hd_theta_->setSpecialValueText(tr("backbone's"));
-  add_field(form, errors, tr("streams n"), hd_n_, "/design/hd/n");
-  add_field(form, errors, tr("local window"), hd_window_, "/design/hd/window");
-  add_field(form, errors, tr("RoPE positions"), hd_rope_, "/design/hd/rope");
-  add_field(form, errors, tr("KV mirror"), hd_mirror_, "/design/hd/kv_mirror");
-  add_field(form, errors, tr("RoPE theta"), hd_theta_, "/design/hd/rope_theta");
+QWidget* MethodPages::fieldWidget(const model::FormField& f) {
+  const QString tip = q(f.tooltip);
+  switch (f.kind) {
+    case Kind::integer: {
+      QSpinBox* s = int_spin(clamp_int(f.min), clamp_int(f.max), clamp_int(f.start), tip, q(f.unit));
+      if (!f.min_text.empty()) s->setSpecialValueText(q(f.min_text));
+      return s;
+    }
+    case Kind::real: {
+      QDoubleSpinBox* s = real_spin(f.min, f.max, f.start, f.decimals, tip);
+      if (!f.min_text.empty()) s->setSpecialValueText(q(f.min_text));
+      return s;
+    }
+    case Kind::flag: {
+      auto* c = new QCheckBox(q(f.unit));
+      c->setChecked(f.start != 0);
+      c->setToolTip(tip);
+      return c;
+    }
+    case Kind::choice: {
+      std::vector<std::pair<QString, QString>> items;
+      for (const auto& c : f.choices) items.emplace_back(q(c.label), q(c.value));
+      QComboBox* box = choice_box(items, tip);
+      set_choice(box, q(f.start_choice));
+      return box;
+    }
+  }
+  return nullptr;
+}
 
-  // The layer rule mirrors config_io's rule object; "Apply" fills the per-layer list.
-  rule_sliding_ = hd_kind_box(tr("Kind for the backbone's sliding-window layers"));
+QWidget* MethodPages::buildPage(Page& page, FieldErrors& errors) {
+  auto* widget = new QWidget();
+  auto* form = new_form(widget);
+  const std::string block = "/design/" + page.key;
+  // The block's own errors (a partition that does not sum up) show under its sentence.
+  if (!page.form.about.empty()) {
+    auto* about = new QLabel(q(page.form.about));
+    about->setWordWrap(true);
+    QLabel* error = nullptr;
+    form->addRow(with_error_line(about, &error));
+    errors.add(block, nullptr, error);
+  }
+  for (const model::FormField& f : page.form.fields) {
+    QWidget* w = fieldWidget(f);
+    page.widgets[f.key] = w;
+    add_field(form, errors, q(f.label), w, block + "/" + f.key);
+    watch(w);
+  }
+  if (page.form.layer_kinds) add_field(form, errors, tr("layer kinds"), ruleEditor(), block + "/layers");
+  for (const model::FormField& f : page.form.fields)
+    if (!f.when_key.empty())
+      connect(static_cast<QComboBox*>(page.widgets.at(f.when_key)), &QComboBox::currentIndexChanged, this,
+              [this, &page] { updateEnabled(page); });
+  for (const std::string& key : page.form.layer_partition)
+    if (key != page.form.partition_rest)
+      connect(static_cast<QSpinBox*>(page.widgets.at(key)), &QSpinBox::valueChanged, this,
+              [this, &page, key] { keepPartition(page, key); });
+  updateEnabled(page);
+  return widget;
+}
+
+// The stream-kind rule mirrors config_io's rule object; "Apply" fills the per-layer list.
+QWidget* MethodPages::ruleEditor() {
+  rule_sliding_ = stream_kind_box(tr("Kind for the backbone's sliding-window layers"));
   set_choice(rule_sliding_, "local");
   rule_every_ = int_spin(0, 4096, 0, tr("Layers l with (l+1) % k == 0 run full attention; 0 = none"));
   rule_every_->setSpecialValueText(tr("none"));
-  rule_rest_ = hd_kind_box(tr("Kind for every other layer"));
+  rule_rest_ = stream_kind_box(tr("Kind for every other layer"));
   set_choice(rule_rest_, "full");
-  // Named after config_io's rule keys (not registered for errors: the rule's errors go
-  // to the "layer kinds" row).
+  // Named after config_io's rule keys (not registered for errors: the rule's errors go to
+  // the "layer kinds" row).
   rule_sliding_->setObjectName("/design/hd/layers/sliding");
   rule_every_->setObjectName("/design/hd/layers/full_every");
   rule_rest_->setObjectName("/design/hd/layers/rest");
@@ -117,124 +199,48 @@ QWidget* MethodPages::hdPage(FieldErrors& errors) {
   row->addRow(tr("full every k"), rule_every_);
   row->addRow(tr("other layers"), rule_rest_);
   row->addRow(apply);
-  hd_summary_ = new QLabel();
-  hd_summary_->setWordWrap(true);
-  row->addRow(hd_summary_);
-  add_field(form, errors, tr("layer kinds"), rule, "/design/hd/layers");
-  for (QSpinBox* s : {hd_n_, hd_window_}) watch(s);
-  watch(hd_theta_);
-  watch(hd_rope_);
-  watch(hd_mirror_);
-  return page;
+  rule_summary_ = new QLabel();
+  rule_summary_->setWordWrap(true);
+  row->addRow(rule_summary_);
+  return rule;
 }
 
-QWidget* MethodPages::phdPage(FieldErrors& errors) {
-  auto* page = new QWidget();
-  auto* form = new_form(page);
-  phd_k_ = int_spin(1, 4096, 3, tr("Copies per token K: the origin plus K-1 hidden decoding tokens"));
-  phd_variant_ = choice_box({{tr("plain"), "plain"}, {tr("SWA (hidden window)"), "swa"}, {tr("CSWA (chunked)"), "cswa"}},
-                            tr("plain: hidden copies see origins and their own token; SWA adds the W previous hidden "
-                               "tokens; CSWA only within chunks of C tokens"));
-  set_choice(phd_variant_, "cswa");
-  phd_w_ = int_spin(1, kMaxInt, 16, tr("Hidden-token window W (swa, cswa)"), tr(" hidden tokens"));
-  phd_c_ = int_spin(1, kMaxInt, 32, tr("Chunk C (cswa)"), tr(" tokens"));
-  add_field(form, errors, tr("copies K"), phd_k_, "/design/phd/K");
-  add_field(form, errors, tr("variant"), phd_variant_, "/design/phd/variant");
-  add_field(form, errors, tr("window W"), phd_w_, "/design/phd/W");
-  add_field(form, errors, tr("chunk C"), phd_c_, "/design/phd/C");
-  auto enable = [this] {
-    const QString v = choice_value(phd_variant_);
-    phd_w_->setEnabled(v != "plain");
-    phd_c_->setEnabled(v == "cswa");
-  };
-  connect(phd_variant_, &QComboBox::currentIndexChanged, this, enable);
-  enable();
-  for (QSpinBox* s : {phd_k_, phd_w_, phd_c_}) watch(s);
-  watch(phd_variant_);
-  return page;
+// A field shown only for some values of a choice (PHD's W and C) is active while the
+// choice holds one of them.
+bool MethodPages::active(const Page& page, const model::FormField& f) {
+  if (f.when_key.empty()) return true;
+  const std::string v = choice_value(static_cast<const QComboBox*>(page.widgets.at(f.when_key))).toStdString();
+  return std::find(f.when_values.begin(), f.when_values.end(), v) != f.when_values.end();
 }
 
-QWidget* MethodPages::vwnPage(FieldErrors& errors) {
-  auto* page = new QWidget();
-  auto* form = new_form(page);
-  vwn_m_ = int_spin(1, 4096, 2, tr("Slots the D-wide sublayer input is made of (D/m each); must divide D"));
-  vwn_n_ = int_spin(1, 4096, 3, tr("Slots of the wide residual stream: D' = (n/m) D"));
-  vwn_dynamic_ = new QCheckBox(tr("input-dependent GHC coefficients"));
-  vwn_dynamic_->setChecked(true);
-  vwn_embedding_ = choice_box({{tr("full V x D' table"), "full"}, {tr("D -> D' projection"), "projected"}},
-                              tr("Over-width input embedding"));
-  vwn_mtp_ = new QCheckBox(tr("multi-token prediction head"));
-  add_field(form, errors, tr("m"), vwn_m_, "/design/vwn/m");
-  add_field(form, errors, tr("n"), vwn_n_, "/design/vwn/n");
-  add_field(form, errors, tr("dynamic"), vwn_dynamic_, "/design/vwn/dynamic");
-  add_field(form, errors, tr("embedding"), vwn_embedding_, "/design/vwn/embedding");
-  add_field(form, errors, tr("MTP"), vwn_mtp_, "/design/vwn/mtp");
-  for (QSpinBox* s : {vwn_m_, vwn_n_}) watch(s);
-  watch(vwn_dynamic_);
-  watch(vwn_embedding_);
-  watch(vwn_mtp_);
-  return page;
+void MethodPages::updateEnabled(const Page& page) {
+  for (const model::FormField& f : page.form.fields)
+    if (!f.when_key.empty()) page.widgets.at(f.key)->setEnabled(active(page, f));
 }
 
-QWidget* MethodPages::loopedPage(FieldErrors& errors) {
-  auto* page = new QWidget();
-  auto* form = new_form(page);
-  loop_prelude_ = int_spin(0, 4096, 0, tr("Layers run once before the loop"), tr(" layers"));
-  loop_recurrent_ = int_spin(1, 4096, 1, tr("Layers of the block applied K times"), tr(" layers"));
-  loop_coda_ = int_spin(0, 4096, 0, tr("Layers run once after the loop"), tr(" layers"));
-  loop_iterations_ = int_spin(1, 4096, 4, tr("Times the recurrent block runs per token (K)"));
-  loop_kv_ = choice_box({{tr("one per iteration"), "per_iteration"}, {tr("shared across iterations"), "shared"}},
-                        tr("KV cache of the recurrent block: K*R layer slots, or R shared"));
-  loop_injection_ = new QCheckBox(tr("re-inject the embedding each iteration (2D -> D adapter)"));
-  QLabel* group_error = nullptr;
-  auto* sum = new QLabel(tr("prelude + recurrent + coda must equal the layers"));
-  sum->setWordWrap(true);
-  form->addRow(with_error_line(sum, &group_error));
-  errors.add("/design/looped", nullptr, group_error);
-  add_field(form, errors, tr("prelude P"), loop_prelude_, "/design/looped/prelude");
-  add_field(form, errors, tr("recurrent R"), loop_recurrent_, "/design/looped/recurrent");
-  add_field(form, errors, tr("coda C"), loop_coda_, "/design/looped/coda");
-  add_field(form, errors, tr("iterations K"), loop_iterations_, "/design/looped/iterations");
-  add_field(form, errors, tr("KV cache"), loop_kv_, "/design/looped/kv");
-  add_field(form, errors, tr("injection"), loop_injection_, "/design/looped/input_injection");
-  // Prelude and coda take their layers from the recurrent block, so the sum stays whole;
-  // an edit of the block itself is checked by the parser.
-  for (QSpinBox* s : {loop_prelude_, loop_coda_})
-    connect(s, &QSpinBox::valueChanged, this, [this] {
-      if (layers_ <= 0) return;
-      const QSignalBlocker block(loop_recurrent_);
-      loop_recurrent_->setValue(std::max(1, layers_ - loop_prelude_->value() - loop_coda_->value()));
-    });
-  for (QSpinBox* s : {loop_prelude_, loop_recurrent_, loop_coda_, loop_iterations_}) watch(s);
-  watch(loop_kv_);
-  watch(loop_injection_);
-  return page;
+// The fields of a layer partition other than the rest keep their values; the rest takes
+// what they leave, so the sum stays whole (an edit of the rest itself is checked by the
+// parser).
+void MethodPages::keepPartition(const Page& page, const std::string&) {
+  if (layers_ <= 0 || page.form.partition_rest.empty()) return;
+  int taken = 0;
+  for (const std::string& key : page.form.layer_partition)
+    if (key != page.form.partition_rest) taken += static_cast<QSpinBox*>(page.widgets.at(key))->value();
+  auto* rest = static_cast<QSpinBox*>(page.widgets.at(page.form.partition_rest));
+  const QSignalBlocker block(rest);
+  rest->setValue(std::max(rest->minimum(), layers_ - taken));
 }
 
 model::Json MethodPages::methodJson() const {
-  using model::Json;
-  const QString m = method();
-  if (m == "hd") {
-    Json o = {{"n", hd_n_->value()}, {"rope", choice_value(hd_rope_).toStdString()},
-              {"kv_mirror", hd_mirror_->isChecked()}, {"rope_theta", hd_theta_->value()}};
-    if (hd_window_->value() > 0) o["window"] = hd_window_->value();
-    return o;
+  const Page& page = current();
+  model::Json o = model::Json::object();
+  for (const model::FormField& f : page.form.fields) {
+    const QWidget* w = page.widgets.at(f.key);
+    if (!active(page, f)) continue;  // e.g. PHD's W under the plain variant
+    model::Json v;
+    if (field_value(f, w, v)) o[f.key] = v;
   }
-  if (m == "phd") {
-    const std::string v = choice_value(phd_variant_).toStdString();
-    Json o = {{"K", phd_k_->value()}, {"variant", v}};
-    if (v != "plain") o["W"] = phd_w_->value();
-    if (v == "cswa") o["C"] = phd_c_->value();
-    return o;
-  }
-  if (m == "vwn")
-    return {{"m", vwn_m_->value()}, {"n", vwn_n_->value()}, {"dynamic", vwn_dynamic_->isChecked()},
-            {"embedding", choice_value(vwn_embedding_).toStdString()}, {"mtp", vwn_mtp_->isChecked()}};
-  if (m == "looped")
-    return {{"prelude", loop_prelude_->value()},   {"recurrent", loop_recurrent_->value()},
-            {"coda", loop_coda_->value()},         {"iterations", loop_iterations_->value()},
-            {"kv", choice_value(loop_kv_).toStdString()}, {"input_injection", loop_injection_->isChecked()}};
-  return Json::object();
+  return o;
 }
 
 gui_core::HdRule MethodPages::hdRule() const {
@@ -264,50 +270,45 @@ void MethodPages::load(const model::Method& m) {
   std::vector<std::unique_ptr<QSignalBlocker>> blockers;
   for (QObject* o : findChildren<QWidget*>()) blockers.push_back(std::make_unique<QSignalBlocker>(o));
   setMethod(model::method_name(m));
-  if (const auto* hd = std::get_if<model::HdDesign>(&m)) {
-    hd_n_->setValue(static_cast<int>(hd->n));
-    hd_window_->setValue(static_cast<int>(std::min<std::int64_t>(hd->window, kMaxInt)));
-    set_choice(hd_rope_, model::to_string(hd->rope));
-    hd_mirror_->setChecked(hd->kv_mirror);
-    hd_theta_->setValue(hd->rope_theta);
-  } else if (const auto* p = std::get_if<model::PhdDesign>(&m)) {
-    phd_k_->setValue(static_cast<int>(p->K));
-    set_choice(phd_variant_, model::to_string(p->variant));
-    if (p->W > 0) phd_w_->setValue(static_cast<int>(std::min<std::int64_t>(p->W, kMaxInt)));
-    if (p->C > 0) phd_c_->setValue(static_cast<int>(std::min<std::int64_t>(p->C, kMaxInt)));
-    phd_w_->setEnabled(p->variant != model::PhdVariant::plain);
-    phd_c_->setEnabled(p->variant == model::PhdVariant::cswa);
-  } else if (const auto* v = std::get_if<model::VwnDesign>(&m)) {
-    vwn_m_->setValue(static_cast<int>(v->m));
-    vwn_n_->setValue(static_cast<int>(v->n));
-    vwn_dynamic_->setChecked(v->dynamic);
-    set_choice(vwn_embedding_, model::to_string(v->embedding));
-    vwn_mtp_->setChecked(v->mtp);
-  } else if (const auto* l = std::get_if<model::LoopedDesign>(&m)) {
-    loop_prelude_->setValue(static_cast<int>(l->prelude));
-    loop_recurrent_->setValue(static_cast<int>(l->recurrent));
-    loop_coda_->setValue(static_cast<int>(l->coda));
-    loop_iterations_->setValue(static_cast<int>(l->iterations));
-    set_choice(loop_kv_, model::to_string(l->kv));
-    loop_injection_->setChecked(l->input_injection);
-  }
+  model::Json design = model::Json::object();
+  model::method_to_json(m, design);
+  const model::Json& block = design[model::method_name(m)];
+  const Page& page = current();
+  for (const model::FormField& f : page.form.fields)
+    set_field(f, page.widgets.at(f.key), block.contains(f.key) ? &block[f.key] : nullptr);
+  updateEnabled(page);
 }
 
 void MethodPages::adaptTo(const model::Backbone& effective) {
   std::vector<std::unique_ptr<QSignalBlocker>> blockers;
   for (QObject* o : findChildren<QWidget*>()) blockers.push_back(std::make_unique<QSignalBlocker>(o));
-  hd_mirror_->setChecked(effective.kv_mirror_layers > 0);
-  hd_mirror_->setEnabled(effective.kv_mirror_layers > 0);
-  const int layers = static_cast<int>(effective.num_layers);
-  layers_ = layers;
-  const int prelude = std::min(loop_prelude_->value(), layers - 1);
-  const int coda = std::min(loop_coda_->value(), layers - 1 - prelude);
-  loop_prelude_->setValue(prelude);
-  loop_coda_->setValue(coda);
-  loop_recurrent_->setValue(layers - prelude - coda);
-  rule_every_->setMaximum(layers);
+  layers_ = static_cast<int>(effective.num_layers);
+  const bool mirrors = effective.kv_mirror_layers > 0;
+  for (const Page& page : pages_) {
+    for (const model::FormField& f : page.form.fields)
+      if (f.needs_mirror_layers) {
+        auto* box = static_cast<QCheckBox*>(page.widgets.at(f.key));
+        box->setChecked(mirrors);
+        box->setEnabled(mirrors);
+      }
+    // Each kept field of a partition is cut to what the layers before it leave, keeping
+    // at least the rest's minimum; the rest takes the remainder.
+    if (page.form.partition_rest.empty()) continue;
+    const int rest_min = static_cast<QSpinBox*>(page.widgets.at(page.form.partition_rest))->minimum();
+    int left = layers_ - rest_min;
+    for (const std::string& key : page.form.layer_partition) {
+      if (key == page.form.partition_rest) continue;
+      auto* s = static_cast<QSpinBox*>(page.widgets.at(key));
+      s->setValue(std::max(0, std::min(s->value(), left)));
+      left -= s->value();
+    }
+    keepPartition(page, {});
+  }
+  if (rule_every_) rule_every_->setMaximum(layers_);
 }
 
-void MethodPages::setLayerSummary(const QString& text) { hd_summary_->setText(text); }
+void MethodPages::setLayerSummary(const QString& text) {
+  if (rule_summary_) rule_summary_->setText(text);
+}
 
 }  // namespace hdlab::gui

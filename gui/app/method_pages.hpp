@@ -1,17 +1,21 @@
 #pragma once
-// The parameter pages of the design editor, one per method (baseline, HD, PHD, VWN,
-// looped). They turn widgets into the method's JSON object and back; the design editor
-// does the parsing, so every check stays in model/config_io.
+// The parameter pages of the design editor, one per registered design, each built from
+// the form its module declares (model::design_form): a spin box, check box or choice per
+// field of the method's JSON block. They turn widgets into that JSON block and back; the
+// design editor does the parsing, so every check stays in the design's module. Nothing
+// here names a design: a module added to the registry gets its page.
 #include <QStackedWidget>
 #include <QStringList>
+
+#include <map>
+#include <string>
+#include <vector>
 
 #include "form_helpers.hpp"
 #include "hdlab/gui_core/hd_rule.hpp"
 #include "hdlab/model/config_io.hpp"
 
-class QCheckBox;
 class QComboBox;
-class QDoubleSpinBox;
 class QLabel;
 class QSpinBox;
 
@@ -22,21 +26,23 @@ class MethodPages : public QStackedWidget {
  public:
   MethodPages(FieldErrors& errors, QWidget* parent = nullptr);
 
-  static QStringList methods();  // "baseline", "hd", "phd", "vwn", "looped": page order
+  static QStringList methods();  // the registry's keys, in page order
+  static QString title(const QString& method);  // "Hidden Decoding (HD)"
   QString method() const;
   void setMethod(const QString& method);
 
-  // The method's JSON object (HD without "layers": the editor adds the kinds).
+  // The method's JSON object (without "layers" where the form edits stream kinds by
+  // rule: the editor adds them).
   model::Json methodJson() const;
-  // HD layer rule from the rule widgets, as a rule and in config_io's rule syntax.
+  // The stream-kind rule from the rule widgets, as a rule and in config_io's rule syntax.
   gui_core::HdRule hdRule() const;
   model::Json hdRuleJson() const;
   // Rule widgets from a rule (a loaded design's); emits nothing.
   void setHdRule(const gui_core::HdRule& rule);
-  // Widgets from a parsed method; emits nothing.
+  // Widgets from a parsed method (through its JSON block); emits nothing.
   void load(const model::Method& m);
-  // Defaults that follow a new backbone: KV mirror on when it has mirror pairs, the
-  // looped block spanning the layers not in prelude or coda.
+  // Settings that follow a new backbone: fields that need KV-mirror layers, and the
+  // layer partition (the block that takes the rest spans the layers the others leave).
   void adaptTo(const model::Backbone& effective);
   void setLayerSummary(const QString& text);
 
@@ -45,44 +51,26 @@ class MethodPages : public QStackedWidget {
   void applyRuleRequested();
 
  private:
-  QWidget* baselinePage();
-  QWidget* hdPage(FieldErrors& errors);
-  QWidget* phdPage(FieldErrors& errors);
-  QWidget* vwnPage(FieldErrors& errors);
-  QWidget* loopedPage(FieldErrors& errors);
-  void watch(QSpinBox* s);
-  void watch(QDoubleSpinBox* s);
-  void watch(QComboBox* c);
-  void watch(QCheckBox* c);
+  struct Page {
+    std::string key;
+    model::DesignForm form;
+    std::map<std::string, QWidget*> widgets;  // by field key
+  };
+  QWidget* buildPage(Page& page, FieldErrors& errors);
+  QWidget* fieldWidget(const model::FormField& f);
+  QWidget* ruleEditor();
+  void watch(QWidget* field);
+  static bool active(const Page& page, const model::FormField& f);
+  void updateEnabled(const Page& page);
+  void keepPartition(const Page& page, const std::string& edited);
+  const Page& current() const;
 
-  // HD
-  QSpinBox* hd_n_;
-  QSpinBox* hd_window_;
-  QComboBox* hd_rope_;
-  QCheckBox* hd_mirror_;
-  QDoubleSpinBox* hd_theta_;
-  QComboBox* rule_sliding_;
-  QSpinBox* rule_every_;
-  QComboBox* rule_rest_;
-  QLabel* hd_summary_;
-  // PHD
-  QSpinBox* phd_k_;
-  QComboBox* phd_variant_;
-  QSpinBox* phd_w_;
-  QSpinBox* phd_c_;
-  // VWN
-  QSpinBox* vwn_m_;
-  QSpinBox* vwn_n_;
-  QCheckBox* vwn_dynamic_;
-  QComboBox* vwn_embedding_;
-  QCheckBox* vwn_mtp_;
-  // Looped
-  QSpinBox* loop_prelude_;
-  QSpinBox* loop_recurrent_;
-  QSpinBox* loop_coda_;
-  QSpinBox* loop_iterations_;
-  QComboBox* loop_kv_;
-  QCheckBox* loop_injection_;
+  std::vector<Page> pages_;
+  // The stream-kind rule (forms with layer_kinds).
+  QComboBox* rule_sliding_ = nullptr;
+  QSpinBox* rule_every_ = nullptr;
+  QComboBox* rule_rest_ = nullptr;
+  QLabel* rule_summary_ = nullptr;
   int layers_ = 0;  // of the backbone the method applies to (adaptTo)
 };
 

@@ -36,4 +36,12 @@ std::optional<SizeKnob> size_knob(const BaselineDesign&) { return std::nullopt; 
 void set_size(BaselineDesign&, double) {}
 std::vector<std::string> conformance_examples(const BaselineDesign&) { return {R"({"baseline": {}})"}; }
 
+DesignForm form(const BaselineDesign&) {
+  DesignForm f;
+  f.title = "Baseline";
+  f.about = "The backbone as it is: no extra computation per token. Growth (below) may still turn it into a bigger "
+            "model.";
+  return f;
+}
+
 }  // namespace hdlab::model::designs

@@ -11,6 +11,47 @@
 
 namespace hdlab::model::designs::common {
 
+// Editor page fields (interface.hpp's FormField), the kind's members set and the rest
+// left at their defaults.
+inline FormField integer_field(std::string key, std::string label, double min, double max, double start,
+                               std::string tooltip, std::string unit = {}) {
+  FormField f;
+  f.key = std::move(key);
+  f.label = std::move(label);
+  f.kind = FormField::Kind::integer;
+  f.min = min;
+  f.max = max;
+  f.start = start;
+  f.tooltip = std::move(tooltip);
+  f.unit = std::move(unit);
+  return f;
+}
+
+// A flag's `caption` is the text beside its check box.
+inline FormField flag_field(std::string key, std::string label, bool start, std::string tooltip,
+                            std::string caption = {}) {
+  FormField f;
+  f.unit = std::move(caption);
+  f.key = std::move(key);
+  f.label = std::move(label);
+  f.kind = FormField::Kind::flag;
+  f.start = start ? 1 : 0;
+  f.tooltip = std::move(tooltip);
+  return f;
+}
+
+inline FormField choice_field(std::string key, std::string label, std::vector<FormChoice> choices,
+                              std::string start, std::string tooltip) {
+  FormField f;
+  f.key = std::move(key);
+  f.label = std::move(label);
+  f.kind = FormField::Kind::choice;
+  f.choices = std::move(choices);
+  f.start_choice = std::move(start);
+  f.tooltip = std::move(tooltip);
+  return f;
+}
+
 // Each layer once, its cache the layer's own.
 inline std::vector<LayerRun> straight_runs(std::int64_t num_layers) {
   std::vector<LayerRun> runs;

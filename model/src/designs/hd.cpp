@@ -267,4 +267,38 @@ std::vector<std::string> conformance_examples(const HdDesign&) {
           R"({"hd": {"n": 2, "layers": "intra", "rope": "token_index"}})"};
 }
 
+DesignForm form(const HdDesign&) {
+  using common::choice_field, common::flag_field, common::integer_field;
+  DesignForm f;
+  f.title = "Hidden Decoding (HD)";
+  f.layer_kinds = true;
+  f.fields.push_back(integer_field("n", "streams n", 1, 1024, 4,
+                                   "Streams per token n: each token becomes n positions (t = i*n + k), n embedding "
+                                   "tables; loss on the final stream only"));
+  f.fields.push_back(integer_field("window", "local window", 0, 2147483647, 0,
+                                   "Window of local layers in expanded positions (n positions per token). auto = the "
+                                   "backbone's sliding window in tokens x n",
+                                   " positions"));
+  f.fields.back().min_text = "auto (backbone window x n)";
+  f.fields.push_back(choice_field("rope", "RoPE positions",
+                                  {{"expanded", "expanded index t"}, {"token_index", "token index i (intra layers)"}},
+                                  "expanded",
+                                  "RoPE positions of intra-stream layers: the expanded index t = i*n + k, or the "
+                                  "token index i (the head-folding implementation)"));
+  f.fields.push_back(flag_field("kv_mirror", "KV mirror", false,
+                                "Mirrored layers run the final stream only: late layers take K/V from an early "
+                                "layer's input; under HD they run only the final stream's queries (needs a backbone "
+                                "with KV-mirror layers)", "mirrored layers run the final stream only"));
+  f.fields.back().needs_mirror_layers = true;
+  FormField theta;
+  theta.key = "rope_theta";
+  theta.label = "RoPE theta";
+  theta.kind = FormField::Kind::real;
+  theta.max = 1e12;
+  theta.tooltip = "RoPE base under HD; backbone's = the backbone's (raised for larger n in progressive expansion)";
+  theta.min_text = "backbone's";
+  f.fields.push_back(theta);
+  return f;
+}
+
 }  // namespace hdlab::model::designs

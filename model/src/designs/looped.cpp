@@ -114,4 +114,23 @@ std::vector<std::string> conformance_examples(const LoopedDesign&) {
           R"({"looped": {"prelude": 1, "coda": 1, "iterations": 2, "kv": "shared", "input_injection": true}})"};
 }
 
+DesignForm form(const LoopedDesign&) {
+  using common::choice_field, common::flag_field, common::integer_field;
+  DesignForm f;
+  f.title = "Looped (recurrent depth)";
+  f.about = "prelude + recurrent + coda must equal the layers";
+  f.layer_partition = {"prelude", "recurrent", "coda"};
+  f.partition_rest = "recurrent";
+  f.fields = {
+      integer_field("prelude", "prelude P", 0, 4096, 0, "Layers run once before the loop", " layers"),
+      integer_field("recurrent", "recurrent R", 1, 4096, 1, "Layers of the block applied K times", " layers"),
+      integer_field("coda", "coda C", 0, 4096, 0, "Layers run once after the loop", " layers"),
+      integer_field("iterations", "iterations K", 1, 4096, 4, "Times the recurrent block runs per token (K)"),
+      choice_field("kv", "KV cache",
+                   {{"per_iteration", "one per iteration"}, {"shared", "shared across iterations"}},
+                   "per_iteration", "KV cache of the recurrent block: K*R layer slots, or R shared"),
+      flag_field("input_injection", "injection", false, "Re-inject the embedding each iteration (2D -> D adapter)", "re-inject the embedding each iteration (2D -> D adapter)")};
+  return f;
+}
+
 }  // namespace hdlab::model::designs

@@ -146,4 +146,25 @@ std::vector<std::string> conformance_examples(const PhdDesign&) {
           R"({"phd": {"K": 3, "variant": "cswa", "W": 2, "C": 3}})"};
 }
 
+DesignForm form(const PhdDesign&) {
+  using common::choice_field, common::integer_field;
+  DesignForm f;
+  f.title = "Parallel Hidden Decoding (PHD)";
+  f.fields.push_back(integer_field("K", "copies K", 1, 4096, 3,
+                                   "Copies per token K: the origin plus K-1 hidden decoding tokens"));
+  f.fields.push_back(choice_field("variant", "variant",
+                                  {{"plain", "plain"}, {"swa", "SWA (hidden window)"}, {"cswa", "CSWA (chunked)"}},
+                                  "cswa",
+                                  "plain: hidden copies see origins and their own token; SWA adds the W previous "
+                                  "hidden tokens; CSWA only within chunks of C tokens"));
+  f.fields.push_back(
+      integer_field("W", "window W", 1, 2147483647, 16, "Hidden-token window W (swa, cswa)", " hidden tokens"));
+  f.fields.back().when_key = "variant";
+  f.fields.back().when_values = {"swa", "cswa"};
+  f.fields.push_back(integer_field("C", "chunk C", 1, 2147483647, 32, "Chunk C (cswa)", " tokens"));
+  f.fields.back().when_key = "variant";
+  f.fields.back().when_values = {"cswa"};
+  return f;
+}
+
 }  // namespace hdlab::model::designs

@@ -1,6 +1,7 @@
 // The registry of design modules: one std::visit per question over model::Method, and the
 // compile-time check that every alternative is a complete module.
 #include <ostream>
+#include <stdexcept>
 #include <type_traits>
 #include <utility>
 
@@ -40,6 +41,7 @@ concept DesignModule =
       { designs::size_knob(cd) } -> std::same_as<std::optional<SizeKnob>>;
       designs::set_size(d, 0.0);
       { designs::conformance_examples(cd) } -> std::same_as<std::vector<std::string>>;
+      { designs::form(cd) } -> std::same_as<DesignForm>;
     };
 
 template <class... D>
@@ -78,6 +80,15 @@ std::vector<std::pair<std::string, std::string>> conformance_examples() {
     for (auto& text : designs::conformance_examples(D{})) out.emplace_back(D::key, std::move(text));
   });
   return out;
+}
+
+DesignForm design_form(const std::string& key) {
+  std::optional<DesignForm> out;
+  for_each_method([&]<class D>(std::type_identity<D>) {
+    if (key == D::key) out = designs::form(D{});
+  });
+  if (!out) throw std::out_of_range("no design is registered under \"" + key + "\"");
+  return *out;
 }
 
 DesignFeatures design_features(const Method& m) {

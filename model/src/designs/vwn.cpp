@@ -125,4 +125,18 @@ std::vector<std::string> conformance_examples(const VwnDesign&) {
           R"({"vwn": {"m": 2, "n": 4, "embedding": "projected", "mtp": true}})"};
 }
 
+DesignForm form(const VwnDesign&) {
+  using common::choice_field, common::flag_field, common::integer_field;
+  DesignForm f;
+  f.title = "Virtual Width Network (VWN)";
+  f.fields = {
+      integer_field("m", "m", 1, 4096, 2, "Slots the D-wide sublayer input is made of (D/m each); must divide D"),
+      integer_field("n", "n", 1, 4096, 3, "Slots of the wide residual stream: D' = (n/m) D"),
+      flag_field("dynamic", "dynamic", true, "Input-dependent GHC coefficients", "input-dependent GHC coefficients"),
+      choice_field("embedding", "embedding", {{"full", "full V x D' table"}, {"projected", "D -> D' projection"}},
+                   "full", "Over-width input embedding"),
+      flag_field("mtp", "MTP", false, "Multi-token prediction head", "multi-token prediction head")};
+  return f;
+}
+
 }  // namespace hdlab::model::designs

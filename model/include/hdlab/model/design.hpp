@@ -41,6 +41,9 @@ std::vector<std::string> design_keys();
 // for a backbone with at least 4 layers, hidden size divisible by 4 and a KV-mirror-free
 // layout; in Method's order, grouped by key.
 std::vector<std::pair<std::string, std::string>> conformance_examples();
+// The editor page of the method registered under `key` (designs/interface.hpp); every key
+// of design_keys() has one. An unknown key throws std::out_of_range.
+DesignForm design_form(const std::string& key);
 
 DesignFeatures design_features(const Method& m);
 // A short label for charts: "HD n=4", "PHD-swa K=2", "VWN n/m=4/2", "looped x3", "baseline".

@@ -28,6 +28,7 @@ double kv_entries(const BaselineDesign& d, const LayerAttentionRole& layer, doub
 std::optional<SizeKnob> size_knob(const BaselineDesign& d);
 void set_size(BaselineDesign& d, double x);
 std::vector<std::string> conformance_examples(const BaselineDesign& d);
+DesignForm form(const BaselineDesign& d);  // the editor page
 }  // namespace designs
 
 }  // namespace hdlab::model

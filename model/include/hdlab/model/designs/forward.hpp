@@ -25,5 +25,6 @@ struct DesignFeatures;
 struct LayerAttentionRole;
 struct DecodeAttention;
 struct SizeKnob;
+struct DesignForm;
 
 }  // namespace hdlab::model

@@ -44,6 +44,7 @@ double kv_entries(const HdDesign& d, const LayerAttentionRole& layer, double con
 std::optional<SizeKnob> size_knob(const HdDesign& d);
 void set_size(HdDesign& d, double x);
 std::vector<std::string> conformance_examples(const HdDesign& d);
+DesignForm form(const HdDesign& d);  // the editor page
 }  // namespace designs
 
 }  // namespace hdlab::model

@@ -81,4 +81,48 @@ struct SizeKnob {
   double current = 0;
 };
 
+// A design's editor page, declared by its module beside its JSON block: the GUI builds
+// the page from this, so a new design brings its page with it. Each field is one key of
+// the method's JSON block; the values a fresh page shows are the `start` ones (what a user
+// is likely to try first, not necessarily the parser's defaults).
+struct FormChoice {
+  std::string value;  // as written in the JSON
+  std::string label;  // as shown
+};
+struct FormField {
+  enum class Kind { integer, real, flag, choice };
+  std::string key;    // in the method's JSON block
+  std::string label;  // short, lower case ("streams n")
+  Kind kind = Kind::integer;
+  double min = 0, max = 0;  // integer and real
+  int decimals = 0;         // real
+  double start = 0;         // integer, real; flag: != 0 is checked
+  std::string start_choice; // choice
+  std::string unit;         // shown after the value, with its leading space (" tokens"); flag: its caption
+  std::string tooltip;
+  // Integer/real: the text shown at `min`, which then means "not given": the key is left
+  // out of the JSON and the parser derives it (HD's window: "auto").
+  std::string min_text;
+  std::vector<FormChoice> choices;
+  // Enabled, and written, only while the choice field `when_key` holds one of
+  // `when_values` (PHD's W and C).
+  std::string when_key;
+  std::vector<std::string> when_values;
+  // Usable only on a backbone with KV-mirror layers (HD's kv_mirror).
+  bool needs_mirror_layers = false;
+};
+struct DesignForm {
+  std::string title;  // the method's name in the method picker
+  std::string about;  // a sentence above the fields
+  std::vector<FormField> fields;
+  // The per-layer stream kinds (HD's "layers") are edited by the editor's layer rule and
+  // the Layers tab, not as a field.
+  bool layer_kinds = false;
+  // Integer fields that split the backbone's layers between them: their sum must equal the
+  // layer count, and `partition_rest` takes what the others leave (looped: prelude,
+  // recurrent, coda).
+  std::vector<std::string> layer_partition;
+  std::string partition_rest;
+};
+
 }  // namespace hdlab::model

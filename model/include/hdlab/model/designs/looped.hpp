@@ -40,6 +40,7 @@ double kv_entries(const LoopedDesign& d, const LayerAttentionRole& layer, double
 std::optional<SizeKnob> size_knob(const LoopedDesign& d);
 void set_size(LoopedDesign& d, double x);
 std::vector<std::string> conformance_examples(const LoopedDesign& d);
+DesignForm form(const LoopedDesign& d);  // the editor page
 }  // namespace designs
 
 }  // namespace hdlab::model

@@ -37,6 +37,7 @@ double kv_entries(const PhdDesign& d, const LayerAttentionRole& layer, double co
 std::optional<SizeKnob> size_knob(const PhdDesign& d);
 void set_size(PhdDesign& d, double x);
 std::vector<std::string> conformance_examples(const PhdDesign& d);
+DesignForm form(const PhdDesign& d);  // the editor page
 }  // namespace designs
 
 }  // namespace hdlab::model

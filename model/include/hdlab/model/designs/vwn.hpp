@@ -39,6 +39,7 @@ double kv_entries(const VwnDesign& d, const LayerAttentionRole& layer, double co
 std::optional<SizeKnob> size_knob(const VwnDesign& d);
 void set_size(VwnDesign& d, double x);
 std::vector<std::string> conformance_examples(const VwnDesign& d);
+DesignForm form(const VwnDesign& d);  // the editor page
 }  // namespace designs
 
 }  // namespace hdlab::model
