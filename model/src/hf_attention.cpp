@@ -1,5 +1,5 @@
 // Per-layer attention kinds of an imported HF config: a generic layer_types list, or the
-// model type's own rule (Mistral's global window, Qwen's max_window_layers, Gemma's
+// model type's own rule (Mistral's and Phi-3's global window, Qwen's max_window_layers, Gemma's
 // alternation).
 #include "hf_internal.hpp"
 
@@ -58,9 +58,11 @@ std::int64_t rule_kinds(HfReader& r, bool qwen_sliding, std::vector<AttentionKin
     case Family::glm4_moe:
     case Family::granite:
     case Family::olmo2:
+    case Family::olmoe:
       break;
     case Family::mistral:
     case Family::mixtral:
+    case Family::phi3:  // Phi3Config's sliding_window: every layer when set
       // Every layer uses the same window when one is set.
       window = sliding_window_of(r);
       if (window > 0) kinds.assign(n, AttentionKind::sliding);
