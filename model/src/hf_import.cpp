@@ -112,9 +112,9 @@ void read_heads(HfReader& r, Backbone& b) {
   // QK-norm (RMSNorm of head_dim on q and k) is part of the architecture, not a key, except
   // GLM-4.5's use_qk_norm; OLMo 2 normalises the whole q (H*hd) and k (G*hd) projections.
   b.qk_norm = f == Family::qwen3 || f == Family::qwen3_moe || f == Family::gemma3_text || f == Family::olmo2 ||
-              f == Family::olmoe;
+              f == Family::olmoe || f == Family::olmo3;
   if (f == Family::glm4_moe) b.qk_norm = r.boolean_or("use_qk_norm", false, "qk_norm");
-  b.qk_norm_whole_projection = f == Family::olmo2 || f == Family::olmoe;
+  b.qk_norm_whole_projection = f == Family::olmo2 || f == Family::olmoe || f == Family::olmo3;
   if (f == Family::glm4_moe) read_partial_rotary(r, b, 0.5);
   if (f == Family::phi3) read_partial_rotary(r, b, 1.0);  // Phi3Config's default: every dim rotates
 }
@@ -245,12 +245,15 @@ Backbone import_text_model(const Json& j, const std::string& pointer, const Type
   read_vocabulary(r, b);
   b.layers = layer_attention(r, b.num_layers);
   b.norms_per_layer = is_gemma(type.family) ? 4 : 2;  // Gemma: pre and post norms around attention and FFN
-  b.post_sublayer_norms = type.family == Family::olmo2;  // OLMo 2: x + norm(f(x))
+  // OLMo 2 and 3: x + norm(f(x))
+  b.post_sublayer_norms = type.family == Family::olmo2 || type.family == Family::olmo3;
   read_positions(r, b);
   read_dtype(r, b, outer);
   if (type.family == Family::deepseek_v3 || type.family == Family::glm4_moe) note_mtp(r, b);
   if (type.family == Family::granite) note_granite_multipliers(r);
   if (type.family == Family::phi3) read_phi3(r, b);
+  if (type.family == Family::olmo3 && r.present("rope_scaling"))
+    r.note("rope_scaling", "olmo3 scales RoPE on its full-attention layers only; the sliding layers keep plain RoPE");
   validate(b, pointer);
   return b;
 }

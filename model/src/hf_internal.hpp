@@ -32,6 +32,7 @@ enum class Family {
   olmo2,        // post-sublayer norms, whole-projection QK-norm (OLMo 2)
   phi3,         // fused qkv / gate_up, partial RoPE, LongRoPE (Phi-3, Phi-4, Phi-4-mini)
   olmoe,        // pre-norm OLMo with whole-projection QK-norm and a 64-expert MoE (OLMoE)
+  olmo3,        // OLMo 2's blocks with 3 sliding : 1 full attention layers (OLMo 3)
 };
 
 // What transformers' configuration class for a model_type uses when config.json leaves a

@@ -258,3 +258,50 @@ TEST_CASE("mistral3 wrapper errors name the text_config field", "[hf][bad-input]
   j["architectures"] = {"Mistral3ForSequenceClassification"};
   CHECK(config_error([&] { import_hf_config(j); }).pointer == "/architectures/0");
 }
+
+TEST_CASE("olmo3: OLMo 2's blocks with layer_types, 3 sliding : 1 full by default, 7,298,011,136 for 7B", "[hf]") {
+  // No public copy of allenai/Olmo-3-1025-7B's config.json was found, so none is bundled.
+  // This config carries the 7B's architecture keys as public fixtures quote them (Olmo3 layer
+  // pattern and YaRN test of an HF-config loader: 4096 hidden, 32 q / 32 kv heads,
+  // rope_theta 500000, sliding_window 4096, yarn factor 8 over 8192; OLMo 3's dolma2
+  // vocabulary of 100,278 and rms_norm_eps 1e-6 from OLMo 3 model contracts; 11008 FFN,
+  // 65,536 positions from an OLMo 3 export contract). layer_types is left to Olmo3Config.
+  const Json j = Json::parse(R"({
+    "architectures": ["Olmo3ForCausalLM"], "model_type": "olmo3", "hidden_size": 4096,
+    "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32,
+    "num_key_value_heads": 32, "vocab_size": 100278, "rms_norm_eps": 1e-06,
+    "max_position_embeddings": 65536, "rope_theta": 500000, "sliding_window": 4096,
+    "rope_scaling": {"rope_type": "yarn", "factor": 8.0, "original_max_position_embeddings": 8192,
+                     "attention_factor": 1.2079441541679836, "beta_fast": 32.0, "beta_slow": 1.0},
+    "tie_word_embeddings": false, "attention_bias": false, "torch_dtype": "bfloat16"})");
+  const Backbone b = import_hf_config(j);
+  CHECK(b.source == "HuggingFace config.json (model_type olmo3)");
+  CHECK(b.post_sublayer_norms);
+  CHECK(b.qk_norm_whole_projection);
+  REQUIRE(b.layers.size() == 32);
+  for (std::size_t l = 0; l < 32; ++l) {
+    INFO("layer " << l);
+    if ((l + 1) % 4 == 0) CHECK(b.layers[l].kind == AttentionKind::full);
+    else CHECK(b.layers[l] == LayerAttention{AttentionKind::sliding, 4096});
+  }
+  CHECK(contains(b.assumptions.at("attention"), "no layer_types; HuggingFace's olmo3 default"));
+  CHECK(contains(b.assumptions.at("rope_scaling"), "full-attention layers only"));
+
+  const i64 D = 4096, V = 100278;
+  const ParamCounts p = params_of(b);
+  CHECK(p.total == 32 * (gqa_attention(D, 32, 32, 128, false) + 2 * D + swiglu(D, 11008) + 2 * D) + D + 2 * V * D);
+  // OLMo 3 7B's parameter count as public training code logs it ("MFUCallback log:
+  // num_params=7298011136 (7.30B)"; also a GGUF checker's expected tensor sum for it).
+  CHECK(p.total == 7298011136);
+  CHECK(within(p.total, 7298011136.0, 0.001));
+
+  // An explicit layer_types list wins; one of the wrong length is named.
+  Json listed = j;
+  listed["layer_types"] = Json::array();
+  for (int l = 0; l < 32; ++l) listed["layer_types"].push_back(l % 2 ? "full_attention" : "sliding_attention");
+  CHECK(import_hf_config(listed).num_sliding_layers() == 16);
+  listed["layer_types"].erase(0);
+  const Caught e = config_error([&] { import_hf_config(listed); });
+  CHECK(e.pointer == "/layer_types");
+  CHECK(e.reason == "has 31 entries but num_hidden_layers is 32");
+}
