@@ -1,5 +1,5 @@
 // Per-layer attention kinds of an imported HF config: a generic layer_types list, or the
-// model type's own rule (Mistral's global window, Qwen's max_window_layers, Gemma's
+// model type's own rule (Mistral's and Phi-3's global window, Qwen's max_window_layers, Gemma's
 // alternation).
 #include "hf_internal.hpp"
 
@@ -58,9 +58,11 @@ std::int64_t rule_kinds(HfReader& r, bool qwen_sliding, std::vector<AttentionKin
     case Family::glm4_moe:
     case Family::granite:
     case Family::olmo2:
+    case Family::olmoe:
       break;
     case Family::mistral:
     case Family::mixtral:
+    case Family::phi3:  // Phi3Config's sliding_window: every layer when set
       // Every layer uses the same window when one is set.
       window = sliding_window_of(r);
       if (window > 0) kinds.assign(n, AttentionKind::sliding);
@@ -80,6 +82,15 @@ std::int64_t rule_kinds(HfReader& r, bool qwen_sliding, std::vector<AttentionKin
       window = sliding_window_of(r);
       for (std::size_t l = 0; l < n; l += 2) kinds[l] = AttentionKind::sliding;
       if (window == 0) fail(r.at("sliding_window"), "must be set for gemma2 (its even layers are sliding)");
+      break;
+    case Family::olmo3:
+      // Olmo3Config without layer_types: every 4th layer is full, the others slide.
+      window = sliding_window_of(r);
+      for (std::size_t l = 0; l < n && window > 0; ++l)
+        if ((l + 1) % 4 != 0) kinds[l] = AttentionKind::sliding;
+      r.note("attention", window > 0 ? "config.json has no layer_types; HuggingFace's olmo3 default: layers 4, 8, "
+                                       "... full attention, the others sliding"
+                                     : "sliding_window is null: every layer runs full attention");
       break;
     case Family::gemma3_text: {
       // Every sliding_window_pattern-th layer is global: sliding iff (l+1) % pattern != 0.

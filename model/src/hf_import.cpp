@@ -111,10 +111,12 @@ void read_heads(HfReader& r, Backbone& b) {
   }
   // QK-norm (RMSNorm of head_dim on q and k) is part of the architecture, not a key, except
   // GLM-4.5's use_qk_norm; OLMo 2 normalises the whole q (H*hd) and k (G*hd) projections.
-  b.qk_norm = f == Family::qwen3 || f == Family::qwen3_moe || f == Family::gemma3_text || f == Family::olmo2;
+  b.qk_norm = f == Family::qwen3 || f == Family::qwen3_moe || f == Family::gemma3_text || f == Family::olmo2 ||
+              f == Family::olmoe || f == Family::olmo3;
   if (f == Family::glm4_moe) b.qk_norm = r.boolean_or("use_qk_norm", false, "qk_norm");
-  b.qk_norm_whole_projection = f == Family::olmo2;
+  b.qk_norm_whole_projection = f == Family::olmo2 || f == Family::olmoe || f == Family::olmo3;
   if (f == Family::glm4_moe) read_partial_rotary(r, b, 0.5);
+  if (f == Family::phi3) read_partial_rotary(r, b, 1.0);  // Phi3Config's default: every dim rotates
 }
 
 // Projection biases, the FFN (dense or MoE) and its activation.
@@ -134,12 +136,12 @@ void read_projections(HfReader& r, Backbone& b) {
       fail(r.at("mlp_bias"), "true is unsupported: FFN biases of an MoE backbone are not modelled");
   } else if (f == Family::glm4_moe) {
     b.attention_bias = r.boolean_or("attention_bias", false, "");  // q, k, v only: o_proj has none
-  } else if (f != Family::mistral && f != Family::mixtral) {  // those two ignore the key
+  } else if (f != Family::mistral && f != Family::mixtral && f != Family::phi3) {  // those ignore the key
     b.attention_bias = b.output_bias = r.boolean_or("attention_bias", false, "");
   }
   if (f == Family::llama || f == Family::granite) b.mlp_bias = r.boolean_or("mlp_bias", false, "");
 
-  if (f == Family::mixtral || f == Family::qwen3_moe) {
+  if (f == Family::mixtral || f == Family::qwen3_moe || f == Family::olmoe) {
     read_moe(r, b);
   } else if (f == Family::glm4_moe) {
     read_glm4_moe(r, b);
@@ -243,11 +245,15 @@ Backbone import_text_model(const Json& j, const std::string& pointer, const Type
   read_vocabulary(r, b);
   b.layers = layer_attention(r, b.num_layers);
   b.norms_per_layer = is_gemma(type.family) ? 4 : 2;  // Gemma: pre and post norms around attention and FFN
-  b.post_sublayer_norms = type.family == Family::olmo2;  // OLMo 2: x + norm(f(x))
+  // OLMo 2 and 3: x + norm(f(x))
+  b.post_sublayer_norms = type.family == Family::olmo2 || type.family == Family::olmo3;
   read_positions(r, b);
   read_dtype(r, b, outer);
   if (type.family == Family::deepseek_v3 || type.family == Family::glm4_moe) note_mtp(r, b);
   if (type.family == Family::granite) note_granite_multipliers(r);
+  if (type.family == Family::phi3) read_phi3(r, b);
+  if (type.family == Family::olmo3 && r.present("rope_scaling"))
+    r.note("rope_scaling", "olmo3 scales RoPE on its full-attention layers only; the sliding layers keep plain RoPE");
   validate(b, pointer);
   return b;
 }
@@ -258,30 +264,51 @@ bool looks_like_hf_config(const Json& j) {
   return j.is_object() && (j.contains("model_type") || j.contains("architectures"));
 }
 
+namespace {
+
+// Multimodal wrappers (*ForConditionalGeneration) whose language model sits in text_config:
+// the text model is imported; the vision tower and projector are not part of what hdlab
+// models (precedent: Gemma 3, whose published total adds the SigLIP tower).
+struct Wrapper {
+  const char* type;       // the wrapper's model_type
+  const char* text_type;  // text_config's model_type (also its default when absent)
+  const char* tower;      // the vision tower, for the recorded assumption
+};
+const Wrapper kWrappers[] = {
+    {"gemma3", "gemma3_text", "the vision tower"},
+    {"mistral3", "mistral", "the Pixtral vision tower"},
+};
+
+Backbone import_wrapped(const Json& hf, ObjectReader& top, const Wrapper& w) {
+  const std::string type_ptr = top.at("model_type");
+  const Json* text = top.find("text_config");
+  if (!text || text->is_null()) fail(top.at("text_config"), std::string("is required for model_type ") + w.type);
+  if (!text->is_object()) fail(top.at("text_config"), "must be an object, got " + json_type_name(*text));
+  if (text->contains("model_type") && (*text)["model_type"] != w.text_type)
+    fail(pointer_join(top.at("text_config"), "model_type"), std::string("must be \"") + w.text_type + "\"");
+  Backbone b = import_text_model(*text, top.at("text_config"), type_info(w.text_type, type_ptr),
+                                 std::string("HuggingFace config.json (model_type ") + w.type + ", text_config " +
+                                     w.text_type + ")",
+                                 &hf);
+  check_architectures(top.find("architectures"), top.at("architectures"));
+  if (const Json* arch = top.find("architectures"); arch && arch->is_array() && !arch->empty() &&
+                                                    (*arch)[0].is_string() && b.name == w.text_type)
+    b.name = (*arch)[0].get<std::string>();
+  b.assumptions["vision_tower"] = std::string("model_type ") + w.type +
+                                  " is multimodal: only text_config (the language model) is imported; " + w.tower +
+                                  " (vision_config) and the multimodal projector are ignored";
+  return b;
+}
+
+}  // namespace
+
 Backbone import_hf_config(const Json& hf, const std::string& pointer) {
   ObjectReader top(hf, pointer);
   const std::string type = top.string("model_type", std::nullopt);
-  const std::string type_ptr = top.at("model_type");
-  if (type == "gemma3") {
-    // Gemma3ForConditionalGeneration: the language model sits in text_config.
-    const Json* text = top.find("text_config");
-    if (!text || text->is_null()) fail(top.at("text_config"), "is required for model_type gemma3");
-    if (!text->is_object()) fail(top.at("text_config"), "must be an object, got " + json_type_name(*text));
-    if (text->contains("model_type") && (*text)["model_type"] != "gemma3_text")
-      fail(pointer_join(top.at("text_config"), "model_type"), "must be \"gemma3_text\"");
-    Backbone b = import_text_model(*text, top.at("text_config"), type_info("gemma3_text", type_ptr),
-                                   "HuggingFace config.json (model_type gemma3, text_config gemma3_text)", &hf);
-    check_architectures(top.find("architectures"), top.at("architectures"));
-    if (const Json* arch = top.find("architectures"); arch && arch->is_array() && !arch->empty() &&
-                                                      (*arch)[0].is_string() && b.name == "gemma3_text")
-      b.name = (*arch)[0].get<std::string>();
-    b.assumptions["vision_tower"] =
-        "model_type gemma3 is multimodal: only text_config (the language model) is imported; the vision tower "
-        "(vision_config) and the multimodal projector are ignored";
-    return b;
-  }
-  return import_text_model(hf, pointer, type_info(type, type_ptr), "HuggingFace config.json (model_type " + type + ")",
-                           nullptr);
+  for (const Wrapper& w : kWrappers)
+    if (type == w.type) return import_wrapped(hf, top, w);
+  return import_text_model(hf, pointer, type_info(type, top.at("model_type")),
+                           "HuggingFace config.json (model_type " + type + ")", nullptr);
 }
 
 }  // namespace hdlab::model

@@ -30,6 +30,9 @@ enum class Family {
   glm4_moe,     // GQA with partial RoPE, q/k/v biases + DeepSeek-style MoE (GLM-4.5, GLM-4.5-Air)
   granite,      // Llama shapes with scalar multipliers (Granite 3.x)
   olmo2,        // post-sublayer norms, whole-projection QK-norm (OLMo 2)
+  phi3,         // fused qkv / gate_up, partial RoPE, LongRoPE (Phi-3, Phi-4, Phi-4-mini)
+  olmoe,        // pre-norm OLMo with whole-projection QK-norm and a 64-expert MoE (OLMoE)
+  olmo3,        // OLMo 2's blocks with 3 sliding : 1 full attention layers (OLMo 3)
 };
 
 // What transformers' configuration class for a model_type uses when config.json leaves a
@@ -98,7 +101,7 @@ DType dtype_of(const std::string& s, const std::string& ptr);
 
 // hf_attention.cpp: per-layer full / sliding attention.
 std::vector<LayerAttention> layer_attention(HfReader& r, std::int64_t L);
-// hf_moe.cpp: the MoE FFN of mixtral and qwen3_moe; sets b.moe and b.intermediate.
+// hf_moe.cpp: the MoE FFN of mixtral, qwen3_moe and olmoe; sets b.moe and b.intermediate.
 void read_moe(HfReader& r, Backbone& b);
 // hf_deepseek.cpp: MLA and DeepSeekMoE (deepseek_v2, deepseek_v3, kimi_k2).
 void read_mla(HfReader& r, Backbone& b);
@@ -110,6 +113,8 @@ void read_expert_groups(HfReader& r, const MoeConfig& m, std::int64_t default_gr
 void note_mtp(HfReader& r, Backbone& b);
 // hf_moe.cpp: GLM-4.5's MoE (shared expert, first_k_dense_replace, sigmoid router).
 void read_glm4_moe(HfReader& r, Backbone& b);
+// hf_phi3.cpp: Phi3's LongRoPE and fused projections noted, remote-code switches refused.
+void read_phi3(HfReader& r, Backbone& b);
 // hf_rope.cpp: rope_scaling (v4) / rope_parameters (v5), checked as transformers checks them.
 void check_rope_scaling(HfReader& r, const char* key, const Backbone& b);
 // partial_rotary_factor (glm4_moe): b.rotary_dim from b.head_dim; 0 when every dim rotates.

@@ -1,10 +1,35 @@
-// The MoE FFN of mixtral, qwen3_moe and glm4_moe configs: expert counts, widths and where
+// The MoE FFN of mixtral, qwen3_moe, olmoe and glm4_moe configs: expert counts, widths and where
 // the dense layers sit.
 #include <set>
 
 #include "hf_internal.hpp"
 
 namespace hdlab::model::hf {
+
+namespace {
+
+// OLMoE (OlmoeConfig): every layer's FFN is num_experts SwiGLU experts of intermediate_size
+// (there is no dense FFN and no shared expert) behind a softmax router.
+void read_olmoe_moe(HfReader& r, Backbone& b) {
+  MoeConfig m;
+  m.num_experts = r.required_integer("num_experts", 1, Limits::max_experts);
+  m.top_k = r.required_integer("num_experts_per_tok", 1, Limits::max_experts);
+  m.expert_intermediate = r.required_integer("intermediate_size", 1, Limits::max_intermediate);
+  m.shared_expert_intermediate = m.expert_intermediate;  // no shared experts; parse_moe's canonical value
+  b.moe = m;
+  b.intermediate = 0;
+  // Router renormalisation changes values, not shapes.
+  const bool renorm = r.boolean_or("norm_topk_prob", false, "");
+  std::string text = std::string("norm_topk_prob ") + (renorm ? "true" : "false") +
+                     (renorm ? ": the top-k router weights are renormalised to sum to 1"
+                             : ": the top-k softmax weights are used as they are");
+  r.note("moe", text + " (no parameters; not costed)");
+  if (const Json* clip = r.present("clip_qkv"))
+    r.note("attention", "clip_qkv " + num(read_number(*clip, r.at("clip_qkv"), 0.0, 1e30)) +
+                            " clamps q, k and v to +-clip_qkv (no parameters; not costed)");
+}
+
+}  // namespace
 
 void read_moe(HfReader& r, Backbone& b) {
   const Family f = r.family();
@@ -18,6 +43,10 @@ void read_moe(HfReader& r, Backbone& b) {
     m.shared_expert_intermediate = m.expert_intermediate;  // no shared experts; parse_moe's canonical value
     b.moe = m;
     b.intermediate = 0;
+    return;
+  }
+  if (f == Family::olmoe) {
+    read_olmoe_moe(r, b);
     return;
   }
   if (f == Family::qwen3_moe) {

@@ -32,12 +32,16 @@ const TypeInfo kTypes[] = {
     {"glm4_moe", Family::glm4_moe, false, 10000.0, 1e-5, 8, 0, 131072, 0},
     {"granite", Family::granite, false, 10000.0, 1e-6, 0, 0, 2048, 0},
     {"olmo2", Family::olmo2, false, 10000.0, 1e-5, 0, 0, 2048, 0},
+    // Phi3Config, OlmoeConfig and Olmo3Config defaults (num_key_value_heads None: multi-head attention).
+    {"phi3", Family::phi3, false, 10000.0, 1e-5, 0, 0, 4096, 0},
+    {"olmoe", Family::olmoe, false, 10000.0, 1e-5, 0, 0, 4096, 0},
+    {"olmo3", Family::olmo3, false, 10000.0, 1e-5, 0, 0, 2048, 4096},
 };
 
 std::string supported_types() {
   std::string s;
   for (const auto& t : kTypes) s += std::string(s.empty() ? "" : ", ") + t.name;
-  return s + ", gemma3 (its text_config)";
+  return s + ", gemma3 and mistral3 (their text_config)";
 }
 
 }  // namespace

@@ -40,6 +40,12 @@ inline bool contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
 }
 
+// Published figures are given to a few significant digits: `value` rounds to `published`
+// at `unit` resolution (e.g. 8.19B at 0.01B).
+inline bool rounds_to(i64 value, double published, double unit) {
+  return std::llround(static_cast<double>(value) / unit) == std::llround(published / unit);
+}
+
 // |value - published| <= rel * published.
 inline bool within(i64 value, double published, double rel) {
   return std::abs(static_cast<double>(value) - published) <= rel * published;
@@ -53,5 +59,11 @@ inline i64 mla_params(i64 D, i64 H, i64 q_rank, i64 kv_rank, i64 nope, i64 rope,
   return q + D * (kv_rank + rope) + kv_rank + kv_rank * H * (nope + v) + H * v * D;
 }
 inline i64 swiglu(i64 D, i64 F) { return 3 * D * F; }
+
+// One GQA layer's attention weights (methods.md section 0): q, k, v, o, plus biases on
+// q, k, v (qkv_bias) and on o (o_bias).
+inline i64 gqa_attention(i64 D, i64 H, i64 G, i64 hd, bool qkv_bias, bool o_bias = false) {
+  return D * H * hd + 2 * D * G * hd + H * hd * D + (qkv_bias ? H * hd + 2 * G * hd : 0) + (o_bias ? D : 0);
+}
 
 }  // namespace hf_test
