@@ -30,6 +30,7 @@ enum class Family {
   glm4_moe,     // GQA with partial RoPE, q/k/v biases + DeepSeek-style MoE (GLM-4.5, GLM-4.5-Air)
   granite,      // Llama shapes with scalar multipliers (Granite 3.x)
   olmo2,        // post-sublayer norms, whole-projection QK-norm (OLMo 2)
+  qwen3_next,   // Gated DeltaNet + gated attention (3:1), MoE with a gated shared expert (Qwen3-Next)
 };
 
 // What transformers' configuration class for a model_type uses when config.json leaves a
@@ -110,6 +111,10 @@ void read_expert_groups(HfReader& r, const MoeConfig& m, std::int64_t default_gr
 void note_mtp(HfReader& r, Backbone& b);
 // hf_moe.cpp: GLM-4.5's MoE (shared expert, first_k_dense_replace, sigmoid router).
 void read_glm4_moe(HfReader& r, Backbone& b);
+// hf_qwen3_next.cpp: Qwen3-Next's layer kinds (layer_types or full_attention_interval),
+// Gated DeltaNet sizes, gated attention, and its MoE with a gated shared expert.
+void read_qwen3_next_layers(HfReader& r, Backbone& b);
+void read_qwen3_next_moe(HfReader& r, Backbone& b);
 // hf_rope.cpp: rope_scaling (v4) / rope_parameters (v5), checked as transformers checks them.
 void check_rope_scaling(HfReader& r, const char* key, const Backbone& b);
 // partial_rotary_factor (glm4_moe): b.rotary_dim from b.head_dim; 0 when every dim rotates.

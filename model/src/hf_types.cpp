@@ -32,6 +32,7 @@ const TypeInfo kTypes[] = {
     {"glm4_moe", Family::glm4_moe, false, 10000.0, 1e-5, 8, 0, 131072, 0},
     {"granite", Family::granite, false, 10000.0, 1e-6, 0, 0, 2048, 0},
     {"olmo2", Family::olmo2, false, 10000.0, 1e-5, 0, 0, 2048, 0},
+    {"qwen3_next", Family::qwen3_next, false, 10000.0, 1e-6, 2, 256, 32768, 0},
 };
 
 std::string supported_types() {
