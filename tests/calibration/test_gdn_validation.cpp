@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "hdlab/calibration/gdn_validation.hpp"
-#include "hdlab/model/files.hpp"
+#include "hdlab/model/config_io.hpp"
 #include "hdlab/simulator/hardware.hpp"
 
 using namespace hdlab;
