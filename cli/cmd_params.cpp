@@ -12,7 +12,7 @@ namespace {
 
 // Components in reading order: (name, count).
 std::vector<std::pair<const char*, std::int64_t>> components(const model::ParamCounts& p) {
-  return {{"embedding_input", p.embedding_input},
+  std::vector<std::pair<const char*, std::int64_t>> rows = {{"embedding_input", p.embedding_input},
           {"embedding_output", p.embedding_output},
           {"embedding", p.embedding()},
           {"attention", p.attention},
@@ -28,6 +28,9 @@ std::vector<std::pair<const char*, std::int64_t>> components(const model::ParamC
           {"non_embedding", p.non_embedding()},
           {"active_per_token", p.active_per_token},
           {"total", p.total}};
+  // Hybrid backbones only, so the rows of attention-only models stay as they were.
+  if (p.linear_attention > 0) rows.insert(rows.begin() + 4, {"linear_attention", p.linear_attention});
+  return rows;
 }
 
 nlohmann::json params_json(const model::ParamCounts& p) {

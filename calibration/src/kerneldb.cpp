@@ -352,6 +352,34 @@ std::vector<MoeRow> read_moe(CsvTable& t, DeviceCheck& device) {
   return rows;
 }
 
+std::vector<GdnRow> read_gdn(CsvTable& t, DeviceCheck& device) {
+  device.start(t);
+  const std::size_t kernel = t.column("kernel_source"), phase = t.column("phase"), model = t.column("model_name"),
+                    batch = t.column("batch_size"), seq = t.column("seq_len"), d_model = t.column("d_model"),
+                    d_conv = t.column("d_conv"), kh = t.column("num_k_heads"), kd = t.column("head_k_dim"),
+                    vh = t.column("num_v_heads"), vd = t.column("head_v_dim"), latency = t.column("latency");
+  std::vector<GdnRow> rows;
+  while (t.next()) {
+    GdnRow& r = rows.emplace_back();
+    r.kernel = std::string(t.text(kernel));
+    r.phase = std::string(t.text(phase));
+    if (r.phase != "context" && r.phase != "generation") t.fail(phase, "must be context or generation");
+    r.model = std::string(t.text(model));
+    r.batch = t.whole(batch, 1);
+    r.seq_len = t.whole(seq, 1);
+    r.d_model = t.whole(d_model, 1);
+    r.d_conv = t.whole(d_conv, 1);
+    r.k_heads = t.whole(kh, 1);
+    r.k_dim = t.whole(kd, 1);
+    r.v_heads = t.whole(vh, 1);
+    r.v_dim = t.whole(vd, 1);
+    r.seconds = t.seconds(latency);
+    r.line = t.line();
+    device.check(t);
+  }
+  return rows;
+}
+
 // FOLDER/NAME.csv or FOLDER/NAME.csv.gz; nullopt when neither exists.
 std::optional<std::string> find_table(const fs::path& folder, const std::string& name) {
   const fs::path plain = folder / (name + ".csv"), gz = folder / (name + ".csv.gz");
@@ -442,6 +470,7 @@ KernelDb read_kerneldb(const std::string& dir, const std::string& device) {
   if (auto t = open("nccl_perf")) read_collectives(*t, check, "nccl", db.collectives);
   if (auto t = open("custom_allreduce_perf")) read_collectives(*t, check, "custom", db.collectives);
   if (auto t = open("moe_perf")) db.moe = read_moe(*t, check);
+  if (auto t = open("gdn_perf")) db.gdn = read_gdn(*t, check);
   return db;
 }
 

@@ -21,6 +21,13 @@ std::string layer_prefix(std::int64_t l) { return "model.layers." + std::to_stri
 // What the runner executes; other backbones are refused by name of the field.
 void check_executable(const Backbone& b, const model::Method& method) {
   if (b.mla) throw ConfigError("/backbone/mla", "the runner does not execute multi-head latent attention");
+  if (b.num_linear_layers() > 0)
+    throw ConfigError("/backbone/layer_types", "the runner does not execute linear_attention (gated_deltanet) layers "
+                                               "yet; they are counted and costed");
+  if (b.attention_output_gate)
+    throw ConfigError("/backbone/attention_output_gate", "the runner does not execute the gated attention output");
+  if (b.moe && b.moe->shared_expert_gate)
+    throw ConfigError("/backbone/moe/shared_expert_gate", "the runner does not execute the shared experts' gate");
   if (b.norms_per_layer != 2 && b.norms_per_layer != 4)
     throw ConfigError("/backbone/norms_per_layer",
                       "the runner executes 2 (pre-norm) or 4 (pre- and post-norm) RMSNorms per layer, got " +

@@ -103,7 +103,8 @@ AttentionShape attention_shape(const Backbone& b) {
   s.v_head_dim = hd;
   s.kv_cache_per_token = 2 * G * hd;
   s.projection_params = D * H * hd + 2 * D * G * hd + H * hd * D;
-  if (b.attention_bias) s.projection_params += H * hd + 2 * G * hd;
+  if (b.attention_output_gate) s.projection_params += D * H * hd;  // q_proj's gate half
+  if (b.attention_bias) s.projection_params += H * hd * (b.attention_output_gate ? 2 : 1) + 2 * G * hd;
   if (b.output_bias) s.projection_params += D;
   return s;
 }

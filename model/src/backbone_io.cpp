@@ -5,6 +5,7 @@
 #include <map>
 
 #include "hdlab/model/json_reader.hpp"
+#include "backbone_mixers.hpp"
 
 namespace hdlab::model {
 
@@ -90,6 +91,7 @@ MoeConfig parse_moe(ObjectReader r, Defaults& defaults) {
   m.first_dense_layers = r.integer("first_dense_layers", 0, 0, Limits::max_layers);
   m.router = r.choice<RouterKind>("router", {{"softmax", RouterKind::softmax}, {"sigmoid", RouterKind::sigmoid}},
                                   RouterKind::softmax);
+  m.shared_expert_gate = r.boolean("shared_expert_gate", false);
   r.finish();
   return m;
 }
@@ -188,6 +190,8 @@ void validate(const Backbone& b, const std::string& p) {
     moe_range("num_shared_experts", m.num_shared_experts, 0, Limits::max_experts);
     moe_range("shared_expert_intermediate_size", m.shared_expert_intermediate, m.num_shared_experts > 0 ? 1 : 0,
               Limits::max_intermediate);
+    if (m.shared_expert_gate && m.num_shared_experts < 1)
+      fail(moe + "/shared_expert_gate", "needs num_shared_experts >= 1 (it gates the shared experts' output)");
     if (m.first_dense_layers > b.num_layers)
       fail(moe + "/first_dense_layers", "must be <= num_layers (" + num(b.num_layers) + ")");
     moe_range("first_dense_layers", m.first_dense_layers, 0, b.num_layers);
@@ -218,6 +222,7 @@ void validate(const Backbone& b, const std::string& p) {
       fail(at("attention") + "/sliding_window", "must be >= 1 for sliding layer " + std::to_string(i));
   range("norms_per_layer", b.norms_per_layer, 0, 16);
   validate_layer_variants(b, p);
+  validate_mixers(b, p);
   if (b.moe && b.mlp != MlpKind::swiglu)
     fail(at("mlp"), std::string("must be swiglu with moe: routed and shared experts are SwiGLU, got ") + to_string(b.mlp));
   if (b.moe && b.mlp_bias) fail(at("mlp_bias"), "FFN biases of an MoE backbone (experts or dense layers) are not modelled");
@@ -291,6 +296,7 @@ Backbone parse_backbone(const Json& j, const std::string& pointer) {
   b.norms_per_layer = r.integer("norms_per_layer", 2, 0, 16);
   noted("norms_per_layer", "2 (pre-attention and pre-FFN RMSNorm)");
   parse_layer_variants(r, b, defaults);
+  parse_mixers(r, b);
   b.kv_mirror_layers = r.integer("kv_mirror_layers", 0, 0, Limits::max_layers);
   noted("kv_mirror_layers", "0 (no KV-mirror layers)");
   b.rope_theta = r.number("rope_theta", 10000.0);
@@ -340,6 +346,7 @@ Json to_json(const Backbone& b) {
                 {"shared_expert_intermediate_size", m.shared_expert_intermediate},
                 {"first_dense_layers", m.first_dense_layers},
                 {"router", to_string(m.router)}};
+    if (m.shared_expert_gate) j["moe"]["shared_expert_gate"] = true;
   }
   if (b.mla) {
     const auto& m = *b.mla;
@@ -354,6 +361,7 @@ Json to_json(const Backbone& b) {
   j["vocab_pad_multiple"] = b.vocab_pad_multiple;
   j["tie_embeddings"] = b.tie_embeddings;
   j["attention"] = attention_to_json(b);
+  mixers_to_json(b, j);
   j["norms_per_layer"] = b.norms_per_layer;
   j["norm_placement"] = b.post_sublayer_norms ? "post" : "pre";
   j["kv_mirror_layers"] = b.kv_mirror_layers;

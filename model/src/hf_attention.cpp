@@ -59,6 +59,7 @@ std::int64_t rule_kinds(HfReader& r, bool qwen_sliding, std::vector<AttentionKin
     case Family::granite:
     case Family::olmo2:
     case Family::olmoe:
+    case Family::qwen3_next:  // its layer kinds come from hf_qwen3_next.cpp
       break;
     case Family::mistral:
     case Family::mixtral:

@@ -117,6 +117,11 @@ void read_heads(HfReader& r, Backbone& b) {
   b.qk_norm_whole_projection = f == Family::olmo2 || f == Family::olmoe || f == Family::olmo3;
   if (f == Family::glm4_moe) read_partial_rotary(r, b, 0.5);
   if (f == Family::phi3) read_partial_rotary(r, b, 1.0);  // Phi3Config's default: every dim rotates
+  if (f == Family::qwen3_next) {
+    b.qk_norm = true;
+    b.attention_output_gate = true;  // Qwen3NextAttention always gates: q_proj D -> 2 H hd
+    read_partial_rotary(r, b, 0.25);
+  }
 }
 
 // Projection biases, the FFN (dense or MoE) and its activation.
@@ -147,6 +152,8 @@ void read_projections(HfReader& r, Backbone& b) {
     read_glm4_moe(r, b);
   } else if (is_deepseek(f)) {
     read_deepseek_moe(r, b);
+  } else if (f == Family::qwen3_next) {
+    read_qwen3_next_moe(r, b);
   } else {
     b.intermediate = r.required_integer("intermediate_size", 1, Limits::max_intermediate);
   }
@@ -243,7 +250,10 @@ Backbone import_text_model(const Json& j, const std::string& pointer, const Type
   read_heads(r, b);
   read_projections(r, b);
   read_vocabulary(r, b);
-  b.layers = layer_attention(r, b.num_layers);
+  if (type.family == Family::qwen3_next)
+    read_qwen3_next_layers(r, b);
+  else
+    b.layers = layer_attention(r, b.num_layers);
   b.norms_per_layer = is_gemma(type.family) ? 4 : 2;  // Gemma: pre and post norms around attention and FFN
   // OLMo 2 and 3: x + norm(f(x))
   b.post_sublayer_norms = type.family == Family::olmo2 || type.family == Family::olmo3;

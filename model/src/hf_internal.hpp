@@ -33,6 +33,7 @@ enum class Family {
   phi3,         // fused qkv / gate_up, partial RoPE, LongRoPE (Phi-3, Phi-4, Phi-4-mini)
   olmoe,        // pre-norm OLMo with whole-projection QK-norm and a 64-expert MoE (OLMoE)
   olmo3,        // OLMo 2's blocks with 3 sliding : 1 full attention layers (OLMo 3)
+  qwen3_next,   // Gated DeltaNet + gated attention (3:1), MoE with a gated shared expert (Qwen3-Next)
 };
 
 // What transformers' configuration class for a model_type uses when config.json leaves a
@@ -115,6 +116,10 @@ void note_mtp(HfReader& r, Backbone& b);
 void read_glm4_moe(HfReader& r, Backbone& b);
 // hf_phi3.cpp: Phi3's LongRoPE and fused projections noted, remote-code switches refused.
 void read_phi3(HfReader& r, Backbone& b);
+// hf_qwen3_next.cpp: Qwen3-Next's layer kinds (layer_types or full_attention_interval),
+// Gated DeltaNet sizes, gated attention, and its MoE with a gated shared expert.
+void read_qwen3_next_layers(HfReader& r, Backbone& b);
+void read_qwen3_next_moe(HfReader& r, Backbone& b);
 // hf_rope.cpp: rope_scaling (v4) / rope_parameters (v5), checked as transformers checks them.
 void check_rope_scaling(HfReader& r, const char* key, const Backbone& b);
 // partial_rotary_factor (glm4_moe): b.rotary_dim from b.head_dim; 0 when every dim rotates.

@@ -36,6 +36,7 @@ const TypeInfo kTypes[] = {
     {"phi3", Family::phi3, false, 10000.0, 1e-5, 0, 0, 4096, 0},
     {"olmoe", Family::olmoe, false, 10000.0, 1e-5, 0, 0, 4096, 0},
     {"olmo3", Family::olmo3, false, 10000.0, 1e-5, 0, 0, 2048, 4096},
+    {"qwen3_next", Family::qwen3_next, false, 10000.0, 1e-6, 2, 256, 32768, 0},
 };
 
 std::string supported_types() {

@@ -69,7 +69,8 @@ void attention_ops(const OpDims& s, const LayerFeatures& f, const LayerWork& w, 
   qkv.params = s.q_weights + s.q_bias + s.kv_weights + s.kv_bias;
   qkv.cost.weight_bytes = qkv.params * s.weight_el_bytes;
   qkv.cost.act_bytes_in = (f.kv_from_source ? Nq + Nkv : Nq) * s.D * e;
-  qkv.cost.act_bytes_out = (Nq * s.H * s.qk_head_dim + Nkv * s.kv_out) * e;
+  const double gate_el = s.output_gate ? Nq * s.H * s.v_head_dim : 0;  // gated attention: the gate half of q_proj
+  qkv.cost.act_bytes_out = (Nq * s.H * s.qk_head_dim + gate_el + Nkv * s.kv_out) * e;
   qkv.calls = 1;
   qkv.rows = Nq;
   qkv.weight_dim_min = s.D < s.G * s.qk_head_dim ? s.D : s.G * s.qk_head_dim;
@@ -109,7 +110,50 @@ void attention_ops(const OpDims& s, const LayerFeatures& f, const LayerWork& w, 
     }
   }
 
-  gemm_op(node(t, OpKind::o_proj), Nq, s.H * s.v_head_dim, s.D, s.o_bias, s, GemmSplit::row);
+  OpNode& o = node(t, OpKind::o_proj);
+  gemm_op(o, Nq, s.H * s.v_head_dim, s.D, s.o_bias, s, GemmSplit::row);
+  if (s.output_gate) {  // attention * sigmoid(gate) [Nq, H*v]: 5 FLOPs an element, fused before o_proj
+    o.cost.flops += 5 * gate_el;
+    o.cost.act_bytes_in += gate_el * e;
+    o.inner_vector_bytes = 3 * gate_el * e;
+    o.inner_vector_calls = 1;
+    o.calls = 2;
+  }
+}
+
+// A Gated DeltaNet layer's mixer in place of attention: [N, D] -> in_proj_qkvz and
+// in_proj_ba [N, 2 qk + 2 v + 2 hv]; the conv and the gated delta rule (gdn_*_cost) over
+// `recurrent_states` state sequences of rows_q / states tokens; the SiLU(z)-gated RMSNorm
+// of d_v and out_proj [N, v] -> [N, D]. Its recurrent and conv states are the layer's
+// "KV" traffic (kv_bytes_*), no positions, no QK-norm weights (the L2 norm of q and k is
+// counted inside the rule, where the kernels run it).
+void gdn_ops(const OpDims& s, const LayerWork& w, OpNodes& t) {
+  const GdnDims& g = s.gdn;
+  const double e = s.bytes, N = w.seqs * w.rows_q;
+  const double post = s.norms_attn > 1 ? (s.norms_attn - 1) * N : 0;
+  if (s.norms_attn > 0) norm_op(node(t, OpKind::attn_norm), s, N + post, s.norms_attn);
+  gemm_op(node(t, OpKind::qkv_proj), N, s.D, 2 * g.qk() + 2 * g.v() + 2 * g.hv, 0, s);
+
+  OpNode& mix = node(t, OpKind::attention);
+  const double states = w.recurrent_states > 0 ? w.recurrent_states : 1;
+  const double seqs = w.seqs * states, tokens = w.rows_q / states;
+  mix.cost = gdn_conv_cost(g, seqs, tokens, w.reads_cache, e);
+  mix.cost += gdn_rule_cost(g, seqs, tokens, w.reads_cache, e);
+  mix.params = g.conv_channels() * g.kernel + 2 * g.hv;  // conv1d, A_log, dt_bias
+  mix.cost.weight_bytes = mix.params * s.weight_el_bytes;
+  mix.calls = 2;
+  mix.rows = w.rows_q;
+
+  OpNode& o = node(t, OpKind::o_proj);
+  gemm_op(o, N, g.v(), s.D, 0, s, GemmSplit::row);
+  const double out_el = N * g.v();  // RMSNorm(out) * w * SiLU(z): 4 + 5 FLOPs an element
+  o.cost.flops += 9 * out_el;
+  o.cost.act_bytes_in += out_el * e;  // z
+  o.cost.weight_bytes += g.dv * s.weight_el_bytes;
+  o.params += g.dv;
+  o.inner_vector_bytes = 3 * out_el * e;
+  o.inner_vector_calls = 1;
+  o.calls = 2;
 }
 
 // `groups` experts of width F, each given tokens / groups of the T token copies.
@@ -242,9 +286,50 @@ void mtp_op(const OpDims& s, double rows, OpNode& mtp) {
 
 }  // namespace
 
+OpCost gdn_conv_cost(const GdnDims& g, double seqs, double tokens, bool decode, double act_bytes) {
+  // [seqs, tokens, channels] -> the same, each channel a causal conv of `kernel` taps, SiLU
+  const double C = g.conv_channels(), N = seqs * tokens, state = seqs * g.conv_state_elements() * g.state_el_bytes;
+  OpCost c;
+  c.flops = N * C * (2 * g.kernel + 4);
+  c.act_bytes_in = N * C * act_bytes;
+  c.act_bytes_out = N * C * act_bytes;
+  c.kv_bytes_read = decode ? state : 0;  // decode shifts the last kernel - 1 inputs in
+  c.kv_bytes_written = state;            // prefill leaves them for the decode that follows
+  return c;
+}
+
+OpCost gdn_rule_cost(const GdnDims& g, double seqs, double tokens, bool decode, double act_bytes) {
+  const double dk = g.dk, dv = g.dv, N = seqs * tokens, state = seqs * g.state_elements() * g.state_el_bytes;
+  const double gates = 10 * N * g.hv + 3 * N * 2 * g.qk();  // decay and beta; L2 norm of q and k
+  OpCost c;
+  if (decode) {
+    c.flops = N * g.hv * 7 * dk * dv + gates;
+    c.kv_bytes_read = state;
+  } else {
+    const double C = g.chunk, chunks = std::ceil(tokens / C);
+    const double per_chunk = C * C * (6 * dk + 4 * dv) + 2 * C * C * C / 3 + 6 * C * dk * dv;
+    c.flops = seqs * chunks * g.hv * per_chunk + gates;
+    // The chunked form runs as several kernels that hand each other, through memory, the
+    // chunk's decay-masked k k^T (fp32, [N, hv, C]), the W and U of its WY form and the
+    // corrected values ([N, hv, dk], 2 x [N, hv, dv]) and the state entering every chunk
+    // ([seqs * chunks, hv, dk, dv]): each written once and read once.
+    const double handed = N * g.hv * (4 * C + (dk + 2 * dv) * act_bytes) + seqs * chunks * g.state_elements() * act_bytes;
+    c.act_bytes_out += handed;
+    c.act_bytes_in += handed;
+  }
+  c.kv_bytes_written = state;
+  // q, k [N, qk], v [N, v], the gate inputs a, b [N, hv] in; the output [N, v] out
+  c.act_bytes_in += N * (2 * g.qk() + g.v() + 2 * g.hv) * act_bytes;
+  c.act_bytes_out += N * g.v() * act_bytes;
+  return c;
+}
+
 void layer_ops(const OpDims& s, const LayerFeatures& f, const LayerWork& w, bool count_executed, OpNodes& out) {
   out = OpNodes{};
-  attention_ops(s, f, w, count_executed, out);
+  if (f.linear)
+    gdn_ops(s, w, out);
+  else
+    attention_ops(s, f, w, count_executed, out);
   ffn_ops(s, f, w, out);
   const double N = w.seqs * w.rows_q;
   if (s.vwn)  // the depth connections carry the residual

@@ -32,10 +32,11 @@ void set_attention_dims(const Backbone& b, OpDims& s) {
     s.qk_norm = false;  // MLA's norms sit on the low-rank paths, counted with the weights
     return;
   }
-  s.q_weights = s.D * s.H * s.qk_head_dim;
+  s.output_gate = b.attention_output_gate;
+  s.q_weights = s.D * s.H * s.qk_head_dim * (b.attention_output_gate ? 2 : 1);  // the gate half of q_proj
   s.kv_weights = 2 * s.D * s.G * s.qk_head_dim;
   if (b.attention_bias) {
-    s.q_bias = s.H * s.qk_head_dim;
+    s.q_bias = s.H * s.qk_head_dim * (b.attention_output_gate ? 2 : 1);
     s.kv_bias = 2 * s.G * s.qk_head_dim;
   }
   // Partial RoPE (rotary_dim < head_dim) rotates only the first rotary_dim of each head.
@@ -89,13 +90,22 @@ OpDims op_dims(const Backbone& b, const Method& m) {
     s.vwn_projected = f.projected_embedding;
     s.vwn_mtp = f.mtp;
   }
+  if (b.gdn) {
+    const GatedDeltaNetConfig& g = *b.gdn;
+    s.gdn.hk = d(g.num_key_heads);
+    s.gdn.hv = d(g.num_value_heads);
+    s.gdn.dk = d(g.key_head_dim);
+    s.gdn.dv = d(g.value_head_dim);
+    s.gdn.kernel = d(g.conv_kernel);
+    s.gdn.state_el_bytes = s.kv_el_bytes;
+  }
   s.loop_iterations = d(f.loop_iterations);
   s.injection = f.input_injection;
   return s;
 }
 
 LayerFeatures layer_features(const Backbone& b, std::int64_t layer) {
-  return LayerFeatures{b.is_moe_layer(layer), b.is_mirrored(layer)};
+  return LayerFeatures{b.is_moe_layer(layer), b.is_mirrored(layer), b.is_linear_layer(layer)};
 }
 
 OpCost PassProgram::total() const {

@@ -16,14 +16,19 @@ ParamCounts count_params(const Config& c) {
   const AttentionShape att = attention_shape(b);
   std::int64_t active_ffn = 0;
   for (std::int64_t l = 0; l < b.num_layers; ++l) {
-    p.attention += att.projection_params;
-    p.qk_norm += b.qk_norm_params();
+    if (b.is_linear_layer(l)) {
+      p.linear_attention += b.gdn->params(D);  // its own projections and norm; no QK-norm
+    } else {
+      p.attention += att.projection_params;
+      p.qk_norm += b.qk_norm_params();
+    }
     p.norms += b.norms_per_layer * b.norm_params();  // pre-attention and pre-FFN norm (Gemma: also post)
     if (b.is_moe_layer(l)) {
       const MoeConfig& m = *b.moe;
       p.router += m.num_experts * D;
       p.routed_experts += m.num_experts * 3 * D * m.expert_intermediate;
       p.shared_experts += m.num_shared_experts * 3 * D * m.shared_expert_intermediate;
+      if (m.shared_expert_gate) p.shared_experts += D;  // its sigmoid gate, D -> 1
       active_ffn += m.top_k * 3 * D * m.expert_intermediate;
     } else {
       p.dense_ffn += b.dense_ffn_params();
@@ -33,9 +38,9 @@ ParamCounts count_params(const Config& c) {
 
   add_method_params(c.design.method, b, p);  // input tables, GHC, adapters, MTP
 
-  p.total = p.embedding_input + p.embedding_output + p.attention + p.qk_norm + p.norms + p.router + p.routed_experts +
+  p.total = p.embedding_input + p.embedding_output + p.attention + p.linear_attention + p.qk_norm + p.norms + p.router + p.routed_experts +
             p.shared_experts + p.dense_ffn + p.ghc + p.adapters + p.mtp;
-  p.active_per_token = p.attention + p.qk_norm + p.norms + p.router + active_ffn + p.shared_experts + p.dense_ffn +
+  p.active_per_token = p.attention + p.linear_attention + p.qk_norm + p.norms + p.router + active_ffn + p.shared_experts + p.dense_ffn +
                        p.ghc + p.adapters + p.mtp;
   return p;
 }

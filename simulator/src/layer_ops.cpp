@@ -5,7 +5,7 @@
 namespace hdlab::simulator {
 
 void layer_ops(const ModelShape& s, const LayerSignature& sig, const LayerWork& w, bool count_executed, OpTable& out) {
-  model::layer_ops(s, model::LayerFeatures{sig.moe, sig.kv_from_source}, w, count_executed, out);
+  model::layer_ops(s, model::LayerFeatures{sig.moe, sig.kv_from_source, sig.linear}, w, count_executed, out);
 }
 
 void outside_ops(const ModelShape& s, const OutsideWork& w, OpTable& out) { model::outside_ops(s, w, out); }

@@ -14,6 +14,7 @@ void set_precision(ModelShape& s, const TensorPrecision& p) {
   s.bytes = dtype_bytes(p.activations);
   s.weight_el_bytes = dtype_bytes(p.weights);
   s.kv_el_bytes = dtype_bytes(p.kv_cache);
+  s.gdn.state_el_bytes = s.kv_el_bytes;  // linear layers keep their recurrent state in the cache precision
   s.comm_el_bytes = dtype_bytes(p.communication);
   const double state = dtype_bytes(p.optimizer_state);
   s.optimizer_bytes_per_param = 2 * state + (p.optimizer_state == p.weights ? 0 : state);
@@ -33,6 +34,7 @@ LayerSignature layer_signature(const Backbone& b, const Method& m, std::int64_t 
   sig.base_window = att.kind == AttentionKind::sliding ? att.window : 0;
   sig.moe = b.is_moe_layer(l);
   sig.kv_from_source = b.is_mirrored(l);
+  sig.linear = b.is_linear_layer(l);
   // Under HD, the kind the layer's streams use and whether only the final stream queries
   // (full and false for every other design).
   const LayerAttentionRole role = layer_role(m, b, l);

@@ -128,7 +128,10 @@ void curve_rates(OpKind k, OpClass cls, const OpRow& r, double bytes, const Roof
 OpTime op_time(OpKind k, const OpRow& r, const Roofline& rl, const LayerWork* work) {
   OpTime t;
   if (r.calls <= 0) return t;
-  if (rl.kernels) return kernel_op_time(k, r, rl, work);
+  // A linear-attention mixer has no fitted kernel model (kerneldb's gdn_perf validates its
+  // roofline instead: calibration/gdn_validation.hpp): the roofline times it either way.
+  const bool linear_mixer = work && work->linear_mixer && k == OpKind::attention;
+  if (rl.kernels && !linear_mixer) return kernel_op_time(k, r, rl, work);
   const model::OpCost& c = r.cost;
   const OpClass cls = op_classes()[static_cast<std::size_t>(k)];
   // device_cost(), inlined with reciprocals: this runs hundreds of times per evaluation

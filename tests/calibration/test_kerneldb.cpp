@@ -107,7 +107,15 @@ TEST_CASE("kerneldb: the bundled H100 tables read with the row counts of the sou
   CHECK(db.collectives.size() == 504 + 69);  // nccl_perf + custom_allreduce_perf
   CHECK(db.moe.size() == 126360);
   CHECK(db.files.at("gemm_perf") == bundled + "/h100_sxm/gemm_perf.csv.gz");
-  CHECK(db.files.size() == 6);
+  CHECK(db.files.size() == 7);
+  // gdn_perf: 1,796 rows; line 2: causal_conv1d_fn,context,1,1,1,1024,4,16,128,16,128,Qwen/Qwen3.5-0.8B,0.00546...
+  REQUIRE(db.gdn.size() == 1796);
+  const GdnRow& gdn = db.gdn.front();
+  CHECK(std::tie(gdn.kernel, gdn.phase, gdn.model) ==
+        std::make_tuple(std::string("causal_conv1d_fn"), std::string("context"), std::string("Qwen/Qwen3.5-0.8B")));
+  CHECK(std::tie(gdn.batch, gdn.seq_len, gdn.d_model, gdn.d_conv, gdn.k_heads, gdn.k_dim, gdn.v_heads, gdn.v_dim) ==
+        std::make_tuple(1.0, 1.0, 1024.0, 4.0, 16.0, 128.0, 16.0, 128.0));
+  CHECK(gdn.seconds == 0.005462399870157242 / 1000);
 
   // First data rows (line 2), latency in seconds.
   const GemmRow& g = db.gemm.front();

@@ -302,7 +302,7 @@ TEST_CASE("every bundled HF config imports, names its source and round-trips thr
   }
   // At least one file per supported model_type.
   for (const char* t : {"llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "mixtral", "gemma2", "gemma3", "gemma3_text",
-                        "deepseek_v2", "deepseek_v3", "kimi_k2", "phi3", "olmoe", "mistral3"})
+                        "deepseek_v2", "deepseek_v3", "kimi_k2", "phi3", "olmoe", "mistral3", "qwen3_next"})
     CHECK(model_types.count(t) == 1);
 }
 

@@ -130,6 +130,13 @@ void parse(ObjectReader r, const Backbone& b, DesignDefaults& defaults, HdDesign
   hd.n = r.integer("n", std::nullopt, 1, Limits::max_streams);
   hd.layer_kinds = parse_layers(r.find("layers"), r.at("layers"), b, defaults);
   hd.window = parse_window(r, hd, b, defaults);
+  // A linear-attention layer has no window: under HD it is cross-stream (full: one recurrent
+  // state over the interleaved sequence) or intra-stream (intra: one state per stream).
+  for (std::size_t l = 0; l < hd.layer_kinds.size(); ++l)
+    if (hd.layer_kinds[l] == HdLayerKind::local && b.is_linear_layer(static_cast<std::int64_t>(l)))
+      fail(r.at("layers"), "layer " + std::to_string(l) + " is linear_attention: HD's local kind (a window) does not "
+                           "apply to a recurrent state; use full (one state over the interleaved streams) or intra "
+                           "(one state per stream)");
   hd.rope = r.choice<RopeConvention>(
       "rope", {{"expanded", RopeConvention::expanded}, {"token_index", RopeConvention::token_index}},
       RopeConvention::expanded);

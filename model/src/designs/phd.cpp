@@ -41,7 +41,13 @@ double hidden_available(const PhdDesign& p, double c) {
 
 }  // namespace
 
-void parse(ObjectReader r, const Backbone&, DesignDefaults& defaults, PhdDesign& p) {
+void parse(ObjectReader r, const Backbone& b, DesignDefaults& defaults, PhdDesign& p) {
+  // Hidden copies on a linear-attention layer (do they update its recurrent state?) are not
+  // modelled yet: refused rather than costed as attention (executor/README.md).
+  if (b.num_linear_layers() > 0)
+    fail(r.pointer(), "is unsupported on a backbone with linear_attention layers (" +
+                          std::to_string(b.num_linear_layers()) + "): PHD's hidden copies on a recurrent state are not "
+                          "modelled yet");
   common::note_default(defaults, r, "variant", "plain");
   p.K = r.integer("K", std::nullopt, 1, Limits::max_copies);
   p.variant = r.choice<PhdVariant>(

@@ -99,6 +99,18 @@ struct MoeRow {
 
 // One device's tables. A table absent from the folder is empty (a device may lack some);
 // gemm is required.
+// gdn_perf: one Gated DeltaNet kernel of one layer (kernel_source: causal_conv1d_fn and
+// chunk_gated_delta_rule in the context phase over batch_size sequences of seq_len tokens;
+// causal_conv1d_update and fused_recurrent_gated_delta_rule in the generation phase, one
+// token per sequence), for the head layout of model_name.
+struct GdnRow {
+  std::string kernel, phase, model;
+  double batch = 0, seq_len = 0, d_model = 0, d_conv = 0;
+  double k_heads = 0, k_dim = 0, v_heads = 0, v_dim = 0;
+  double seconds = 0;
+  std::int64_t line = 0;
+};
+
 struct KernelDb {
   std::string device;      // folder name: "h100_sxm"
   std::string device_name; // the files' device column: "NVIDIA H100 80GB HBM3"
@@ -108,6 +120,7 @@ struct KernelDb {
   std::vector<AttentionRow> context_attention, generation_attention;
   std::vector<CollectiveRow> collectives;  // nccl_perf and custom_allreduce_perf
   std::vector<MoeRow> moe;
+  std::vector<GdnRow> gdn;  // gdn_perf (optional table)
 };
 
 // Reads DIR/DEVICE/*.csv[.gz]: gemm_perf (required), context_attention_perf,

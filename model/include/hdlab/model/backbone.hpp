@@ -44,6 +44,41 @@ const char* to_string(PositionKind kind);
 enum class RouterKind { softmax, sigmoid };
 const char* to_string(RouterKind kind);
 
+// ---- Token mixers: linear attention with a recurrent state (backbone_mixers.cpp) ------
+// Each layer mixes tokens with attention (the GQA/MLA path above) or with a linear-attention
+// layer that carries a fixed-size recurrent state instead of a KV cache. Gated DeltaNet
+// (Qwen3-Next, Qwen3.5) is the one modelled; Mamba-2 would be another MixerKind with its
+// own config beside GatedDeltaNetConfig.
+enum class MixerKind { attention, gated_deltanet };
+const char* to_string(MixerKind kind);
+
+// Gated DeltaNet: per token, q and k of num_key_heads x key_head_dim, v and the output gate
+// z of num_value_heads x value_head_dim, and per value head a decay a and a write strength b.
+// q, k, v pass a causal depthwise conv of conv_kernel taps (SiLU). Each value head keeps a
+// state S of key_head_dim x value_head_dim (its q/k head is shared by
+// num_value_heads / num_key_heads value heads): S <- exp(g) S + b k (v - exp(g) S^T k)^T,
+// out = S^T q, then an RMSNorm of value_head_dim gated by SiLU(z), then out_proj.
+struct GatedDeltaNetConfig {
+  std::int64_t num_key_heads = 0;    // h_k
+  std::int64_t num_value_heads = 0;  // h_v (a multiple of h_k)
+  std::int64_t key_head_dim = 0;     // d_k
+  std::int64_t value_head_dim = 0;   // d_v
+  std::int64_t conv_kernel = 0;      // taps of the causal depthwise conv
+  bool operator==(const GatedDeltaNetConfig&) const = default;
+
+  std::int64_t qk_width() const { return num_key_heads * key_head_dim; }    // q (and k) per token
+  std::int64_t v_width() const { return num_value_heads * value_head_dim; }  // v (and z, and the output)
+  std::int64_t conv_channels() const { return 2 * qk_width() + v_width(); }  // q, k, v
+  // Parameters of one layer's mixer: in_proj_qkvz D x (2 qk + 2 v), in_proj_ba D x 2 h_v,
+  // conv1d (conv_channels x conv_kernel, no bias), A_log and dt_bias (h_v each), the gated
+  // RMSNorm's weight (d_v, shared by the heads), out_proj v x D.
+  std::int64_t params(std::int64_t hidden) const;
+  // Recurrent state per sequence per layer, in elements: h_v d_k d_v, and the conv state
+  // (the last conv_kernel - 1 inputs of each conv channel).
+  std::int64_t state_elements() const { return num_value_heads * key_head_dim * value_head_dim; }
+  std::int64_t conv_state_elements() const { return conv_channels() * (conv_kernel - 1); }
+};
+
 struct MoeConfig {
   std::int64_t num_experts = 0;                 // routed experts E
   std::int64_t top_k = 0;                       // routed experts active per token
@@ -52,6 +87,9 @@ struct MoeConfig {
   std::int64_t shared_expert_intermediate = 0;  // F of one shared expert
   std::int64_t first_dense_layers = 0;          // leading layers with the dense FFN instead
   RouterKind router = RouterKind::softmax;
+  // A sigmoid gate (D -> 1) scaling the shared experts' output per token (Qwen2-MoE,
+  // Qwen3-Next): D parameters per MoE layer.
+  bool shared_expert_gate = false;
   bool operator==(const MoeConfig&) const = default;
 };
 
@@ -105,6 +143,13 @@ struct Backbone {
   double norm_eps = 1e-6;
   std::int64_t max_context = 0;         // native context in tokens; 0 = not stated (learned positions: the table's rows)
   DType dtype = DType::bf16;
+  // Token mixers (backbone_mixers.cpp). `mixers` has one entry per layer, or is empty when
+  // every layer is attention; `gdn` holds the sizes of the gated_deltanet layers.
+  std::vector<MixerKind> mixers;
+  std::optional<GatedDeltaNetConfig> gdn;
+  // Gated attention output (Qwen3-Next): q_proj is doubled, D -> 2 H hd, its second half a
+  // per-element gate: attn_out * sigmoid(gate) before o_proj.
+  bool attention_output_gate = false;
   // Facts the profile does not know and assumed instead: field -> what was assumed and why.
   std::map<std::string, std::string> assumptions;
 
@@ -118,6 +163,9 @@ struct Backbone {
   std::int64_t mirror_source(std::int64_t l) const;
   bool is_mirrored(std::int64_t l) const { return mirror_source(l) >= 0; }
   std::int64_t num_sliding_layers() const;
+  MixerKind mixer(std::int64_t l) const;
+  bool is_linear_layer(std::int64_t l) const { return mixer(l) != MixerKind::attention; }
+  std::int64_t num_linear_layers() const;
   // Parameters of one per-layer or final norm: D (RMSNorm) or 2D (LayerNorm).
   std::int64_t norm_params() const { return norm == NormKind::layernorm ? 2 * hidden : hidden; }
   // Parameters of the dense FFN, biases included.

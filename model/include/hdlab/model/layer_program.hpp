@@ -72,6 +72,35 @@ inline OpNode& node(OpNodes& t, OpKind k) { return t[static_cast<std::size_t>(k)
 inline const OpNode& node(const OpNodes& t, OpKind k) { return t[static_cast<std::size_t>(k)]; }
 OpCost nodes_total(const OpNodes& t);
 
+// Gated DeltaNet sizes of a backbone's linear-attention layers (backbone.hpp's
+// GatedDeltaNetConfig), and the chunk its prefill kernel works in.
+struct GdnDims {
+  double hk = 0, hv = 0, dk = 0, dv = 0, kernel = 0;
+  double chunk = 64;          // tokens per chunk of the chunked (prefill) form
+  double state_el_bytes = 2;  // recurrent and conv state: the KV cache's precision
+  double qk() const { return hk * dk; }
+  double v() const { return hv * dv; }
+  double conv_channels() const { return 2 * qk() + v(); }
+  double state_elements() const { return hv * dk * dv; }
+  double conv_state_elements() const { return conv_channels() * (kernel - 1); }
+};
+
+// The two kernels of a Gated DeltaNet layer's token mixing, as costs (FLOPs and bytes),
+// for `seqs` independent state sequences of `tokens` tokens each:
+//  - the causal depthwise conv (2 kernel FLOPs an element, SiLU 4) over q, k, v;
+//  - the gated delta rule: chunked over `chunk` tokens when !decode (a prefill from a zero
+//    state, the final state written; its kernels hand each other the per-chunk products
+//    and the state entering every chunk through memory), or one recurrent step per token
+//    when decode (the state read and written each step; `tokens` is then 1).
+// Counted per chunk of C tokens and value head (k k^T, q k^T, the W and U right-hand
+// sides, P V: C^2 dk or C^2 dv multiply-adds each; C^3/3 for the unit-triangular solve;
+// the state products W S, Q S and the update K^T V at C dk dv each), per recurrent step
+// and value head (decay, S^T k, the update, S^T q: 7 dk dv FLOPs). Gates (exp, softplus,
+// sigmoid) 10 FLOPs per token and value head, the L2 norm of q and k 3 per element.
+// layer_ops puts both into the layer's attention node.
+OpCost gdn_conv_cost(const GdnDims& g, double seqs, double tokens, bool decode, double act_bytes);
+OpCost gdn_rule_cost(const GdnDims& g, double seqs, double tokens, bool decode, double act_bytes);
+
 // The sizes the ops of a model are made of, derived once per (backbone, method).
 struct OpDims {
   double D = 0, H = 0, G = 0;
@@ -103,6 +132,8 @@ struct OpDims {
   double vwn_m = 1, vwn_n = 1;  // D' = (n/m) D
   double loop_iterations = 1;
   bool injection = false;
+  bool output_gate = false;  // gated attention: q_proj doubled, sigmoid(gate) * attention before o_proj
+  GdnDims gdn;               // the linear-attention layers' sizes (all 0 without)
 };
 OpDims op_dims(const Backbone& b, const Method& m);
 
@@ -110,6 +141,7 @@ OpDims op_dims(const Backbone& b, const Method& m);
 struct LayerFeatures {
   bool moe = false;
   bool kv_from_source = false;  // KV mirror: K/V projected from an early layer's input
+  bool linear = false;          // a linear-attention (Gated DeltaNet) mixer instead of attention
 };
 LayerFeatures layer_features(const Backbone& b, std::int64_t layer);
 
@@ -132,6 +164,10 @@ struct LayerWork {
   // and a byte-a-score mask; fused kernels drop inside, not costed).
   bool hidden_dropout = false;
   bool attention_dropout = false;  // only with scores_materialised
+  // Linear-attention layers: independent recurrent states per sequence (HD intra-stream:
+  // one per stream) and the tokens each runs over (rows_q / states).
+  double recurrent_states = 1;
+  bool linear_mixer = false;  // the layer's mixer is linear attention (its attention node: conv + delta rule)
 };
 // The nodes of one layer with features `f` doing `w`; attention FLOPs from the executed
 // pairs when `count_executed`, else from the exact ones.

@@ -68,6 +68,7 @@ struct LayerSignature {
   bool kv_from_source = false;      // KV mirror: K/V projected from an early layer's input
   bool final_queries_only = false;  // HD KV mirror: only the final stream issues queries
   LoopRole role = LoopRole::none;
+  bool linear = false;  // a linear-attention (Gated DeltaNet) layer: a recurrent state, no KV cache
   bool operator==(const LayerSignature&) const = default;
 };
 

@@ -1,0 +1,151 @@
+// The gated delta rule, recurrent (double reference) and chunked (float, CPU); see
+// gated_delta_rule.hpp for the equations and shapes.
+#include "hdlab/executor/gated_delta_rule.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace hdlab::executor {
+
+namespace {
+
+using i64 = std::int64_t;
+std::size_t at(i64 i) { return static_cast<std::size_t>(i); }
+
+void check(const GdnShape& s, std::size_t q, std::size_t k, std::size_t v, std::size_t g, std::size_t beta,
+           std::size_t state, std::size_t out) {
+  const auto T = at(s.tokens);
+  if (s.hk < 1 || s.hv < 1 || s.dk < 1 || s.dv < 1 || s.tokens < 0 || s.hv % s.hk != 0)
+    throw std::invalid_argument("gated_delta_rule: bad shape (hv must be a multiple of hk)");
+  if (q != T * at(s.hk * s.dk) || k != q || v != T * at(s.hv * s.dv) || g != T * at(s.hv) || beta != g ||
+      state != at(s.hv * s.dk * s.dv) || out != v)
+    throw std::invalid_argument("gated_delta_rule: a tensor's size does not match the shape");
+}
+
+// x / sqrt(sum x^2 + 1e-6) * scale, into `to`.
+template <class F, class G>
+void l2_normalise(const F* x, i64 n, double scale, G* to) {
+  double sum = 0;
+  for (i64 i = 0; i < n; ++i) sum += static_cast<double>(x[i]) * static_cast<double>(x[i]);
+  const double r = scale / std::sqrt(sum + 1e-6);
+  for (i64 i = 0; i < n; ++i) to[i] = static_cast<G>(static_cast<double>(x[i]) * r);
+}
+
+}  // namespace
+
+void gated_delta_rule_reference(std::span<const double> q, std::span<const double> k, std::span<const double> v,
+                                std::span<const double> g, std::span<const double> beta, const GdnShape& s,
+                                std::span<double> state, std::span<double> out) {
+  check(s, q.size(), k.size(), v.size(), g.size(), beta.size(), state.size(), out.size());
+  const i64 dk = s.dk, dv = s.dv, group = s.hv / s.hk;
+  std::vector<double> qn(at(dk)), kn(at(dk)), delta(at(dv));
+  for (i64 t = 0; t < s.tokens; ++t) {
+    for (i64 h = 0; h < s.hv; ++h) {
+      const i64 kh = h / group;
+      l2_normalise(&q[at((t * s.hk + kh) * dk)], dk, 1 / std::sqrt(static_cast<double>(dk)), qn.data());
+      l2_normalise(&k[at((t * s.hk + kh) * dk)], dk, 1.0, kn.data());
+      double* S = &state[at(h * dk * dv)];
+      const double a = std::exp(g[at(t * s.hv + h)]), b = beta[at(t * s.hv + h)];
+      for (i64 i = 0; i < dk * dv; ++i) S[i] *= a;
+      for (i64 j = 0; j < dv; ++j) {  // delta = beta (v - S^T k)
+        double kv = 0;
+        for (i64 i = 0; i < dk; ++i) kv += S[i * dv + j] * kn[at(i)];
+        delta[at(j)] = b * (v[at((t * s.hv + h) * dv + j)] - kv);
+      }
+      for (i64 i = 0; i < dk; ++i)
+        for (i64 j = 0; j < dv; ++j) S[i * dv + j] += kn[at(i)] * delta[at(j)];
+      for (i64 j = 0; j < dv; ++j) {
+        double o = 0;
+        for (i64 i = 0; i < dk; ++i) o += S[i * dv + j] * qn[at(i)];
+        out[at((t * s.hv + h) * dv + j)] = o;
+      }
+    }
+  }
+}
+
+namespace {
+
+// One chunk [t0, t0 + c) of one value head: updates S [dk, dv] and writes the outputs.
+struct ChunkHead {
+  const GdnShape& s;
+  i64 h, kh, t0, c;
+};
+
+void chunk_head(const ChunkHead& ch, std::span<const float> q, std::span<const float> k, std::span<const float> v,
+                std::span<const float> g, std::span<const float> beta, float* S, std::span<float> out) {
+  const GdnShape& s = ch.s;
+  const i64 dk = s.dk, dv = s.dv, c = ch.c;
+  std::vector<double> Q(at(c * dk)), K(at(c * dk)), G(at(c)), B(at(c)), A(at(c * c));
+  std::vector<double> W(at(c * dk)), U(at(c * dv));
+  double cum = 0;
+  for (i64 i = 0; i < c; ++i) {
+    const i64 t = ch.t0 + i;
+    l2_normalise(&q[at((t * s.hk + ch.kh) * dk)], dk, 1 / std::sqrt(static_cast<double>(dk)), &Q[at(i * dk)]);
+    l2_normalise(&k[at((t * s.hk + ch.kh) * dk)], dk, 1.0, &K[at(i * dk)]);
+    cum += g[at(t * s.hv + ch.h)];
+    G[at(i)] = cum;
+    B[at(i)] = beta[at(t * s.hv + ch.h)];
+  }
+  auto dot = [&](const std::vector<double>& x, i64 i, const std::vector<double>& y, i64 j) {
+    double r = 0;
+    for (i64 d = 0; d < dk; ++d) r += x[at(i * dk + d)] * y[at(j * dk + d)];
+    return r;
+  };
+  for (i64 i = 0; i < c; ++i)
+    for (i64 j = 0; j < i; ++j) A[at(i * c + j)] = B[at(i)] * dot(K, i, K, j) * std::exp(G[at(i)] - G[at(j)]);
+  // right-hand sides: W = beta exp(G) k, U = beta v; then (I + A) X = RHS row by row
+  for (i64 i = 0; i < c; ++i) {
+    const double e = B[at(i)] * std::exp(G[at(i)]);
+    for (i64 d = 0; d < dk; ++d) W[at(i * dk + d)] = e * K[at(i * dk + d)];
+    for (i64 d = 0; d < dv; ++d) U[at(i * dv + d)] = B[at(i)] * v[at(((ch.t0 + i) * s.hv + ch.h) * dv + d)];
+    for (i64 j = 0; j < i; ++j) {
+      const double a = A[at(i * c + j)];
+      for (i64 d = 0; d < dk; ++d) W[at(i * dk + d)] -= a * W[at(j * dk + d)];
+      for (i64 d = 0; d < dv; ++d) U[at(i * dv + d)] -= a * U[at(j * dv + d)];
+    }
+  }
+  // u = U - W S_0, the outputs, then the state
+  for (i64 i = 0; i < c; ++i)
+    for (i64 d = 0; d < dv; ++d) {
+      double ws = 0;
+      for (i64 e = 0; e < dk; ++e) ws += W[at(i * dk + e)] * S[e * dv + d];
+      U[at(i * dv + d)] -= ws;
+    }
+  for (i64 i = 0; i < c; ++i) {
+    const double gi = std::exp(G[at(i)]);
+    for (i64 d = 0; d < dv; ++d) {
+      double o = 0;
+      for (i64 e = 0; e < dk; ++e) o += Q[at(i * dk + e)] * S[e * dv + d];
+      o *= gi;
+      for (i64 j = 0; j <= i; ++j) o += dot(Q, i, K, j) * std::exp(G[at(i)] - G[at(j)]) * U[at(j * dv + d)];
+      out[at(((ch.t0 + i) * s.hv + ch.h) * dv + d)] = static_cast<float>(o);
+    }
+  }
+  const double last = G[at(c - 1)];
+  for (i64 e = 0; e < dk; ++e)
+    for (i64 d = 0; d < dv; ++d) {
+      double x = std::exp(last) * S[e * dv + d];
+      for (i64 j = 0; j < c; ++j) x += std::exp(last - G[at(j)]) * K[at(j * dk + e)] * U[at(j * dv + d)];
+      S[e * dv + d] = static_cast<float>(x);
+    }
+}
+
+}  // namespace
+
+void gated_delta_rule_chunked(std::span<const float> q, std::span<const float> k, std::span<const float> v,
+                              std::span<const float> g, std::span<const float> beta, const GdnShape& s,
+                              std::int64_t chunk, std::span<float> state, std::span<float> out) {
+  check(s, q.size(), k.size(), v.size(), g.size(), beta.size(), state.size(), out.size());
+  if (chunk < 1) throw std::invalid_argument("gated_delta_rule_chunked: chunk must be >= 1, got " + std::to_string(chunk));
+  const i64 group = s.hv / s.hk;
+  for (i64 t0 = 0; t0 < s.tokens; t0 += chunk) {
+    const i64 c = std::min(chunk, s.tokens - t0);
+    for (i64 h = 0; h < s.hv; ++h)
+      chunk_head(ChunkHead{s, h, h / group, t0, c}, q, k, v, g, beta, &state[at(h * s.dk * s.dv)], out);
+  }
+}
+
+}  // namespace hdlab::executor
