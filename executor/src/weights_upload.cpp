@@ -95,6 +95,14 @@ GhcWeights ghc_of(const Uploader& up, const std::string& p) {
   return g;
 }
 
+GhcWeights mhc_of(const Uploader& up, const std::string& p) {
+  GhcWeights g;
+  g.w_dyn = up.get(p + "phi");
+  g.bias = up.get(p + "bias");
+  g.scale = up.get(p + "scale");
+  return g;
+}
+
 LayerWeights layer_of(const Uploader& up, const model::Backbone& b, std::int64_t l) {
   const std::string p = "model.layers." + std::to_string(l) + ".";
   const std::string a = p + "self_attn.";
@@ -127,8 +135,9 @@ LayerWeights layer_of(const Uploader& up, const model::Backbone& b, std::int64_t
   } else {
     w.dense = ffn_of(up, p + "mlp.");
   }
-  w.ghc_attn = ghc_of(up, p + "hdlab_ghc.attn.");
-  w.ghc_ffn = ghc_of(up, p + "hdlab_ghc.ffn.");
+  const bool mhc = up.get(p + "hdlab_mhc.attn.phi").defined();
+  w.ghc_attn = mhc ? mhc_of(up, p + "hdlab_mhc.attn.") : ghc_of(up, p + "hdlab_ghc.attn.");
+  w.ghc_ffn = mhc ? mhc_of(up, p + "hdlab_mhc.ffn.") : ghc_of(up, p + "hdlab_ghc.ffn.");
   return w;
 }
 

@@ -88,6 +88,7 @@ OpDims op_dims(const Backbone& b, const Method& m) {
     s.vwn_dynamic = f.dynamic_mixing;
     s.vwn_projected = f.projected_embedding;
     s.vwn_mtp = f.mtp;
+    s.mhc_sinkhorn = d(f.sinkhorn_iters);
   }
   s.loop_iterations = d(f.loop_iterations);
   s.injection = f.input_injection;

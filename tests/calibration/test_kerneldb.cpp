@@ -107,7 +107,7 @@ TEST_CASE("kerneldb: the bundled H100 tables read with the row counts of the sou
   CHECK(db.collectives.size() == 504 + 69);  // nccl_perf + custom_allreduce_perf
   CHECK(db.moe.size() == 126360);
   CHECK(db.files.at("gemm_perf") == bundled + "/h100_sxm/gemm_perf.csv.gz");
-  CHECK(db.files.size() == 6);
+  CHECK(db.files.size() == 7);  // with mhc_module_perf (DeepSeek-V4 mHC kernels)
 
   // First data rows (line 2), latency in seconds.
   const GemmRow& g = db.gemm.front();
