@@ -211,7 +211,8 @@ std::size_t weight_bytes(const std::vector<WeightSpec>& specs, ScalarType type) 
 
 std::size_t device_weight_bytes(const model::Config& c, ScalarType type) {
   std::size_t bytes = weight_bytes(weight_specs(c), type);
-  if (const model::DesignFeatures f = model::design_features(c.design.method); f.wide_residual && f.dynamic_mixing && f.sinkhorn_iters == 0)
+  const model::DesignFeatures f = model::design_features(c.design.method);
+  if (f.wide_residual && f.dynamic_mixing && f.sinkhorn_iters == 0)  // VWN's scales expanded per column
     bytes += static_cast<std::size_t>(2 * c.effective.num_layers * (2 * f.width_m + f.width_n - 2)) * 4;
   return bytes;
 }

@@ -91,7 +91,7 @@ FfnWeights ffn_of(const Uploader& up, const std::string& prefix) {
 
 GhcWeights ghc_of(const Uploader& up, const std::string& p) {
   GhcWeights g{up.get(p + "static_a"), up.get(p + "static_b"), up.get(p + "norm.weight"), up.get(p + "dynamic.weight"),
-               up.get(p + "dynamic.scale")};
+               up.get(p + "dynamic.scale"), Tensor()};
   return g;
 }
 
