@@ -116,7 +116,8 @@ QWidget* DesignEditor::designGroup() {
                             {tr("Hidden Decoding (HD)"), "hd"},
                             {tr("Parallel Hidden Decoding (PHD)"), "phd"},
                             {tr("Virtual Width Network (VWN)"), "vwn"},
-                            {tr("Looped (recurrent depth)"), "looped"}},
+                            {tr("Looped (recurrent depth)"), "looped"},
+                            {tr("Manifold-constrained hyper-connections (mHC)"), "mhc"}},
                            tr("How the design buys extra computation"));
   pages_ = new MethodPages(errors_);
   QLabel* name_error = nullptr;

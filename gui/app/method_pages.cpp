@@ -43,9 +43,10 @@ MethodPages::MethodPages(FieldErrors& errors, QWidget* parent) : QStackedWidget(
   addWidget(phdPage(errors));
   addWidget(vwnPage(errors));
   addWidget(loopedPage(errors));
+  addWidget(mhcPage(errors));
 }
 
-QStringList MethodPages::methods() { return {"baseline", "hd", "phd", "vwn", "looped"}; }
+QStringList MethodPages::methods() { return {"baseline", "hd", "phd", "vwn", "looped", "mhc"}; }
 
 QString MethodPages::method() const { return methods().value(currentIndex()); }
 
@@ -211,6 +212,17 @@ QWidget* MethodPages::loopedPage(FieldErrors& errors) {
   return page;
 }
 
+QWidget* MethodPages::mhcPage(FieldErrors& errors) {
+  auto* page = new QWidget();
+  auto* form = new_form(page);
+  mhc_n_ = int_spin(1, 64, 4, tr("Residual streams of width D (DeepSeek-V4: 4)"));
+  mhc_iters_ = int_spin(1, 1000, 20, tr("Sinkhorn-Knopp iterations projecting the stream mixing (paper: 20)"));
+  add_field(form, errors, tr("streams n"), mhc_n_, "/design/mhc/n");
+  add_field(form, errors, tr("Sinkhorn iterations"), mhc_iters_, "/design/mhc/sinkhorn_iters");
+  for (QSpinBox* s : {mhc_n_, mhc_iters_}) watch(s);
+  return page;
+}
+
 model::Json MethodPages::methodJson() const {
   using model::Json;
   const QString m = method();
@@ -234,6 +246,7 @@ model::Json MethodPages::methodJson() const {
     return {{"prelude", loop_prelude_->value()},   {"recurrent", loop_recurrent_->value()},
             {"coda", loop_coda_->value()},         {"iterations", loop_iterations_->value()},
             {"kv", choice_value(loop_kv_).toStdString()}, {"input_injection", loop_injection_->isChecked()}};
+  if (m == "mhc") return {{"n", mhc_n_->value()}, {"sinkhorn_iters", mhc_iters_->value()}};
   return Json::object();
 }
 
@@ -290,6 +303,9 @@ void MethodPages::load(const model::Method& m) {
     loop_iterations_->setValue(static_cast<int>(l->iterations));
     set_choice(loop_kv_, model::to_string(l->kv));
     loop_injection_->setChecked(l->input_injection);
+  } else if (const auto* x = std::get_if<model::MhcDesign>(&m)) {
+    mhc_n_->setValue(static_cast<int>(x->n));
+    mhc_iters_->setValue(static_cast<int>(x->sinkhorn_iters));
   }
 }
 

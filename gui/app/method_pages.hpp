@@ -22,7 +22,7 @@ class MethodPages : public QStackedWidget {
  public:
   MethodPages(FieldErrors& errors, QWidget* parent = nullptr);
 
-  static QStringList methods();  // "baseline", "hd", "phd", "vwn", "looped": page order
+  static QStringList methods();  // "baseline", "hd", "phd", "vwn", "looped", "mhc": page order
   QString method() const;
   void setMethod(const QString& method);
 
@@ -50,6 +50,7 @@ class MethodPages : public QStackedWidget {
   QWidget* phdPage(FieldErrors& errors);
   QWidget* vwnPage(FieldErrors& errors);
   QWidget* loopedPage(FieldErrors& errors);
+  QWidget* mhcPage(FieldErrors& errors);
   void watch(QSpinBox* s);
   void watch(QDoubleSpinBox* s);
   void watch(QComboBox* c);
@@ -83,6 +84,9 @@ class MethodPages : public QStackedWidget {
   QSpinBox* loop_iterations_;
   QComboBox* loop_kv_;
   QCheckBox* loop_injection_;
+  // mHC
+  QSpinBox* mhc_n_;
+  QSpinBox* mhc_iters_;
   int layers_ = 0;  // of the backbone the method applies to (adaptTo)
 };
 
