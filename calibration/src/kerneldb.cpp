@@ -380,6 +380,29 @@ std::vector<GdnRow> read_gdn(CsvTable& t, DeviceCheck& device) {
   return rows;
 }
 
+std::vector<MhcRow> read_mhc(CsvTable& t, DeviceCheck& device) {
+  device.start(t);
+  const std::size_t op = t.column("op_name"), kernel = t.column("kernel_source"), tokens = t.column("num_tokens"),
+                    sites = t.column("num_sites"), streams = t.column("hc_mult"), hidden = t.column("hidden_size"),
+                    iters = t.column("sinkhorn_iters"), latency = t.column("latency");
+  std::vector<MhcRow> rows;
+  while (t.next()) {
+    MhcRow& r = rows.emplace_back();
+    r.op = std::string(t.text(op));
+    if (r.op != "pre" && r.op != "post") t.fail(op, "is \"" + r.op + "\", not pre or post");
+    r.kernel = std::string(t.text(kernel));
+    r.tokens = t.whole(tokens, 1);
+    r.sites = t.whole(sites, 1);
+    r.streams = t.whole(streams, 1);
+    r.hidden = t.whole(hidden, 1);
+    r.sinkhorn_iters = t.whole(iters, 1);
+    r.seconds = t.seconds(latency);
+    r.line = t.line();
+    device.check(t);
+  }
+  return rows;
+}
+
 // FOLDER/NAME.csv or FOLDER/NAME.csv.gz; nullopt when neither exists.
 std::optional<std::string> find_table(const fs::path& folder, const std::string& name) {
   const fs::path plain = folder / (name + ".csv"), gz = folder / (name + ".csv.gz");
@@ -471,6 +494,7 @@ KernelDb read_kerneldb(const std::string& dir, const std::string& device) {
   if (auto t = open("custom_allreduce_perf")) read_collectives(*t, check, "custom", db.collectives);
   if (auto t = open("moe_perf")) db.moe = read_moe(*t, check);
   if (auto t = open("gdn_perf")) db.gdn = read_gdn(*t, check);
+  if (auto t = open("mhc_module_perf")) db.mhc = read_mhc(*t, check);
   return db;
 }
 

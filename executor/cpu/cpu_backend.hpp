@@ -51,6 +51,8 @@ class CpuBackend final : public Backend {
                         const Tensor& static_b, const Tensor& alpha, const Tensor& beta) override;
   void ghc_width_impl(const Tensor& h, const Tensor& alpha, const Tensor& x, const Tensor& carry) override;
   void ghc_depth_impl(const Tensor& z, const Tensor& beta, const Tensor& carry, const Tensor& out) override;
+  void mhc_dynamic_impl(const Tensor& h, const Tensor& phi, const Tensor& bias, const Tensor& scale,
+                        std::int64_t sinkhorn_iters, float eps, const Tensor& alpha, const Tensor& beta) override;
 
  private:
   // Splits `n` items of `cost_per_item` flops-ish into chunks worth spreading over threads.

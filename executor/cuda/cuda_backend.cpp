@@ -389,4 +389,12 @@ void CudaBackend::ghc_depth_impl(const Tensor& z, const Tensor& beta, const Tens
                    z.dim(1), z.dim(2), carry.dim(1), stream_);
 }
 
+void CudaBackend::mhc_dynamic_impl(const Tensor& h, const Tensor& phi, const Tensor& bias, const Tensor& scale,
+                                   std::int64_t sinkhorn_iters, float eps, const Tensor& alpha, const Tensor& beta) {
+  bind_device(device_);
+  launch_mhc_dynamic(elem_of(h), h.data(), phi.data(), bias.data_as<const float>(), scale.data_as<const float>(),
+                     sinkhorn_iters, eps, alpha.data_as<float>(), beta.data_as<float>(), h.dim(0), h.dim(1), h.dim(2),
+                     stream_);
+}
+
 }  // namespace hdlab::executor::cuda

@@ -77,6 +77,9 @@ void add_ghc_cases(std::vector<OpCase>& out, ScalarType t) {
   out.push_back(ghc_depth_case(9, 2, 3, 32, false, t, 96));
   out.push_back(ghc_depth_case(9, 2, 3, 32, true, t, 97));
   out.push_back(ghc_depth_case(4, 8, 16, 8, false, t, 98));
+  out.push_back(mhc_dynamic_case(9, 4, 32, 20, t, 99));
+  out.push_back(mhc_dynamic_case(5, 3, 16, 1, t, 100));
+  out.push_back(mhc_dynamic_case(1, 1, 8, 3, t, 101));
 }
 
 void add_random_attention_cases(std::vector<OpCase>& out, ScalarType t) {

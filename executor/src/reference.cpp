@@ -219,4 +219,53 @@ Doubles ghc_depth_reference(DoubleSpan z, std::int64_t tokens, std::int64_t m, s
   return out;
 }
 
+namespace {
+
+// t Sinkhorn-Knopp iterations on the positive n x n matrix m (row-major): each divides
+// every row by its sum, then every column by its sum.
+void sinkhorn_reference(Doubles& m, std::int64_t n, std::int64_t iters) {
+  for (std::int64_t it = 0; it < iters; ++it) {
+    for (std::int64_t r = 0; r < n; ++r) {
+      double sum = 0;
+      for (std::int64_t c = 0; c < n; ++c) sum += m[at(r * n + c)];
+      for (std::int64_t c = 0; c < n; ++c) m[at(r * n + c)] /= sum;
+    }
+    for (std::int64_t c = 0; c < n; ++c) {
+      double sum = 0;
+      for (std::int64_t r = 0; r < n; ++r) sum += m[at(r * n + c)];
+      for (std::int64_t r = 0; r < n; ++r) m[at(r * n + c)] /= sum;
+    }
+  }
+}
+
+double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+}  // namespace
+
+GhcCoefficients mhc_dynamic_reference(DoubleSpan h, std::int64_t tokens, std::int64_t n, std::int64_t D,
+                                      DoubleSpan phi, DoubleSpan bias, DoubleSpan scale, std::int64_t sinkhorn_iters,
+                                      double eps) {
+  const std::int64_t wide = n * D, c = n * n + 2 * n;
+  GhcCoefficients out{Doubles(at(tokens * n * (1 + n))), Doubles(at(tokens * n))};
+  for (std::int64_t t = 0; t < tokens; ++t) {
+    double sq = 0;
+    for (std::int64_t d = 0; d < wide; ++d) sq += h[at(t * wide + d)] * h[at(t * wide + d)];
+    const double inv_rms = 1.0 / std::sqrt(sq / static_cast<double>(wide) + eps);
+    Doubles g(at(c), 0.0);  // the RMS-normalised state times phi
+    for (std::int64_t k = 0; k < c; ++k) {
+      for (std::int64_t d = 0; d < wide; ++d) g[at(k)] += h[at(t * wide + d)] * inv_rms * phi[at(d * c + k)];
+    }
+    Doubles res(at(n * n));
+    for (std::int64_t k = 0; k < n * n; ++k) res[at(k)] = std::exp(scale[2] * g[at(2 * n + k)] + bias[at(2 * n + k)]);
+    sinkhorn_reference(res, n, sinkhorn_iters);
+    for (std::int64_t i = 0; i < n; ++i) {
+      double* a = &out.alpha[at((t * n + i) * (1 + n))];
+      a[0] = sigmoid(scale[0] * g[at(i)] + bias[at(i)]);
+      for (std::int64_t j = 0; j < n; ++j) a[1 + j] = res[at(j * n + i)];
+      out.beta[at(t * n + i)] = 2.0 * sigmoid(scale[1] * g[at(n + i)] + bias[at(n + i)]);
+    }
+  }
+  return out;
+}
+
 }  // namespace hdlab::executor

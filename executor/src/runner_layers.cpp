@@ -1,7 +1,8 @@
 // Everything of a forward but attention: embeddings (HD: a table per stream; VWN: over
-// width or projected), the layer's residual scheme (pre-norm residual, or VWN's two
-// GHCs), dense and MoE FFNs, looped injection, and the output path (VWN GroupNorm and
-// reduce, final norm, head; VWN MTP). Ops are timed here; their FLOPs come from the
+// width or projected; mHC: copied into each stream), the layer's residual scheme
+// (pre-norm residual, or VWN's / mHC's two hyper-connections), dense and MoE FFNs, looped
+// injection, and the output path (VWN GroupNorm and reduce, mHC's stream sum, final norm,
+// head; VWN MTP). Ops are timed here; their FLOPs come from the
 // call's layer program (model/layer_program.hpp), as the simulator counts them.
 #include <algorithm>
 #include <numeric>
@@ -23,6 +24,16 @@ double dbl(std::int64_t v) { return static_cast<double>(v); }
 Tensor Runner::Impl::embed(const std::vector<detail::EmbedGroup>& groups_of_rows, const Tensor& ids,
                            std::int64_t rows, Buf out, model::OpKind kind) {
   Tensor x = ws.get(out, {rows, wide}, opt.dtype);
+  if (features.sinkhorn_iters > 0) {  // mHC: row r of the table into each stream j (row r*n + j of [rows*n, D])
+    const std::int64_t n = features.width_n;
+    const Tensor streams = x.reshaped({rows * n, D});
+    OpScope op(prof, -1, kind, dbl(static_cast<std::int64_t>(groups_of_rows.size()) * n));
+    for (const auto& g : groups_of_rows)
+      for (std::int64_t j = 0; j < n; ++j)
+        backend.gather_rows(w.embed[static_cast<std::size_t>(g.table)], ids.slice_rows(g.id_offset, g.count), streams,
+                            RowMap{g.map.first * n + j, g.map.stride * n});
+    return x;
+  }
   const bool projected = features.projected_embedding;
   Tensor target = projected ? ws.get(Buf::embed_tmp, {rows, D}, opt.dtype) : x;
   {
@@ -191,7 +202,8 @@ std::vector<std::int64_t> Runner::Impl::route(const Tensor& ids, const Tensor& w
   return offset;
 }
 
-// One VWN sublayer wrapped by its GHC (methods.md section 3): width connection to the
+// One VWN sublayer wrapped by its GHC (methods.md section 3), or an mHC one (m = 1, its
+// coefficients Sinkhorn-projected: model/src/designs/mhc.cpp): width connection to the
 // D-wide input, the sublayer, depth connection back into the n slots of h [R, D'].
 void Runner::Impl::ghc_sublayer(Pass& p, const LayerRun& r, Tensor& h, bool attention) {
   const std::int64_t l = r.layer, R = h.dim(0), m = features.width_m, n = features.width_n, s = D / features.width_m;
@@ -199,8 +211,17 @@ void Runner::Impl::ghc_sublayer(Pass& p, const LayerRun& r, Tensor& h, bool atte
   const LayerWeights& lw = w.layers[static_cast<std::size_t>(l)];
   const GhcWeights& gw = attention ? lw.ghc_attn : lw.ghc_ffn;
   const Tensor h3 = h.reshaped({R, n, s});
-  Tensor alpha = gw.static_a.reshaped({1, n, m + n}), beta = gw.static_b.reshaped({1, m, n});
-  if (features.dynamic_mixing) {
+  Tensor alpha, beta;
+  if (features.sinkhorn_iters > 0) {
+    alpha = ws.get(Buf::ghc_alpha, {R, n, 1 + n}, ScalarType::f32);
+    beta = ws.get(Buf::ghc_beta, {R, 1, n}, ScalarType::f32);
+    OpScope op(prof, g, OpKind::ghc_dynamic);
+    backend.mhc_dynamic(h3, gw.w_dyn, gw.bias, gw.scale, features.sinkhorn_iters,
+                        static_cast<float>(config.effective.norm_eps), alpha, beta);
+  } else if (!features.dynamic_mixing) {
+    alpha = gw.static_a.reshaped({1, n, m + n});
+    beta = gw.static_b.reshaped({1, m, n});
+  } else {
     Tensor hn = ws.get(Buf::ghc_hn, {R * n, s}, opt.dtype);
     {
       OpScope op(prof, g, OpKind::ghc_norm);
@@ -239,7 +260,18 @@ Tensor Runner::Impl::output_path(const Tensor& rows, Buf norm, Buf reduce, Buf f
   const float eps = static_cast<float>(config.effective.norm_eps);
   const bool mtp_path = kind == OpKind::mtp;
   Tensor h = rows;
-  if (features.wide_residual) {
+  if (features.sinkhorn_iters > 0) {  // mHC: the n streams summed (a depth connection of all-one coefficients)
+    const std::int64_t n = features.width_n;
+    if (!stream_ones.defined()) {
+      stream_ones = backend.allocate({1, n, 1}, ScalarType::f32);
+      backend.upload(stream_ones, std::vector<float>(static_cast<std::size_t>(n), 1.0f));
+    }
+    Tensor sum = ws.get(reduce, {r, D}, opt.dtype);
+    OpScope op(prof, -1, mtp_path ? kind : OpKind::vwn_reduce, 2);
+    backend.fill_zero(sum);
+    backend.ghc_depth(rows.reshaped({r, n, D}), stream_ones, sum.reshaped({r, 1, D}), sum.reshaped({r, 1, D}));
+    h = sum;
+  } else if (features.wide_residual) {
     Tensor gn = ws.get(norm, {r, wide}, opt.dtype);
     Tensor red = ws.get(reduce, {r, D}, opt.dtype);
     OpScope op(prof, -1, mtp_path ? kind : OpKind::vwn_reduce, 2);

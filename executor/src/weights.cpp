@@ -56,8 +56,9 @@ void check_executable(const Backbone& b, const model::Method& method) {
     throw ConfigError("/backbone/head_dim", "RoPE needs an even head dim, got " + std::to_string(b.head_dim));
   const model::DesignFeatures f = model::design_features(method);
   if (f.wide_residual && b.kv_mirror_layers > 0)
-    throw ConfigError("/backbone/kv_mirror_layers", "the runner does not execute VWN on a KV-mirror backbone");
-  if (f.wide_residual && b.tie_embeddings && !f.projected_embedding && f.width_n != f.width_m)
+    throw ConfigError("/backbone/kv_mirror_layers",
+                      "the runner does not execute a wide residual (VWN, mHC) on a KV-mirror backbone");
+  if (f.wide_residual && f.sinkhorn_iters == 0 && b.tie_embeddings && !f.projected_embedding && f.width_n != f.width_m)
       throw ConfigError("/design/vwn/embedding",
                       "a full over-width embedding [V, D'] cannot be the tied head [V, D]; use \"projected\"");
 }
@@ -78,6 +79,17 @@ void add_ghc(std::vector<WeightSpec>& out, const std::string& p, const model::De
   out.push_back({p + "norm.weight", {s}, WeightInit::ones, 0, true});
   out.push_back({p + "dynamic.weight", {s, 2 * m + n}, WeightInit::ghc_dynamic, 0});
   out.push_back({p + "dynamic.scale", {2}, WeightInit::ones, 0, true});
+}
+
+// One mHC hyper-connection (n streams of D): phi [n*D, c] ([in, out]: pre | post | res
+// columns, res row-major), biases [c] and scales (pre, post, res), c = n^2 + 2n. Init:
+// phi N(0, 1/(nD)) so the coefficients depend on the state from the start; biases
+// N(0, 1) so H_res is not the uniform matrix; scales 1.
+void add_mhc(std::vector<WeightSpec>& out, const std::string& p, const model::DesignFeatures& f, std::int64_t D) {
+  const std::int64_t n = f.width_n, c = n * n + 2 * n;
+  out.push_back({p + "phi", {n * D, c}, WeightInit::normal, 1.0 / std::sqrt(static_cast<double>(n * D))});
+  out.push_back({p + "bias", {c}, WeightInit::normal, 1.0, true});
+  out.push_back({p + "scale", {3}, WeightInit::ones, 0, true});
 }
 
 void add_layer(std::vector<WeightSpec>& out, const Backbone& b, const model::Method& method, std::int64_t l) {
@@ -115,7 +127,10 @@ void add_layer(std::vector<WeightSpec>& out, const Backbone& b, const model::Met
   } else {
     add_ffn(out, p + "mlp.", D, b.intermediate, 1.0 / std::sqrt(static_cast<double>(b.intermediate) * depth));
   }
-  if (const model::DesignFeatures f = model::design_features(method); f.wide_residual) {
+  if (const model::DesignFeatures f = model::design_features(method); f.sinkhorn_iters > 0) {
+    add_mhc(out, p + "hdlab_mhc.attn.", f, D);
+    add_mhc(out, p + "hdlab_mhc.ffn.", f, D);
+  } else if (f.wide_residual) {
     add_ghc(out, p + "hdlab_ghc.attn.", f, D);
     add_ghc(out, p + "hdlab_ghc.ffn.", f, D);
   }
@@ -166,7 +181,7 @@ std::vector<WeightSpec> weight_specs(const Backbone& b, const model::Method& met
   const std::int64_t D = b.hidden, V = b.padded_vocab();
   std::vector<WeightSpec> out;
   const model::DesignFeatures f = model::design_features(method);
-  const bool vwn = f.wide_residual;
+  const bool vwn = f.wide_residual && f.sinkhorn_iters == 0;  // mHC: the backbone's table and head
   const std::int64_t wide = f.residual_width(D);
   const bool wide_table = vwn && !f.projected_embedding;
   out.push_back({"model.embed_tokens.weight", {V, wide_table ? wide : D}, WeightInit::normal, 1.0});
@@ -203,7 +218,8 @@ std::size_t weight_bytes(const std::vector<WeightSpec>& specs, ScalarType type) 
 
 std::size_t device_weight_bytes(const model::Config& c, ScalarType type) {
   std::size_t bytes = weight_bytes(weight_specs(c), type);
-  if (const model::DesignFeatures f = model::design_features(c.design.method); f.wide_residual && f.dynamic_mixing)
+  const model::DesignFeatures f = model::design_features(c.design.method);
+  if (f.wide_residual && f.dynamic_mixing && f.sinkhorn_iters == 0)  // VWN's scales expanded per column
     bytes += static_cast<std::size_t>(2 * c.effective.num_layers * (2 * f.width_m + f.width_n - 2)) * 4;
   return bytes;
 }

@@ -91,7 +91,15 @@ FfnWeights ffn_of(const Uploader& up, const std::string& prefix) {
 
 GhcWeights ghc_of(const Uploader& up, const std::string& p) {
   GhcWeights g{up.get(p + "static_a"), up.get(p + "static_b"), up.get(p + "norm.weight"), up.get(p + "dynamic.weight"),
-               up.get(p + "dynamic.scale")};
+               up.get(p + "dynamic.scale"), Tensor()};
+  return g;
+}
+
+GhcWeights mhc_of(const Uploader& up, const std::string& p) {
+  GhcWeights g;
+  g.w_dyn = up.get(p + "phi");
+  g.bias = up.get(p + "bias");
+  g.scale = up.get(p + "scale");
   return g;
 }
 
@@ -127,8 +135,9 @@ LayerWeights layer_of(const Uploader& up, const model::Backbone& b, std::int64_t
   } else {
     w.dense = ffn_of(up, p + "mlp.");
   }
-  w.ghc_attn = ghc_of(up, p + "hdlab_ghc.attn.");
-  w.ghc_ffn = ghc_of(up, p + "hdlab_ghc.ffn.");
+  const bool mhc = up.get(p + "hdlab_mhc.attn.phi").defined();
+  w.ghc_attn = mhc ? mhc_of(up, p + "hdlab_mhc.attn.") : ghc_of(up, p + "hdlab_ghc.attn.");
+  w.ghc_ffn = mhc ? mhc_of(up, p + "hdlab_mhc.ffn.") : ghc_of(up, p + "hdlab_ghc.ffn.");
   return w;
 }
 

@@ -84,7 +84,11 @@ Json design_json_from_shorthand(const std::string& text) {
   // otherwise as a string; lists use '/' inside a value: layers=full/intra/intra.
   const auto colon = text.find(':');
   const std::string kind = text.substr(0, colon);
-  if (kind.empty()) fail("/design", "\"" + text + "\" names no design kind before ':' (baseline, hd, phd, vwn, looped)");
+  if (kind.empty()) {
+    std::string kinds;
+    for (const std::string& k : design_keys()) kinds += (kinds.empty() ? "" : ", ") + k;
+    fail("/design", "\"" + text + "\" names no design kind before ':' (" + kinds + ")");
+  }
   Json body = Json::object();
   if (colon != std::string::npos) {
     std::stringstream items(text.substr(colon + 1));

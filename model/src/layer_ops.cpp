@@ -232,6 +232,34 @@ void ghc_ops(const OpDims& s, const LayerWork& w, OpNodes& t) {
   vector_op(node(t, OpKind::ghc_depth), 2 * N * 2 * n * D, 2 * m * n, 2 * N * (D + wide), 2 * N * wide, s);
 }
 
+// mHC's two hyper-connections (designs/mhc.cpp), per token: n streams of D, t Sinkhorn
+// iterations, c = n^2 + 2n coefficient logits.
+//  ghc_dynamic, the coefficients: squares summed over the n*D state (2nD), the projection
+//    [nD] x [nD, c] (2nDc), each logit times the RMS and its scale plus its bias (3c), the
+//    2n sigmoids (4 each: exp, add, divide, the post's doubling), the n^2 exps and t
+//    Sinkhorn iterations of a row and a column normalisation (4n^2: a sum and a divide
+//    per element per pass). Its weights are phi, the biases and the 3 scales.
+//  ghc_width / ghc_depth: VWN's connections with m = 1 (H_pre and H_res^T as alpha
+//    [n, 1+n], H_post as beta [1, n]); no static weights.
+void mhc_ops(const OpDims& s, const LayerWork& w, OpNodes& t) {
+  const double N = w.seqs * w.rows_q, n = s.vwn_n, D = s.D, wide = n * D, c = n * n + 2 * n;
+  const double per_token = 2 * wide + 2 * wide * c + 3 * c + 4 * 2 * n + n * n + 4 * s.mhc_sinkhorn * n * n;
+  const double coefficients = n * (1 + n) + n;  // alpha [n, 1+n] and beta [1, n]
+  vector_op(node(t, OpKind::ghc_dynamic), 2 * N * per_token, 2 * (wide * c + c + 3), 2 * N * wide,
+            2 * N * coefficients, s);
+  vector_op(node(t, OpKind::ghc_width), 2 * N * 2 * (1 + n) * wide, 0, 2 * N * (wide + coefficients),
+            2 * N * (1 + n) * D, s);
+  vector_op(node(t, OpKind::ghc_depth), 2 * N * 2 * n * D, 0, 2 * N * (D + wide), 2 * N * wide, s);
+}
+
+// mHC's readout on `rows` rows: the n streams summed into a zeroed D-wide row (a zero
+// fill, then the depth connection with all-one coefficients): 2nD FLOPs a row.
+void mhc_readout_op(OpNode& r, double rows, const OpDims& s) {
+  const double n = s.vwn_n, D = s.D;
+  vector_op(r, 2 * rows * n * D, 0, rows * (n * D + D), 2 * rows * D, s);
+  r.calls = 2;
+}
+
 // Lookups of `rows` positions in tables of `table_rows` rows of `width`: the weight
 // bytes are the distinct rows gathered (at most every table row), the ids int32.
 void lookup_op(OpNode& r, double rows, double table_rows, double width, const OpDims& s) {
@@ -332,7 +360,9 @@ void layer_ops(const OpDims& s, const LayerFeatures& f, const LayerWork& w, bool
     attention_ops(s, f, w, count_executed, out);
   ffn_ops(s, f, w, out);
   const double N = w.seqs * w.rows_q;
-  if (s.vwn)  // the depth connections carry the residual
+  if (s.mhc_sinkhorn > 0)  // mHC's connections carry the residual
+    mhc_ops(s, w, out);
+  else if (s.vwn)  // the depth connections carry the residual
     ghc_ops(s, w, out);
   else  // two residual adds [N, D] + [N, D] -> [N, D]
     vector_op(node(out, OpKind::residual), 2 * N * s.D, 0, 4 * N * s.D, 2 * N * s.D, s);
@@ -345,12 +375,18 @@ void outside_ops(const OpDims& s, const OutsideWork& w, OpNodes& out) {
   const double e = s.bytes, D = s.D;
   const double wide = s.vwn ? s.vwn_n / s.vwn_m * D : D;
   const double embed_rows = w.seqs * w.embed_rows, logits = w.seqs * w.logit_rows;
+  const bool mhc = s.mhc_sinkhorn > 0;
+  const bool wide_table = s.vwn && !s.vwn_projected && !mhc;  // VWN's over-width table
 
   // Resident parameters are every table; HD looks up one row per stream from its table.
   OpNode& emb = node(out, OpKind::embedding);
-  const double width = s.vwn && !s.vwn_projected ? wide : D;
-  lookup_op(emb, embed_rows, s.hd_n * s.V_in, width, s);
-  emb.params = s.vwn && !s.vwn_projected ? s.V_in * wide : s.hd_n * s.V_in * D;
+  lookup_op(emb, embed_rows, s.hd_n * s.V_in, wide_table ? wide : D, s);
+  emb.params = wide_table ? s.V_in * wide : s.hd_n * s.V_in * D;
+  if (mhc) {  // the D-wide row looked up once per stream, written into each of the n streams
+    emb.cost.act_bytes_in *= s.vwn_n;
+    emb.cost.act_bytes_out *= s.vwn_n;
+    emb.calls = s.vwn_n;
+  }
   if (s.position_rows > 0) {  // learned positions: a row per position, read and added
     emb.params += s.position_rows * D;
     emb.cost.weight_bytes += std::fmin(w.embed_rows, s.position_rows) * D * s.weight_el_bytes;
@@ -358,7 +394,10 @@ void outside_ops(const OpDims& s, const OutsideWork& w, OpNodes& out) {
     emb.cost.flops += embed_rows * D;
   }
   if (s.vwn && s.vwn_projected) gemm_op(node(out, OpKind::vwn_embed_proj), embed_rows, D, wide, 0, s);
-  if (s.vwn) vwn_reduce_op(node(out, OpKind::vwn_reduce), logits, wide, D, s);
+  if (mhc)
+    mhc_readout_op(node(out, OpKind::vwn_reduce), logits, s);
+  else if (s.vwn)
+    vwn_reduce_op(node(out, OpKind::vwn_reduce), logits, wide, D, s);
   if (s.injection) {
     // [h; e] [N, 2D] -> [N, D] once per iteration; one adapter shared by the iterations.
     OpNode& inj = node(out, OpKind::injection);

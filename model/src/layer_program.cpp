@@ -89,6 +89,7 @@ OpDims op_dims(const Backbone& b, const Method& m) {
     s.vwn_dynamic = f.dynamic_mixing;
     s.vwn_projected = f.projected_embedding;
     s.vwn_mtp = f.mtp;
+    s.mhc_sinkhorn = d(f.sinkhorn_iters);
   }
   if (b.gdn) {
     const GatedDeltaNetConfig& g = *b.gdn;

@@ -97,7 +97,7 @@ void method_buffers(const model::Config& c, const Rows& rows, const ForwardRun& 
     w.buffer("ghc_x", R * D, e);         // [R, m, D/m] the sublayer input
     w.buffer("ghc_carry", R * wide, e);  // [R, n, D/m] the carried state
     if (f.dynamic_mixing) {
-      w.buffer("ghc_hn", R * wide, e);          // per-slot normed state
+      if (f.sinkhorn_iters == 0) w.buffer("ghc_hn", R * wide, e);  // VWN's per-slot normed state (mHC: none)
       w.buffer("ghc_alpha", R * n * (m + n), 4);  // f32 coefficients
       w.buffer("ghc_beta", R * m * n, 4);
     }
@@ -116,7 +116,7 @@ void output_buffers(const model::Config& c, const Rows& rows, const ForwardRun& 
   if (train && !final_only && !final_rows_contiguous(run.tokens, f.copies, run.layout))
     w.buffer("out_rows", loss * wide, e);
   if (f.wide_residual) {
-    w.buffer("out_norm", loss * wide, e);
+    if (f.sinkhorn_iters == 0) w.buffer("out_norm", loss * wide, e);  // VWN's GroupNorm (mHC sums the streams)
     w.buffer("out_reduce", loss * D, e);
   }
   w.buffer("out_final", loss * D, e);

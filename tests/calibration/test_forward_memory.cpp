@@ -69,6 +69,7 @@ TEST_CASE("forward_memory predicts the executor's peak within 2% for every desig
       {small(false), R"({"phd": {"K": 3, "variant": "cswa", "W": 8, "C": 20}})", {}},
       {small(false), R"({"vwn": {"m": 2, "n": 3, "mtp": true}})", {}},
       {small(false), R"({"vwn": {"m": 2, "n": 4, "dynamic": false, "embedding": "projected"}})", {}},
+      {small(false), R"({"mhc": {"n": 4, "sinkhorn_iters": 20}})", {}},
       {small(false), R"({"looped": {"prelude": 1, "recurrent": 2, "coda": 1, "iterations": 3, "kv": "shared", "input_injection": true}})", {}},
       {small(true), "{}", {}},
   };

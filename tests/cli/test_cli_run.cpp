@@ -132,6 +132,8 @@ TEST_CASE("hdlab run: every phase of every design", "[cli][run]") {
                              "prefill", 24 + 8 * 2},
                         Case{"profiles/models/tiny-dense.json", "{\"phd\":{\"K\":2}}", "decode", 2},
                         Case{"profiles/models/tiny-dense.json", "{\"vwn\":{\"m\":2,\"n\":4,\"mtp\":true}}", "train-forward", 24},
+                        Case{"profiles/models/tiny-dense.json", "mhc:n=4", "prefill", 24},
+                        Case{"profiles/models/tiny-dense.json", "profiles/designs/mhc-n4.json", "decode", 1},
                         Case{"profiles/models/tiny-dense.json", "{\"looped\":{\"iterations\":3,\"input_injection\":true}}",
                              "decode", 1},
                         Case{"profiles/models/tiny-moe.json", "{\"growth\":{\"width_factor\":2,\"depth_factor\":2}}",
@@ -198,6 +200,9 @@ TEST_CASE("hdlab run: refusals and bad options exit 2 with a message", "[cli][ru
   auto scale = run_cli(args({"run", "profiles/models/tiny-dense.json", "--experts", "4"}));
   CHECK(scale.exit_code == 2);
   CHECK(scale.err.find("MoE") != std::string::npos);
+  auto mhc = run_cli(args({"run", "profiles/models/tiny-dense.json", "--design", "mhc:n=0"}));
+  CHECK(mhc.exit_code == 2);
+  CHECK(mhc.err.find("/design/mhc/n") != std::string::npos);
   auto mla = run_cli({"run", "profiles/models/hf/deepseek-v3.config.json", "--layers", "2"});
   CHECK(mla.exit_code == 2);
   CHECK(mla.err.find("multi-head latent attention") != std::string::npos);

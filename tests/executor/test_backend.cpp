@@ -157,4 +157,35 @@ TEST_CASE("references agree with hand-worked values", "[executor][reference]") {
     CHECK(c.alpha == a);
     CHECK(c.beta == b);
   }
+  SECTION("mHC coefficients: sigmoids, and a doubly-stochastic mixing by Sinkhorn") {
+    const std::int64_t n = 2, D = 2, c = n * n + 2 * n;  // state [1, 2, 2]
+    const Doubles h = {1, -1, 2, 0.5};
+    // Zero phi: the coefficients are the biases' alone. Mixing logits [[0, ln 3], [0, 0]]:
+    // exp -> [[1, 3], [1, 1]]; one iteration: rows -> [[1/4, 3/4], [1/2, 1/2]], columns
+    // (sums 3/4, 5/4) -> [[1/3, 3/5], [2/3, 2/5]].
+    Doubles bias = {0, std::log(3.0), 0, -std::log(3.0), 0, std::log(3.0), 0, 0};
+    const GhcCoefficients one =
+        mhc_dynamic_reference(h, 1, n, D, Doubles(n * D * c, 0.0), bias, Doubles{1, 1, 1}, 1, 1e-6);
+    CHECK(one.alpha[0] == Approx(0.5));                          // H_pre[0] = sigmoid(0)
+    CHECK(one.alpha[3] == Approx(0.75));                         // H_pre[1] = sigmoid(ln 3)
+    CHECK(one.beta[0] == Approx(1.0));                           // H_post[0] = 2 sigmoid(0)
+    CHECK(one.beta[1] == Approx(0.5));                           // 2 sigmoid(-ln 3) = 2/4
+    CHECK(one.alpha[1] == Approx(1.0 / 3));                      // alpha[0, 1] = H_res[0, 0]
+    CHECK(one.alpha[2] == Approx(2.0 / 3));                      // alpha[0, 2] = H_res[1, 0]
+    CHECK(one.alpha[4] == Approx(3.0 / 5));                      // alpha[1, 1] = H_res[0, 1]
+    CHECK(one.alpha[5] == Approx(2.0 / 5));                      // alpha[1, 2] = H_res[1, 1]
+    // Twenty iterations: rows and columns of H_res sum to 1.
+    const GhcCoefficients many =
+        mhc_dynamic_reference(h, 1, n, D, Doubles(n * D * c, 0.0), bias, Doubles{1, 1, 1}, 20, 1e-6);
+    CHECK(many.alpha[1] + many.alpha[4] == Approx(1.0).epsilon(1e-9));  // row 0 of H_res
+    CHECK(many.alpha[1] + many.alpha[2] == Approx(1.0).epsilon(1e-9));  // column 0
+    CHECK(many.alpha[4] + many.alpha[5] == Approx(1.0).epsilon(1e-9));  // column 1
+    // The logits are the RMS-normalised state times phi: phi's column 0 = 1 on element 0
+    // gives g_pre[0] = h[0] / rms(h) = 1 / sqrt((1 + 1 + 4 + 0.25) / 4 + eps).
+    Doubles phi(n * D * c, 0.0);
+    phi[0] = 1;
+    const GhcCoefficients g = mhc_dynamic_reference(h, 1, n, D, phi, Doubles(c, 0.0), Doubles{2, 1, 1}, 1, 1e-6);
+    const double g0 = 1 / std::sqrt(6.25 / 4 + 1e-6);
+    CHECK(g.alpha[0] == Approx(1 / (1 + std::exp(-2 * g0))));  // the pre scale 2 applied
+  }
 }

@@ -55,8 +55,8 @@ TEST_CASE("cpu routing, gathers and scatters match the reference", "[executor][c
   }
 }
 
-TEST_CASE("cpu GHC ops match the reference", "[executor][cpu][vwn]") {
-  for (BackendOp op : {BackendOp::ghc_dynamic, BackendOp::ghc_width, BackendOp::ghc_depth}) {
+TEST_CASE("cpu GHC and mHC ops match the reference", "[executor][cpu][vwn][mhc]") {
+  for (BackendOp op : {BackendOp::ghc_dynamic, BackendOp::ghc_width, BackendOp::ghc_depth, BackendOp::mhc_dynamic}) {
     INFO(to_string(op));
     CHECK(check_cases(cpu(), f32_cases(), op) == rows_of(f32_cases(), op));
   }

@@ -220,7 +220,7 @@ TEST_CASE("design shorthand: a repeated key and an empty design are errors", "[b
   CHECK(error_of([] { design_json_from_shorthand(""); }) ==
         "/design: is empty (give baseline, a shorthand such as hd:n=4, a JSON object or a file)");
   CHECK(error_of([] { design_json_from_shorthand(":n=4"); }) ==
-        "/design: \":n=4\" names no design kind before ':' (baseline, hd, phd, vwn, looped)");
+        "/design: \":n=4\" names no design kind before ':' (baseline, hd, phd, vwn, looped, mhc)");
 }
 
 TEST_CASE("an HD design listing a full layer twice is an error", "[bad-input][config]") {

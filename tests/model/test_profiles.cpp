@@ -100,8 +100,8 @@ TEST_CASE("every design profile parses against a fitting backbone and round-trip
   const Backbone moe = model("growth-3b").base;
   const auto files = json_files("designs");
   CHECK(names_of(files) == std::set<std::string>{"growth-depth2.json", "growth-width2.json", "hd-n4-full.json",
-                                                 "hd-n4-intra.json", "looped-x4.json", "phd-cswa-k3.json",
-                                                 "phd-swa-k3.json", "vwn-r1.5.json"});
+                                                 "hd-n4-intra.json", "looped-x4.json", "mhc-n4.json",
+                                                 "phd-cswa-k3.json", "phd-swa-k3.json", "vwn-r1.5.json"});
   std::set<std::string> methods;
   for (const auto& f : files) {
     INFO(f);
@@ -114,7 +114,7 @@ TEST_CASE("every design profile parses against a fitting backbone and round-trip
     methods.insert(method_name(d.method));
     if (d.growth) methods.insert("growth");
   }
-  for (const char* m : {"hd", "phd", "vwn", "looped", "growth"}) CHECK(methods.count(m) == 1);
+  for (const char* m : {"hd", "phd", "vwn", "looped", "mhc", "growth"}) CHECK(methods.count(m) == 1);
 }
 
 TEST_CASE("Qwen3-8B profile agrees with its HF config.json", "[profiles]") {

@@ -97,6 +97,19 @@ struct MoeRow {
   bool operator==(const MoeRow&) const = default;
 };
 
+// mhc_module_perf: DeepSeek-V4's mHC kernels (TensorRT-LLM) around the n = hc_mult
+// streams of D = hidden_size, timed over num_sites hyper-connections (2: attention and
+// FFN of a layer). op "pre": the coefficients (norm, projection, Sinkhorn) and the
+// sublayer input; "post": the stream mixing plus the sublayer output written back.
+struct MhcRow {
+  std::string op;      // pre, post
+  std::string kernel;  // kernel_source
+  double tokens = 0, sites = 0, streams = 0, hidden = 0, sinkhorn_iters = 0;
+  double seconds = 0;
+  std::int64_t line = 0;
+  bool operator==(const MhcRow&) const = default;
+};
+
 // One device's tables. A table absent from the folder is empty (a device may lack some);
 // gemm is required.
 // gdn_perf: one Gated DeltaNet kernel of one layer (kernel_source: causal_conv1d_fn and
@@ -121,10 +134,11 @@ struct KernelDb {
   std::vector<CollectiveRow> collectives;  // nccl_perf and custom_allreduce_perf
   std::vector<MoeRow> moe;
   std::vector<GdnRow> gdn;  // gdn_perf (optional table)
+  std::vector<MhcRow> mhc;
 };
 
 // Reads DIR/DEVICE/*.csv[.gz]: gemm_perf (required), context_attention_perf,
-// generation_attention_perf, nccl_perf, custom_allreduce_perf, moe_perf. Every row of
+// generation_attention_perf, nccl_perf, custom_allreduce_perf, moe_perf, mhc_module_perf. Every row of
 // every table must name the same device. ConfigError naming the file, line and column on
 // bad input; a folder holding both NAME.csv and NAME.csv.gz is refused (which is meant?).
 KernelDb read_kerneldb(const std::string& dir, const std::string& device);

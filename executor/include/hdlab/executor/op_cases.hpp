@@ -102,6 +102,9 @@ OpCase ghc_width_case(std::int64_t tokens, std::int64_t m, std::int64_t n, std::
                       ScalarType type, std::uint64_t seed);
 OpCase ghc_depth_case(std::int64_t tokens, std::int64_t m, std::int64_t n, std::int64_t s, bool static_beta,
                       ScalarType type, std::uint64_t seed);
+// mHC coefficients of n streams of D over `tokens` tokens, `iters` Sinkhorn iterations.
+OpCase mhc_dynamic_case(std::int64_t tokens, std::int64_t n, std::int64_t D, std::int64_t iters, ScalarType type,
+                        std::uint64_t seed);
 
 // ---- the correctness table -----------------------------------------------------------
 // Small shapes (odd sizes, lengths that are not tile multiples, GQA, decode rows) of

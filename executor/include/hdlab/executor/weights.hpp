@@ -25,6 +25,9 @@
 //   model.layers.{l}.hdlab_ghc.{attn,ffn}.norm.weight     [D/m]        (dynamic GHC)
 //   model.layers.{l}.hdlab_ghc.{attn,ffn}.dynamic.weight  [D/m, 2m+n] [in, out] = [W_a | W_b]
 //   model.layers.{l}.hdlab_ghc.{attn,ffn}.dynamic.scale   [2]   (S_a, S_b)
+//   model.layers.{l}.hdlab_mhc.{attn,ffn}.phi    [n*D, n^2+2n] mHC coefficients [in, out]: pre | post | res
+//   model.layers.{l}.hdlab_mhc.{attn,ffn}.bias   [n^2+2n]
+//   model.layers.{l}.hdlab_mhc.{attn,ffn}.scale  [3]   (pre, post, res)
 //   hdlab.vwn.embed_proj.weight                     [D', D] VWN projected embedding
 //   hdlab.vwn.group_norm.weight / .bias             [D']    VWN output GroupNorm (groups of D)
 //   hdlab.vwn.reduce.weight                         [D, D'] VWN D' -> D
@@ -165,12 +168,13 @@ struct MoeWeights {
   std::vector<FfnWeights> experts;
   std::vector<FfnWeights> shared;
 };
-struct GhcWeights {  // one generalized hyper-connection (VWN)
+struct GhcWeights {  // one generalized hyper-connection (VWN), or mHC's (m = 1)
   Tensor static_a;   // [n, m+n] f32, the static alpha, also [1, n, m+n]
   Tensor static_b;   // [m, n] f32
   Tensor norm;       // [s] f32 (dynamic)
-  Tensor w_dyn;      // [s, 2m+n] (dynamic)
-  Tensor scale;      // [2m+n] f32: S_a on the m+n alpha columns, S_b on the m beta columns
+  Tensor w_dyn;      // [s, 2m+n] (dynamic); mHC: phi [n*D, n^2+2n]
+  Tensor scale;      // [2m+n] f32: S_a on the m+n alpha columns, S_b on the m beta columns; mHC: [3]
+  Tensor bias;       // mHC [n^2+2n] f32
 };
 struct LayerWeights {
   Tensor attn_norm, attn_post_norm;  // [D] f32; post only with norms_per_layer 4

@@ -20,20 +20,21 @@
 #include "hdlab/model/designs/hd.hpp"
 #include "hdlab/model/designs/interface.hpp"
 #include "hdlab/model/designs/looped.hpp"
+#include "hdlab/model/designs/mhc.hpp"
 #include "hdlab/model/designs/phd.hpp"
 #include "hdlab/model/designs/vwn.hpp"
 
 namespace hdlab::model {
 
 // The registered methods; the first is the default (a design with no method given).
-using Method = std::variant<BaselineDesign, HdDesign, PhdDesign, VwnDesign, LoopedDesign>;
+using Method = std::variant<BaselineDesign, HdDesign, PhdDesign, VwnDesign, LoopedDesign, MhcDesign>;
 
 // Every module answers the questions listed by the DesignModule concept (designs/registry.cpp),
 // checked for each alternative at compile time.
 
 // ---- the registry's questions, one exhaustive dispatch each ---------------------------
 
-// The method's JSON key and name: "baseline", "hd", "phd", "vwn", "looped".
+// The method's JSON key and name: "baseline", "hd", "phd", "vwn", "looped", "mhc".
 const char* method_name(const Method& m);
 // Every registered method's key, in Method's order.
 std::vector<std::string> design_keys();

@@ -130,6 +130,7 @@ struct OpDims {
   double phd_K = 1;
   bool vwn = false, vwn_dynamic = false, vwn_projected = false, vwn_mtp = false;
   double vwn_m = 1, vwn_n = 1;  // D' = (n/m) D
+  double mhc_sinkhorn = 0;      // mHC Sinkhorn iterations (> 0: the wide residual is mHC's, m = 1)
   double loop_iterations = 1;
   bool injection = false;
   bool output_gate = false;  // gated attention: q_proj doubled, sigmoid(gate) * attention before o_proj

@@ -39,6 +39,10 @@ struct DesignFeatures {
   bool dynamic_mixing = false;       // input-dependent mixing coefficients
   bool projected_embedding = false;  // D-wide table projected to D' (else a D'-wide table)
   bool mtp = false;                  // multi-token-prediction branch (training)
+  // mHC (> 0): the wide residual is n streams of D (width_m = 1) whose coefficients are
+  // Sinkhorn-projected (this many iterations); the embedding is copied into each stream
+  // and the streams are summed before the final norm. 0: VWN's GHC.
+  std::int64_t sinkhorn_iters = 0;
   // Looped depth: a recurrent block run loop_iterations times; injection re-feeds the
   // embedding through a 2D -> D adapter at each iteration.
   std::int64_t loop_iterations = 1;
