@@ -1,6 +1,7 @@
 #include "hdlab/model/hf_import.hpp"
 
 #include <optional>
+#include <utility>
 
 #include "hf_internal.hpp"
 
@@ -134,6 +135,12 @@ void read_projections(HfReader& r, Backbone& b) {
       fail(r.at("mlp_bias"), "true is unsupported: FFN biases of an MoE backbone are not modelled");
   } else if (f == Family::glm4_moe) {
     b.attention_bias = r.boolean_or("attention_bias", false, "");  // q, k, v only: o_proj has none
+  } else if (f == Family::gpt_oss) {
+    read_gpt_oss(r, b);
+    return;
+  } else if (f == Family::llama4_text) {
+    read_llama4(r, b);
+    return;
   } else if (f != Family::mistral && f != Family::mixtral) {  // those two ignore the key
     b.attention_bias = b.output_bias = r.boolean_or("attention_bias", false, "");
   }
@@ -241,7 +248,7 @@ Backbone import_text_model(const Json& j, const std::string& pointer, const Type
   read_heads(r, b);
   read_projections(r, b);
   read_vocabulary(r, b);
-  b.layers = layer_attention(r, b.num_layers);
+  b.layers = type.family == Family::llama4_text ? llama4_layers(r, b.num_layers) : layer_attention(r, b.num_layers);
   b.norms_per_layer = is_gemma(type.family) ? 4 : 2;  // Gemma: pre and post norms around attention and FFN
   b.post_sublayer_norms = type.family == Family::olmo2;  // OLMo 2: x + norm(f(x))
   read_positions(r, b);
@@ -262,21 +269,24 @@ Backbone import_hf_config(const Json& hf, const std::string& pointer) {
   ObjectReader top(hf, pointer);
   const std::string type = top.string("model_type", std::nullopt);
   const std::string type_ptr = top.at("model_type");
-  if (type == "gemma3") {
-    // Gemma3ForConditionalGeneration: the language model sits in text_config.
+  // Multimodal wrappers (Gemma3ForConditionalGeneration, Llama4ForConditionalGeneration):
+  // the language model sits in text_config.
+  for (const auto& [outer, inner] : {std::pair<const char*, const char*>{"gemma3", "gemma3_text"},
+                                     std::pair<const char*, const char*>{"llama4", "llama4_text"}}) {
+    if (type != outer) continue;
     const Json* text = top.find("text_config");
-    if (!text || text->is_null()) fail(top.at("text_config"), "is required for model_type gemma3");
+    if (!text || text->is_null()) fail(top.at("text_config"), "is required for model_type " + type);
     if (!text->is_object()) fail(top.at("text_config"), "must be an object, got " + json_type_name(*text));
-    if (text->contains("model_type") && (*text)["model_type"] != "gemma3_text")
-      fail(pointer_join(top.at("text_config"), "model_type"), "must be \"gemma3_text\"");
-    Backbone b = import_text_model(*text, top.at("text_config"), type_info("gemma3_text", type_ptr),
-                                   "HuggingFace config.json (model_type gemma3, text_config gemma3_text)", &hf);
+    if (text->contains("model_type") && (*text)["model_type"] != inner)
+      fail(pointer_join(top.at("text_config"), "model_type"), "must be \"" + std::string(inner) + "\"");
+    Backbone b = import_text_model(*text, top.at("text_config"), type_info(inner, type_ptr),
+                                   "HuggingFace config.json (model_type " + type + ", text_config " + inner + ")", &hf);
     check_architectures(top.find("architectures"), top.at("architectures"));
     if (const Json* arch = top.find("architectures"); arch && arch->is_array() && !arch->empty() &&
-                                                      (*arch)[0].is_string() && b.name == "gemma3_text")
+                                                      (*arch)[0].is_string() && b.name == inner)
       b.name = (*arch)[0].get<std::string>();
     b.assumptions["vision_tower"] =
-        "model_type gemma3 is multimodal: only text_config (the language model) is imported; the vision tower "
+        "model_type " + type + " is multimodal: only text_config (the language model) is imported; the vision tower "
         "(vision_config) and the multimodal projector are ignored";
     return b;
   }

@@ -30,6 +30,8 @@ enum class Family {
   glm4_moe,     // GQA with partial RoPE, q/k/v biases + DeepSeek-style MoE (GLM-4.5, GLM-4.5-Air)
   granite,      // Llama shapes with scalar multipliers (Granite 3.x)
   olmo2,        // post-sublayer norms, whole-projection QK-norm (OLMo 2)
+  gpt_oss,      // sinks, alternating sliding/full layers, biased MoE with a clamped SwiGLU (gpt-oss)
+  llama4_text,  // chunked local attention, NoPE global layers, interleaved MoE with a shared expert (Llama 4)
 };
 
 // What transformers' configuration class for a model_type uses when config.json leaves a
@@ -110,6 +112,14 @@ void read_expert_groups(HfReader& r, const MoeConfig& m, std::int64_t default_gr
 void note_mtp(HfReader& r, Backbone& b);
 // hf_moe.cpp: GLM-4.5's MoE (shared expert, first_k_dense_replace, sigmoid router).
 void read_glm4_moe(HfReader& r, Backbone& b);
+// hf_gpt_oss.cpp: gpt-oss's biases, sinks and MoE (router and expert biases, clamped
+// SwiGLU); sets b.moe and b.intermediate.
+void read_gpt_oss(HfReader& r, Backbone& b);
+// hf_llama4.cpp: Llama 4's FFN (routed + shared expert, interleave_moe_layer_step,
+// intermediate_size_mlp) and biases; its per-layer attention (chunked RoPE layers, full
+// NoPE layers) and the notes on its weightless QK-norm and attention temperature.
+void read_llama4(HfReader& r, Backbone& b);
+std::vector<LayerAttention> llama4_layers(HfReader& r, std::int64_t L);
 // hf_rope.cpp: rope_scaling (v4) / rope_parameters (v5), checked as transformers checks them.
 void check_rope_scaling(HfReader& r, const char* key, const Backbone& b);
 // partial_rotary_factor (glm4_moe): b.rotary_dim from b.head_dim; 0 when every dim rotates.

@@ -32,12 +32,14 @@ const TypeInfo kTypes[] = {
     {"glm4_moe", Family::glm4_moe, false, 10000.0, 1e-5, 8, 0, 131072, 0},
     {"granite", Family::granite, false, 10000.0, 1e-6, 0, 0, 2048, 0},
     {"olmo2", Family::olmo2, false, 10000.0, 1e-5, 0, 0, 2048, 0},
+    {"gpt_oss", Family::gpt_oss, false, 150000.0, 1e-5, 8, 64, 131072, 128},
+    {"llama4_text", Family::llama4_text, false, 500000.0, 1e-5, 8, 128, 4096 * 32, 0},
 };
 
 std::string supported_types() {
   std::string s;
   for (const auto& t : kTypes) s += std::string(s.empty() ? "" : ", ") + t.name;
-  return s + ", gemma3 (its text_config)";
+  return s + ", gemma3 and llama4 (their text_config)";
 }
 
 }  // namespace

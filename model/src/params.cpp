@@ -16,15 +16,15 @@ ParamCounts count_params(const Config& c) {
   const AttentionShape att = attention_shape(b);
   std::int64_t active_ffn = 0;
   for (std::int64_t l = 0; l < b.num_layers; ++l) {
-    p.attention += att.projection_params;
+    p.attention += att.projection_params + b.sink_params();
     p.qk_norm += b.qk_norm_params();
     p.norms += b.norms_per_layer * b.norm_params();  // pre-attention and pre-FFN norm (Gemma: also post)
     if (b.is_moe_layer(l)) {
       const MoeConfig& m = *b.moe;
-      p.router += m.num_experts * D;
-      p.routed_experts += m.num_experts * 3 * D * m.expert_intermediate;
+      p.router += m.num_experts * D + (m.router_bias ? m.num_experts : 0);
+      p.routed_experts += m.num_experts * b.expert_params();
       p.shared_experts += m.num_shared_experts * 3 * D * m.shared_expert_intermediate;
-      active_ffn += m.top_k * 3 * D * m.expert_intermediate;
+      active_ffn += m.top_k * b.expert_params();
     } else {
       p.dense_ffn += b.dense_ffn_params();
     }
