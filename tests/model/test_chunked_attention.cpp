@@ -10,6 +10,7 @@
 
 #include "hdlab/model/config_io.hpp"
 #include "hdlab/model/designs/interface.hpp"
+#include "hdlab/model/layer_program.hpp"
 #include "hdlab/model/mask.hpp"
 #include "hdlab/model/params.hpp"
 #include "hdlab/model/schedule.hpp"
@@ -197,4 +198,41 @@ TEST_CASE("attention variants: JSON round trip, parameters and errors by pointer
   CHECK(bad([](Json& j) { j["moe"]["swiglu_alpha"] = 1.7; }) ==
         "/backbone/moe/swiglu_alpha: is set but swiglu_limit is 0 (plain SwiGLU has no alpha)");
   CHECK(bad([](Json& j) { j["attention_sinks"] = 1; }).find("/backbone/attention_sinks") == 0);
+}
+
+TEST_CASE("layer program: sink, router and expert bias, clamped SwiGLU and NoPE costs", "[layer_program][chunked]") {
+  Json j = Json::parse(kChunkedBackbone);
+  j["attention_sinks"] = true;
+  j["moe"]["router_bias"] = true;
+  j["moe"]["expert_bias"] = true;
+  j["moe"]["swiglu_limit"] = 7.0;
+  const Backbone b = parse_backbone(j);
+  const Backbone plain = parse_backbone(Json::parse(kChunkedBackbone));
+  const OpDims s = op_dims(b, Method{}), p = op_dims(plain, Method{});
+  LayerWork w;
+  w.seqs = 1;
+  w.rows_q = w.rows_kv = 10;
+  w.pairs_exact = w.pairs_executed = 40;
+  OpNodes with{}, without{};
+  const double N = 10, D = 64, E = 4, F = 32, H = 4;
+  // Layer 1: chunked, MoE.
+  layer_ops(s, layer_features(b, 1), w, true, with);
+  layer_ops(p, layer_features(plain, 1), w, true, without);
+  const auto diff = [&](OpKind k) { return node(with, k).cost.flops - node(without, k).cost.flops; };
+  CHECK(node(with, OpKind::attention).params == H);  // the sinks: read, their softmax work uncounted
+  CHECK(node(with, OpKind::attention).cost.weight_bytes == H * 2);
+  CHECK(diff(OpKind::attention) == 0);
+  CHECK(diff(OpKind::router) == N * E);  // a bias add per logit
+  CHECK(node(with, OpKind::router).params - node(without, OpKind::router).params == E);
+  // top-1 token copies: biases 2F + D each, the clamped activation 10 FLOPs per element instead of 5
+  CHECK(diff(OpKind::experts) == N * (2 * F + D) + N * 5 * F);
+  CHECK(node(with, OpKind::experts).params - node(without, OpKind::experts).params == E * (2 * F + D));
+  CHECK(node(with, OpKind::rope).cost.flops > 0);
+  // Layer 3: NoPE (no rotary op), MoE; layer 0: dense.
+  layer_ops(s, layer_features(b, 3), w, true, with);
+  CHECK(node(with, OpKind::rope).cost.flops == 0);
+  CHECK(node(with, OpKind::experts).cost.flops > 0);
+  layer_ops(s, layer_features(b, 0), w, true, with);
+  CHECK(node(with, OpKind::experts).cost.flops == 0);
+  CHECK(node(with, OpKind::ffn_gate_up).cost.flops == 2 * N * D * 2 * 96);
 }
