@@ -18,6 +18,7 @@ struct AttentionProblem {
   float* out = nullptr;      // [Lq, H, hd]
   std::int64_t query_rows = 0, key_rows = 0, heads = 0, kv_heads = 0, head_dim = 0;
   float scale = 1.0f;
+  const float* sinks = nullptr;  // [H] sink logits, or null: none
   // The TilePlan as flat arrays (see TilePlan::classes/partial_index/bits): the kernels,
   // built with their own instruction-set flags, call no inline code from other headers.
   const TileClass* tile_classes = nullptr;     // [q_tiles, k_tiles]

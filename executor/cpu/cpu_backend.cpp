@@ -137,8 +137,9 @@ void CpuBackend::gemm_impl(const Tensor& a, bool trans_a, const Tensor& b, bool 
 }
 
 void CpuBackend::attention_impl(const Tensor& q, const Tensor& k, const Tensor& v, const TilePlan& plan,
-                                const Tensor& out, float scale) {
+                                const Tensor& out, float scale, const Tensor& sinks) {
   AttentionProblem p;
+  p.sinks = sinks.defined() ? sinks.data_as<const float>() : nullptr;
   p.q = q.data_as<const float>();
   p.k = k.data_as<const float>();
   p.v = v.data_as<const float>();

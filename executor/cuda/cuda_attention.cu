@@ -115,7 +115,9 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(AttentionLaunch a) 
   }
 
   if (!row_valid) return;
-  const float inv = run_sum > 0.0f ? 1.0f / run_sum : 0.0f;  // a row that saw no key stays zero
+  // A sink logit joins the denominator; a row that saw no key stays zero.
+  const float sink = a.sinks != nullptr && run_sum > 0.0f ? __expf(a.sinks[h] - run_max) : 0.0f;
+  const float inv = run_sum > 0.0f ? 1.0f / (run_sum + sink) : 0.0f;
   T* out = static_cast<T*>(a.out);
 #pragma unroll
   for (int i = 0; i < kDimsPerLane; ++i) {

@@ -251,7 +251,7 @@ const DeviceTilePlan& CudaBackend::device_plan(const TilePlan& plan) {
 }
 
 void CudaBackend::attention_impl(const Tensor& q, const Tensor& k, const Tensor& v, const TilePlan& plan,
-                                 const Tensor& out, float scale) {
+                                 const Tensor& out, float scale, const Tensor& sinks) {
   const std::int64_t hd = q.dim(2);
   if (hd > kCudaAttentionMaxHeadDim)
     throw BackendError("cuda attention: head dim " + std::to_string(hd) + " above " +
@@ -268,6 +268,7 @@ void CudaBackend::attention_impl(const Tensor& q, const Tensor& k, const Tensor&
   a.k = k.data();
   a.v = v.data();
   a.out = out.data();
+  a.sinks = sinks.defined() ? sinks.data_as<const float>() : nullptr;
   a.query_rows = q.dim(0);
   a.key_rows = k.dim(0);
   a.heads = q.dim(1);

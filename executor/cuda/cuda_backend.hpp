@@ -59,7 +59,7 @@ class CudaBackend final : public Backend {
   void gemm_impl(const Tensor& a, bool trans_a, const Tensor& b, bool trans_b, const Tensor& c, float alpha,
                  float beta) override;
   void attention_impl(const Tensor& q, const Tensor& k, const Tensor& v, const TilePlan& plan, const Tensor& out,
-                      float scale) override;
+                      float scale, const Tensor& sinks) override;
   void rms_norm_impl(const Tensor& x, const Tensor& weight, float eps, const Tensor& out) override;
   void group_norm_impl(const Tensor& x, std::int64_t group_size, const Tensor& weight, const Tensor& bias, float eps,
                        const Tensor& out) override;

@@ -37,6 +37,7 @@ struct AttentionLaunch {
   void* out = nullptr;      // [Lq, H, hd]
   std::int64_t query_rows = 0, key_rows = 0, heads = 0, kv_heads = 0, head_dim = 0;
   float scale = 1.0f;
+  const float* sinks = nullptr;  // [H] sink logits (f32), or null: none
   DeviceTilePlan plan;
 };
 // Head dims up to kCudaAttentionMaxHeadDim whose cuda_attention_shared_bytes the device

@@ -67,6 +67,10 @@ Bound bound_tile(const MaskSpec& m, const TileSummary& q, const TileSummary& k) 
   const bool causal_all = k.max_pos <= q.min_pos;
   switch (m.kind) {
     case MaskSpec::Kind::causal:
+      if (m.chunk > 0) {  // chunked: keys of an earlier chunk than every query's are out of reach
+        if (k.max_token / m.chunk < q.min_token / m.chunk) return Bound::none;
+        return causal_all && k.min_token / m.chunk == q.max_token / m.chunk ? Bound::all : Bound::unknown;
+      }
       return causal_all ? Bound::all : Bound::unknown;
     case MaskSpec::Kind::sliding:
       if (k.max_pos <= q.min_pos - m.window) return Bound::none;

@@ -173,7 +173,7 @@ void Backend::gemm(const Tensor& a, bool trans_a, const Tensor& b, bool trans_b,
 }
 
 void Backend::attention(const Tensor& q, const Tensor& k, const Tensor& v, const TilePlan& plan, const Tensor& out,
-                        float scale) {
+                        float scale, const Tensor& sinks) {
   for (const Tensor* t : {&q, &k, &v, &out}) check_owned(*t, "attention");
   require(q.type() == k.type() && k.type() == v.type() && v.type() == out.type(), "attention",
           "q, k, v and out must share one element type");
@@ -190,7 +190,12 @@ void Backend::attention(const Tensor& q, const Tensor& k, const Tensor& v, const
           "plan is for " + std::to_string(plan.query_rows()) + " query rows x " + std::to_string(plan.key_rows()) +
               " keys, tensors give " + std::to_string(q.dim(0)) + " x " + std::to_string(k.dim(0)));
   require(!out.overlaps(q) && !out.overlaps(k) && !out.overlaps(v), "attention", "out overlaps an input");
-  if (q.numel()) attention_impl(q, k, v, plan, out, scale);
+  if (sinks.defined()) {
+    check_owned(sinks, "attention");
+    require_type(sinks, ScalarType::f32, "attention", "sinks");
+    require_shape(sinks, {heads}, "attention", "sinks");
+  }
+  if (q.numel()) attention_impl(q, k, v, plan, out, scale, sinks);
 }
 
 void Backend::rms_norm(const Tensor& x, const Tensor& weight, float eps, const Tensor& out) {

@@ -17,7 +17,9 @@ std::vector<std::int64_t> decode_key_positions(const MaskSpec& m) {
   const std::int64_t positions = m.positions(), last = m.tokens - 1;
   std::vector<std::int64_t> keys;
   switch (m.kind) {
-    case MaskSpec::Kind::causal:
+    case MaskSpec::Kind::causal:  // chunked: the positions of the last token's chunk
+      for (std::int64_t t = m.chunk > 0 ? last / m.chunk * m.chunk * m.copies : 0; t < positions; ++t) keys.push_back(t);
+      break;
     case MaskSpec::Kind::intra:
       for (std::int64_t t = 0; t < positions; ++t) keys.push_back(t);
       break;
@@ -61,9 +63,11 @@ std::string mask_name(const AttentionCaseShape& s) {
     if (m.phd_variant == PhdVariant::cswa) o << " C=" << m.phd_C;
   }
   if (m.kind == MaskSpec::Kind::sliding) o << " w=" << m.window;
+  if (m.chunk > 0) o << " chunk=" << m.chunk;
   o << " copies=" << m.copies << " L=" << m.tokens << ' ' << (s.decode ? "decode" : model::to_string(s.layout));
   if (m.final_copy_queries_only) o << " final-copy-queries";
   o << " H=" << s.heads << " G=" << s.kv_heads << " hd=" << s.head_dim;
+  if (s.sinks) o << " sinks";
   return o.str();
 }
 
@@ -92,8 +96,12 @@ OpCase attention_case(const AttentionCaseShape& shape, ScalarType type, std::uin
   auto k = host_floats(static_cast<std::size_t>(lk * kv_heads * hd), seed + 1, type);
   auto v = host_floats(static_cast<std::size_t>(lk * kv_heads * hd), seed + 2, type);
   const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
+  // Sinks near the scores' range (|scale q k| < ~2), so they change every output.
+  auto sinks = shape.sinks ? host_floats(static_cast<std::size_t>(heads), seed + 3, ScalarType::f32, -1.0f, 2.0f)
+                           : host_floats(0, seed + 3, ScalarType::f32);
   auto ref = lazy<Doubles>([=] {
-    return attention_reference(to_doubles(*q), to_doubles(*k), to_doubles(*v), heads, kv_heads, hd, *mask, scale);
+    return attention_reference(to_doubles(*q), to_doubles(*k), to_doubles(*v), heads, kv_heads, hd, *mask, scale,
+                               to_doubles(*sinks));
   });
   const Tolerance tol = c.tolerance;
   c.prepare = [=](Backend& be) {
@@ -103,8 +111,15 @@ OpCase attention_case(const AttentionCaseShape& shape, ScalarType type, std::uin
     p->input(tq, q);
     p->input(tk, k);
     p->input(tv, v);
+    Tensor ts;
+    if (!sinks->empty()) {
+      ts = be.allocate({heads}, ScalarType::f32);
+      p->input(ts, sinks);
+    }
     be.stage_plan(*plan);  // a backend's copy of the plan is set-up, not part of a timed run
-    p->set([bp = &be, tq, tk, tv, to, plan, scale] { bp->attention(tq, tk, tv, *plan, to, static_cast<float>(scale)); },
+    p->set([bp = &be, tq, tk, tv, to, ts, plan, scale] {
+             bp->attention(tq, tk, tv, *plan, to, static_cast<float>(scale), ts);
+           },
            [bp = &be, to, ref, tol] { return compare(bp->download_f32(to), ref->get(), tol, "out"); });
     return p;
   };
@@ -135,6 +150,12 @@ MaskSpec phd(PhdVariant variant, std::int64_t tokens, std::int64_t K, std::int64
   return m;
 }
 
+MaskSpec chunked(std::int64_t tokens, std::int64_t copies, std::int64_t chunk) {
+  MaskSpec m = mask_of(MaskSpec::Kind::causal, tokens, copies);
+  m.chunk = chunk;
+  return m;
+}
+
 MaskSpec final_copy(MaskSpec m) {
   m.final_copy_queries_only = true;
   return m;
@@ -150,6 +171,7 @@ std::vector<OpCase> attention_correctness_cases(ScalarType type) {
     Layout layout;
     std::int64_t heads, kv_heads, hd;
     bool decode;
+    bool sinks = false;
   };
   const std::vector<Row> rows = {
       // Prefill: lengths off tile multiples, every kind, every layout.
@@ -184,11 +206,23 @@ std::vector<OpCase> attention_correctness_cases(ScalarType type) {
       {phd(PhdVariant::swa, 100, 3, 16), inter, 4, 2, 64, true},
       {phd(PhdVariant::cswa, 70, 2, 8, 16), inter, 2, 1, 64, true},
       {final_copy(mask_of(K::causal, 100, 4)), inter, 4, 2, 64, true},
+      // Attention sinks (gpt-oss): prefill and decode, full and sliding, GQA.
+      {mask_of(K::causal, 200, 1), inter, 4, 2, 64, false, true},
+      {sliding(300, 1, 70), inter, 8, 2, 64, false, true},
+      {mask_of(K::causal, 50, 2), stream, 4, 4, 32, false, true},
+      {sliding(150, 1, 64), inter, 4, 1, 64, true, true},
+      {mask_of(K::causal, 100, 1), inter, 8, 1, 64, true, true},
+      // Chunked local attention (Llama 4): chunks off tile multiples, HD streams, decode.
+      {chunked(200, 1, 50), inter, 4, 2, 64, false},
+      {chunked(300, 1, 64), inter, 4, 1, 64, false},
+      {chunked(60, 3, 17), inter, 4, 2, 32, false},
+      {chunked(170, 1, 32), inter, 4, 2, 64, true},
+      {chunked(90, 2, 20), inter, 4, 2, 64, true, true},
   };
   std::vector<OpCase> out;
   std::uint64_t seed = 1000;
   for (const Row& r : rows) {
-    AttentionCaseShape s{r.mask, r.layout, r.heads, r.kv_heads, r.hd, r.decode};
+    AttentionCaseShape s{r.mask, r.layout, r.heads, r.kv_heads, r.hd, r.decode, r.sinks};
     out.push_back(attention_case(s, type, seed += 10));
   }
   return out;

@@ -28,7 +28,7 @@ Doubles gemm_reference(DoubleSpan a, bool trans_a, DoubleSpan b, bool trans_b, s
 }
 
 Doubles attention_reference(DoubleSpan q, DoubleSpan k, DoubleSpan v, std::int64_t heads, std::int64_t kv_heads,
-                            std::int64_t head_dim, const AttentionMask& mask, double scale) {
+                            std::int64_t head_dim, const AttentionMask& mask, double scale, DoubleSpan sinks) {
   const std::int64_t lq = mask.query_rows(), lk = mask.key_rows(), group = heads / kv_heads;
   Doubles out(at(lq * heads * head_dim), 0.0);
   Doubles score(at(lk));
@@ -49,7 +49,8 @@ Doubles attention_reference(DoubleSpan q, DoubleSpan k, DoubleSpan v, std::int64
         max_score = std::max(max_score, score[at(c)]);
       }
       if (max_score == -INFINITY) continue;  // no visible key: zeros
-      double denom = 0;
+      // A sink logit (per query head) adds to the denominator only: it has no value.
+      double denom = sinks.empty() ? 0.0 : std::exp(sinks[at(h)] - max_score);
       for (std::int64_t c = 0; c < lk; ++c) denom += std::exp(score[at(c)] - max_score);
       double* o = &out[at((r * heads + h) * head_dim)];
       for (std::int64_t c = 0; c < lk; ++c) {

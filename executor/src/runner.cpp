@@ -75,7 +75,8 @@ bool Runner::Impl::keep_entry(std::int64_t l, std::int64_t tokens_so_far, std::i
   const MaskSpec m = mask_of(l, tokens_so_far);
   const std::int64_t next = tokens_so_far * m.copies;  // first position of the next token
   switch (m.kind) {
-    case MaskSpec::Kind::causal:
+    case MaskSpec::Kind::causal:  // chunked: the next token's chunk only
+      return m.chunk == 0 || (t / m.copies) / m.chunk == tokens_so_far / m.chunk;
     case MaskSpec::Kind::intra: return true;
     case MaskSpec::Kind::sliding: return t > next - m.window;
     case MaskSpec::Kind::phd: {

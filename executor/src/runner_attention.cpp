@@ -69,12 +69,13 @@ void Runner::Impl::attend(Pass& p, const LayerRun& r, const Tensor& q, const Ten
     executed += dbl(c.plan->executed_pairs());
     exact += dbl(c.plan->visible_pairs());
   }
+  const Tensor& sinks = w.layers[static_cast<std::size_t>(r.layer)].sinks;  // empty without attention sinks
   OpScope op(prof, g, OpKind::attention, dbl(static_cast<std::int64_t>(calls.size())));
   prof.current().pairs_exact += exact;
   prof.current().pairs_executed += executed;
 
   if (p.kind != PassKind::decode) {
-    backend.attention(q, k, v, *calls[0].plan, out, scale);
+    backend.attention(q, k, v, *calls[0].plan, out, scale, sinks);
     if (p.kind == PassKind::prefill && r.commits_kv)
       for (auto& c : caches[static_cast<std::size_t>(r.cache_slot)]) {
         const detail::CommitRows& rows = p.commits[static_cast<std::size_t>(p.commit_seq[p.next_commit++])];
@@ -86,7 +87,7 @@ void Runner::Impl::attend(Pass& p, const LayerRun& r, const Tensor& q, const Ten
   if (!per_stream_kv(r.layer)) {
     if (r.overwrites_kv) slot[0].overwrite_tail(backend, k, v);
     else slot[0].append(backend, k, v, p.rows);
-    backend.attention(q, slot[0].keys(), slot[0].values(), *calls[0].plan, out, scale);
+    backend.attention(q, slot[0].keys(), slot[0].values(), *calls[0].plan, out, scale, sinks);
     return;
   }
   for (std::size_t s = 0; s < slot.size(); ++s) {
@@ -97,7 +98,8 @@ void Runner::Impl::attend(Pass& p, const LayerRun& r, const Tensor& q, const Ten
   for (const auto& c : calls) {
     const auto s = static_cast<std::size_t>(c.stream);
     const std::int64_t row = final_only ? 0 : static_cast<std::int64_t>(s);
-    backend.attention(q.slice_rows(row, 1), slot[s].keys(), slot[s].values(), *c.plan, out.slice_rows(row, 1), scale);
+    backend.attention(q.slice_rows(row, 1), slot[s].keys(), slot[s].values(), *c.plan, out.slice_rows(row, 1), scale,
+                      sinks);
   }
 }
 
@@ -133,7 +135,7 @@ void Runner::Impl::attention_sublayer(Pass& p, const LayerRun& r, const Tensor& 
     backend.rms_norm(k.reshaped({Rk * G, hd}), lw.k_norm, eps, k.reshaped({Rk * G, hd}));
   }
   const Tensor q3 = q.reshaped({Rq, H, hd}), k3 = k.reshaped({Rk, G, hd}), v3 = v.reshaped({Rk, G, hd});
-  {
+  if (!config.effective.layers[static_cast<std::size_t>(l)].nope) {  // NoPE layers (Llama 4) rotate nothing
     const bool tok = token_index_rope(l);
     const Tensor& qpos = final_only ? (tok ? p.pos_final_token : p.pos_final) : (tok ? p.pos_rows_token : p.pos_rows);
     OpScope op(prof, g, OpKind::rope, 2);

@@ -175,7 +175,7 @@ std::uint64_t mask_hash(const AttentionMask& m) {
   std::uint64_t h = 0xcbf29ce484222325ull;
   auto mix = [&](std::int64_t v) { h = (h ^ static_cast<std::uint64_t>(v)) * 0x100000001b3ull; };
   const model::MaskSpec& s = m.spec;
-  for (std::int64_t v : {static_cast<std::int64_t>(s.kind), s.tokens, s.copies, s.window,
+  for (std::int64_t v : {static_cast<std::int64_t>(s.kind), s.tokens, s.copies, s.window, s.chunk,
                          static_cast<std::int64_t>(s.phd_variant), s.phd_W, s.phd_C,
                          static_cast<std::int64_t>(s.final_copy_queries_only), m.query_rows(), m.key_rows()})
     mix(v);
@@ -190,7 +190,7 @@ std::shared_ptr<const TilePlan> PlanCache::get(const AttentionMask& mask) {
   const std::uint64_t h = mask_hash(mask);
   auto same = [&](const Entry& e) {
     const model::MaskSpec &x = e.mask.spec, &y = mask.spec;
-    return e.hash == h && x.kind == y.kind && x.tokens == y.tokens && x.copies == y.copies && x.window == y.window &&
+    return e.hash == h && x.kind == y.kind && x.tokens == y.tokens && x.copies == y.copies && x.window == y.window && x.chunk == y.chunk &&
            x.phd_variant == y.phd_variant && x.phd_W == y.phd_W && x.phd_C == y.phd_C &&
            x.final_copy_queries_only == y.final_copy_queries_only && e.mask.query_positions == mask.query_positions &&
            e.mask.key_positions == mask.key_positions;
@@ -262,12 +262,15 @@ std::vector<LayerGroup> layer_groups(const model::Config& c, std::vector<int>* g
     const auto& att = b.layers[static_cast<std::size_t>(l)];
     const model::LayerAttentionRole role = model::layer_role(c.design.method, b, l);
     // The simulator's signature keeps the backbone's kind under HD and PHD too.
-    const bool sliding = att.kind == model::AttentionKind::sliding;
-    const std::string base = sliding ? "sliding w=" + std::to_string(att.window) : "full";
+    const bool sliding = att.kind == model::AttentionKind::sliding, chunked = att.kind == model::AttentionKind::chunked;
+    const std::string base = sliding   ? "sliding w=" + std::to_string(att.window)
+                             : chunked ? "chunked c=" + std::to_string(att.chunk)
+                                       : "full";
     std::string label = base;
     if (f.streams) label = model::to_string(role.stream_kind);
     if (f.hidden_copies) label = std::string("phd-") + model::to_string(model::layer_mask(c, l, 1).phd_variant);
-    if ((f.streams || f.hidden_copies) && sliding) label += " (base " + base + ")";
+    if ((f.streams || f.hidden_copies) && (sliding || chunked)) label += " (base " + base + ")";
+    if (att.nope) label += " nope";
     if (b.is_moe_layer(l)) label += " moe";
     if (b.is_mirrored(l)) label += role.final_queries_only ? " kv-mirror final-queries" : " kv-mirror";
     const model::LayerSchedule schedule = model::layer_schedule(c.design.method, l);

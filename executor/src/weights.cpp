@@ -50,6 +50,11 @@ void check_executable(const Backbone& b, const model::Method& method) {
   if (b.post_sublayer_norms)
     throw ConfigError("/backbone/norm_placement", "the runner executes pre-norm blocks, not \"post\"");
   if (b.mlp_bias) throw ConfigError("/backbone/mlp_bias", "the runner executes no FFN biases");
+  if (b.moe && b.moe->router_bias) throw ConfigError("/backbone/moe/router_bias", "the runner executes no router bias");
+  if (b.moe && b.moe->expert_bias) throw ConfigError("/backbone/moe/expert_bias", "the runner executes no expert biases");
+  if (b.moe && b.moe->swiglu_limit > 0)
+    throw ConfigError("/backbone/moe/swiglu_limit", "the runner executes plain SwiGLU experts, not gpt-oss's clamped "
+                                                    "SwiGLU");
   if (b.padded_input_vocab() != b.padded_vocab())
     throw ConfigError("/backbone/input_vocab_size", "the runner reads token ids and writes logits over one vocabulary");
   if (b.head_dim % 2 != 0)
@@ -108,6 +113,8 @@ void add_layer(std::vector<WeightSpec>& out, const Backbone& b, const model::Met
     out.push_back({p + "self_attn.q_norm.weight", {hd}, WeightInit::ones, 0, true});
     out.push_back({p + "self_attn.k_norm.weight", {hd}, WeightInit::ones, 0, true});
   }
+  // Sink logits of the order of the scores, so that they take a visible share.
+  if (b.attention_sinks) out.push_back({p + "self_attn.sinks", {H}, WeightInit::normal, 1.0, true});
   out.push_back({p + "self_attn.o_proj.weight", {D, H * hd}, WeightInit::normal,
                  1.0 / std::sqrt(static_cast<double>(H * hd) * depth)});
   out.push_back({p + "post_attention_layernorm.weight", {D}, WeightInit::ones, 0, true});

@@ -117,6 +117,7 @@ LayerWeights layer_of(const Uploader& up, const model::Backbone& b, std::int64_t
   w.v_bias = up.get(a + "v_proj.bias");
   w.q_norm = up.get(a + "q_norm.weight");
   w.k_norm = up.get(a + "k_norm.weight");
+  w.sinks = up.get(a + "sinks");
   if (b.norms_per_layer == 4) {
     w.attn_post_norm = up.get(p + "post_attention_layernorm.weight");
     w.ffn_norm = up.get(p + "pre_feedforward_layernorm.weight");

@@ -22,7 +22,14 @@ const char* to_string(DType dtype) {
   return "?";
 }
 
-const char* to_string(AttentionKind kind) { return kind == AttentionKind::full ? "full" : "sliding"; }
+const char* to_string(AttentionKind kind) {
+  switch (kind) {
+    case AttentionKind::full: return "full";
+    case AttentionKind::sliding: return "sliding";
+    case AttentionKind::chunked: return "chunked";
+  }
+  return "?";
+}
 
 const char* to_string(NormKind kind) { return kind == NormKind::rmsnorm ? "rmsnorm" : "layernorm"; }
 
@@ -64,7 +71,22 @@ std::int64_t Backbone::qk_norm_params() const {
   return qk_norm_whole_projection ? (num_heads + num_kv_heads) * head_dim : 2 * head_dim;
 }
 
-bool Backbone::is_moe_layer(std::int64_t l) const { return moe.has_value() && l >= moe->first_dense_layers; }
+bool Backbone::is_moe_layer(std::int64_t l) const {
+  if (!moe.has_value() || l < moe->first_dense_layers) return false;
+  return moe->layer_step <= 1 || (l + 1) % moe->layer_step == 0;
+}
+
+std::int64_t Backbone::expert_params() const {
+  if (!moe) return 0;
+  const std::int64_t D = hidden, F = moe->expert_intermediate;
+  return 3 * D * F + (moe->expert_bias ? 2 * F + D : 0);
+}
+
+std::int64_t Backbone::num_chunked_layers() const {
+  std::int64_t count = 0;
+  for (const auto& a : layers) count += a.kind == AttentionKind::chunked ? 1 : 0;
+  return count;
+}
 
 std::int64_t Backbone::mirror_source(std::int64_t l) const {
   // U-shaped pairs: layer num_layers-1-x mirrors layer x for x < kv_mirror_layers.

@@ -20,48 +20,80 @@ void check_range(const std::string& pointer, std::int64_t v, std::int64_t lo, st
 
 // ---- backbone ------------------------------------------------------------------------
 
-std::vector<LayerAttention> parse_layer_attention(ObjectReader& r, std::int64_t num_layers) {
-  std::int64_t window = r.integer("sliding_window", 0, 0, Limits::max_window);
+AttentionKind attention_kind_of(const Json& v, const std::string& ptr) {
+  std::string s = read_string(v, ptr);
+  if (s == "full") return AttentionKind::full;
+  if (s == "sliding") return AttentionKind::sliding;
+  if (s == "chunked") return AttentionKind::chunked;
+  fail(ptr, "must be one of full, sliding, chunked, got \"" + s + "\"");
+}
+
+std::vector<AttentionKind> parse_layer_kinds(ObjectReader& r, std::int64_t num_layers) {
   const Json* layers = r.find("layers");
   std::vector<AttentionKind> kinds;
-  auto kind_of = [](const Json& v, const std::string& ptr) {
-    std::string s = read_string(v, ptr);
-    if (s == "full") return AttentionKind::full;
-    if (s == "sliding") return AttentionKind::sliding;
-    fail(ptr, "must be one of full, sliding, got \"" + s + "\"");
-  };
   const std::string ptr = r.at("layers");
   if (!layers) {
     kinds.assign(static_cast<std::size_t>(num_layers), AttentionKind::full);
   } else if (layers->is_string()) {
-    kinds.assign(static_cast<std::size_t>(num_layers), kind_of(*layers, ptr));
+    kinds.assign(static_cast<std::size_t>(num_layers), attention_kind_of(*layers, ptr));
   } else if (layers->is_array()) {
     if (static_cast<std::int64_t>(layers->size()) != num_layers)
       fail(ptr, "has " + num(static_cast<std::int64_t>(layers->size())) + " entries but the backbone has " +
                     num(num_layers) + " layers");
-    for (std::size_t i = 0; i < layers->size(); ++i) kinds.push_back(kind_of((*layers)[i], pointer_join(ptr, i)));
+    for (std::size_t i = 0; i < layers->size(); ++i) kinds.push_back(attention_kind_of((*layers)[i], pointer_join(ptr, i)));
   } else if (layers->is_object()) {
     // {"pattern": ["sliding", "full"]}: repeated cyclically over the layers (Gemma style).
     ObjectReader p(*layers, ptr);
     const Json& pattern = p.required("pattern");
     p.finish();
-    if (!pattern.is_array() || pattern.empty()) fail(p.at("pattern"), "must be a non-empty array of full/sliding");
+    if (!pattern.is_array() || pattern.empty()) fail(p.at("pattern"), "must be a non-empty array of full/sliding/chunked");
     std::vector<AttentionKind> cycle;
     for (std::size_t i = 0; i < pattern.size(); ++i)
-      cycle.push_back(kind_of(pattern[i], pointer_join(p.at("pattern"), i)));
+      cycle.push_back(attention_kind_of(pattern[i], pointer_join(p.at("pattern"), i)));
     for (std::int64_t l = 0; l < num_layers; ++l) kinds.push_back(cycle[static_cast<std::size_t>(l) % cycle.size()]);
   } else {
-    fail(ptr, "must be \"full\", \"sliding\", a list per layer or {\"pattern\": [...]}, got " +
+    fail(ptr, "must be \"full\", \"sliding\", \"chunked\", a list per layer or {\"pattern\": [...]}, got " +
                   json_type_name(*layers));
   }
+  return kinds;
+}
+
+// A size key (sliding_window, chunk_size) that is required iff some layer has `kind`.
+void check_size_key(ObjectReader& r, const char* key, std::int64_t v, bool used) {
+  if (used && v < 1) fail(r.at(key), "is required (>= 1) when a layer is " +
+                                         std::string(std::string(key) == "chunk_size" ? "chunked" : "sliding"));
+  if (!used && v > 0) fail(r.at(key), std::string("is set but no layer is ") +
+                                          (std::string(key) == "chunk_size" ? "chunked" : "sliding"));
+}
+
+std::vector<LayerAttention> parse_layer_attention(ObjectReader& r, std::int64_t num_layers) {
+  const std::int64_t window = r.integer("sliding_window", 0, 0, Limits::max_window);
+  const std::int64_t chunk = r.integer("chunk_size", 0, 0, Limits::max_window);
+  const std::vector<AttentionKind> kinds = parse_layer_kinds(r, num_layers);
   std::vector<LayerAttention> out;
-  bool any_sliding = false;
+  bool any_sliding = false, any_chunked = false;
   for (auto k : kinds) {
-    out.push_back({k, k == AttentionKind::sliding ? window : 0});
+    LayerAttention a;
+    a.kind = k;
+    a.window = k == AttentionKind::sliding ? window : 0;
+    a.chunk = k == AttentionKind::chunked ? chunk : 0;
+    out.push_back(a);
     any_sliding = any_sliding || k == AttentionKind::sliding;
+    any_chunked = any_chunked || k == AttentionKind::chunked;
   }
-  if (any_sliding && window < 1) fail(r.at("sliding_window"), "is required (>= 1) when a layer is sliding");
-  if (!any_sliding && window > 0) fail(r.at("sliding_window"), "is set but no layer is sliding");
+  check_size_key(r, "sliding_window", window, any_sliding);
+  check_size_key(r, "chunk_size", chunk, any_chunked);
+  // NoPE layers (Llama 4's global layers): listed by index.
+  if (const Json* nope = r.find("nope_layers")) {
+    const std::string ptr = r.at("nope_layers");
+    if (!nope->is_array()) fail(ptr, "must be a list of layer indices, got " + json_type_name(*nope));
+    for (std::size_t i = 0; i < nope->size(); ++i) {
+      const std::string at = pointer_join(ptr, i);
+      auto& layer = out[static_cast<std::size_t>(read_integer((*nope)[i], at, 0, num_layers - 1))];
+      if (layer.nope) fail(at, "layer " + num(read_integer((*nope)[i], at, 0, num_layers - 1)) + " is already listed");
+      layer.nope = true;
+    }
+  }
   return out;
 }
 
@@ -92,6 +124,12 @@ MoeConfig parse_moe(ObjectReader r, Defaults& defaults) {
   m.router = r.choice<RouterKind>("router", {{"softmax", RouterKind::softmax}, {"sigmoid", RouterKind::sigmoid}},
                                   RouterKind::softmax);
   m.shared_expert_gate = r.boolean("shared_expert_gate", false);
+  m.layer_step = r.integer("layer_step", 1, 1, Limits::max_layers);
+  m.router_bias = r.boolean("router_bias", false);
+  m.expert_bias = r.boolean("expert_bias", false);
+  m.swiglu_limit = r.number("swiglu_limit", 0.0, 0.0, 1e6);
+  m.swiglu_alpha = r.number("swiglu_alpha", m.swiglu_limit > 0 ? 1.702 : 0.0, 0.0, 1e6);
+  if (m.swiglu_limit > 0) note_default(defaults, r, "moe/swiglu_alpha", "swiglu_alpha", "1.702 (gpt-oss's)");
   r.finish();
   return m;
 }
@@ -115,23 +153,26 @@ DType parse_dtype(ObjectReader& r, const char* key) {
 
 Json attention_to_json(const Backbone& b) {
   Json a = Json::object();
-  bool all_full = true, all_sliding = true;
-  std::int64_t window = 0;
-  for (const auto& l : b.layers) {
-    all_full = all_full && l.kind == AttentionKind::full;
-    all_sliding = all_sliding && l.kind == AttentionKind::sliding;
+  bool all_same = true;
+  std::int64_t window = 0, chunk = 0;
+  Json nope = Json::array();
+  for (std::size_t i = 0; i < b.layers.size(); ++i) {
+    const LayerAttention& l = b.layers[i];
+    all_same = all_same && l.kind == b.layers.front().kind;
     if (l.kind == AttentionKind::sliding) window = l.window;
+    if (l.kind == AttentionKind::chunked) chunk = l.chunk;
+    if (l.nope) nope.push_back(static_cast<std::int64_t>(i));
   }
-  if (all_full) {
-    a["layers"] = "full";
-  } else if (all_sliding) {
-    a["layers"] = "sliding";
+  if (all_same && !b.layers.empty()) {
+    a["layers"] = to_string(b.layers.front().kind);
   } else {
     Json list = Json::array();
     for (const auto& l : b.layers) list.push_back(to_string(l.kind));
     a["layers"] = list;
   }
   if (window > 0) a["sliding_window"] = window;
+  if (chunk > 0) a["chunk_size"] = chunk;
+  if (!nope.empty()) a["nope_layers"] = nope;
   return a;
 }
 
@@ -174,7 +215,7 @@ void validate(const Backbone& b, const std::string& p) {
     fail(at("num_kv_heads"), num(b.num_heads) + " query heads cannot be grouped into " + num(b.num_kv_heads) +
                                  " KV heads");
   range("head_dim", b.head_dim, 1, Limits::max_head_dim);
-  const bool any_dense = !b.moe || b.moe->first_dense_layers > 0;
+  const bool any_dense = !b.moe || b.moe->first_dense_layers > 0 || b.moe->layer_step > 1;
   range("intermediate_size", b.intermediate, any_dense ? 1 : 0, Limits::max_intermediate);
   if (b.moe) {
     const MoeConfig& m = *b.moe;
@@ -195,6 +236,11 @@ void validate(const Backbone& b, const std::string& p) {
     if (m.first_dense_layers > b.num_layers)
       fail(moe + "/first_dense_layers", "must be <= num_layers (" + num(b.num_layers) + ")");
     moe_range("first_dense_layers", m.first_dense_layers, 0, b.num_layers);
+    moe_range("layer_step", m.layer_step, 1, b.num_layers);
+    if (m.swiglu_limit < 0 || (m.swiglu_limit > 0 && !(m.swiglu_alpha > 0)))
+      fail(moe + "/swiglu_alpha", "must be > 0 with a clamped SwiGLU (swiglu_limit > 0)");
+    if (m.swiglu_limit == 0 && m.swiglu_alpha != 0)
+      fail(moe + "/swiglu_alpha", "is set but swiglu_limit is 0 (plain SwiGLU has no alpha)");
   }
   if (b.mla) {
     const MlaConfig& m = *b.mla;
@@ -217,9 +263,14 @@ void validate(const Backbone& b, const std::string& p) {
   if (static_cast<std::int64_t>(b.layers.size()) != b.num_layers)
     fail(at("attention") + "/layers", "has " + num(static_cast<std::int64_t>(b.layers.size())) +
                                           " entries but the backbone has " + num(b.num_layers) + " layers");
-  for (std::size_t i = 0; i < b.layers.size(); ++i)
+  for (std::size_t i = 0; i < b.layers.size(); ++i) {
     if (b.layers[i].kind == AttentionKind::sliding && b.layers[i].window < 1)
       fail(at("attention") + "/sliding_window", "must be >= 1 for sliding layer " + std::to_string(i));
+    if (b.layers[i].kind == AttentionKind::chunked && b.layers[i].chunk < 1)
+      fail(at("attention") + "/chunk_size", "must be >= 1 for chunked layer " + std::to_string(i));
+    if (b.layers[i].nope && b.positions != PositionKind::rope)
+      fail(at("attention") + "/nope_layers", "applies to rope positions only (layer " + std::to_string(i) + ")");
+  }
   range("norms_per_layer", b.norms_per_layer, 0, 16);
   validate_layer_variants(b, p);
   validate_mixers(b, p);
@@ -258,6 +309,8 @@ Backbone parse_backbone(const Json& j, const std::string& pointer) {
   noted("attention_bias", "false");
   b.output_bias = r.boolean("output_bias", false);
   noted("output_bias", "false");
+  b.attention_sinks = r.boolean("attention_sinks", false);
+  noted("attention_sinks", "false (no attention sinks)");
   b.mlp_bias = r.boolean("mlp_bias", false);
   noted("mlp_bias", "false");
   b.norm = r.choice<NormKind>("norm", {{"rmsnorm", NormKind::rmsnorm}, {"layernorm", NormKind::layernorm}},
@@ -274,7 +327,7 @@ Backbone parse_backbone(const Json& j, const std::string& pointer) {
   noted("positions", "rope");
   if (auto m = r.optional_object("moe")) b.moe = parse_moe(*m, defaults);
   if (auto m = r.optional_object("mla")) b.mla = parse_mla(*m, defaults);
-  const bool any_dense = !b.moe || b.moe->first_dense_layers > 0;
+  const bool any_dense = !b.moe || b.moe->first_dense_layers > 0 || b.moe->layer_step > 1;
   b.intermediate = r.integer("intermediate_size", any_dense ? std::nullopt : std::optional<std::int64_t>(0),
                              0, Limits::max_intermediate);
   noted("intermediate_size", "0 (every layer is MoE: no dense FFN)");
@@ -331,6 +384,7 @@ Json to_json(const Backbone& b) {
   j["qk_norm_scope"] = b.qk_norm_whole_projection ? "projection" : "head";
   j["rotary_dim"] = b.rotary_dim;
   j["attention_bias"] = b.attention_bias;
+  j["attention_sinks"] = b.attention_sinks;
   j["output_bias"] = b.output_bias;
   j["mlp_bias"] = b.mlp_bias;
   j["norm"] = to_string(b.norm);
@@ -345,8 +399,15 @@ Json to_json(const Backbone& b) {
                 {"num_shared_experts", m.num_shared_experts},
                 {"shared_expert_intermediate_size", m.shared_expert_intermediate},
                 {"first_dense_layers", m.first_dense_layers},
-                {"router", to_string(m.router)}};
+                {"router", to_string(m.router)},
+                {"layer_step", m.layer_step},
+                {"router_bias", m.router_bias},
+                {"expert_bias", m.expert_bias}};
     if (m.shared_expert_gate) j["moe"]["shared_expert_gate"] = true;
+    if (m.swiglu_limit > 0) {
+      j["moe"]["swiglu_limit"] = m.swiglu_limit;
+      j["moe"]["swiglu_alpha"] = m.swiglu_alpha;
+    }
   }
   if (b.mla) {
     const auto& m = *b.mla;

@@ -34,6 +34,9 @@ GrowthDesign parse_growth(ObjectReader r, const Backbone& base, Defaults& defaul
     if (base.moe && base.moe->first_dense_layers > 0)
       fail(r.at("depth_mode"), "stacking would put the leading dense layers mid-stack; use interpose");
   }
+  if (g.depth_factor > 1 && base.moe && base.moe->layer_step > 1)
+    fail(r.at("depth_factor"), "depth growth of interleaved MoE/dense layers (moe/layer_step " +
+                                   num(base.moe->layer_step) + ") is not modelled");
   if (g.width_factor > 1) {
     if (!base.moe) fail(r.at("width_factor"), "width growth needs an MoE backbone (this one has a dense FFN)");
     if (base.moe->num_experts * g.width_factor > Limits::max_experts)

@@ -60,6 +60,7 @@ std::int64_t rule_kinds(HfReader& r, bool qwen_sliding, std::vector<AttentionKin
     case Family::olmo2:
     case Family::olmoe:
     case Family::qwen3_next:  // its layer kinds come from hf_qwen3_next.cpp
+    case Family::llama4_text:  // hf_llama4.cpp reads its own
       break;
     case Family::mistral:
     case Family::mixtral:
@@ -77,6 +78,13 @@ std::int64_t rule_kinds(HfReader& r, bool qwen_sliding, std::vector<AttentionKin
         // Layers from max_window_layers on use the window (HF's Qwen2Config.layer_types).
         for (std::int64_t l = first; l < L && window > 0; ++l) kinds[static_cast<std::size_t>(l)] = AttentionKind::sliding;
       }
+      break;
+    case Family::gpt_oss:
+      // GptOssConfig without layer_types: even layers slide, odd ones are full.
+      window = sliding_window_of(r);
+      r.note("attention", "config.json has no layer_types; HuggingFace's gpt_oss default (even layers sliding, odd "
+                          "layers full) used");
+      for (std::size_t l = 0; l < n && window > 0; l += 2) kinds[l] = AttentionKind::sliding;
       break;
     case Family::gemma2:
       // Even layers slide, odd layers are global (HF: is_sliding = not bool(layer_idx % 2)).

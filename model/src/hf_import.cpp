@@ -1,6 +1,7 @@
 #include "hdlab/model/hf_import.hpp"
 
 #include <optional>
+#include <utility>
 
 #include "hf_internal.hpp"
 
@@ -141,6 +142,12 @@ void read_projections(HfReader& r, Backbone& b) {
       fail(r.at("mlp_bias"), "true is unsupported: FFN biases of an MoE backbone are not modelled");
   } else if (f == Family::glm4_moe) {
     b.attention_bias = r.boolean_or("attention_bias", false, "");  // q, k, v only: o_proj has none
+  } else if (f == Family::gpt_oss) {
+    read_gpt_oss(r, b);
+    return;
+  } else if (f == Family::llama4_text) {
+    read_llama4(r, b);
+    return;
   } else if (f != Family::mistral && f != Family::mixtral && f != Family::phi3) {  // those ignore the key
     b.attention_bias = b.output_bias = r.boolean_or("attention_bias", false, "");
   }
@@ -252,6 +259,8 @@ Backbone import_text_model(const Json& j, const std::string& pointer, const Type
   read_vocabulary(r, b);
   if (type.family == Family::qwen3_next)
     read_qwen3_next_layers(r, b);
+  else if (type.family == Family::llama4_text)
+    b.layers = llama4_layers(r, b.num_layers);
   else
     b.layers = layer_attention(r, b.num_layers);
   b.norms_per_layer = is_gemma(type.family) ? 4 : 2;  // Gemma: pre and post norms around attention and FFN
@@ -287,6 +296,7 @@ struct Wrapper {
 const Wrapper kWrappers[] = {
     {"gemma3", "gemma3_text", "the vision tower"},
     {"mistral3", "mistral", "the Pixtral vision tower"},
+    {"llama4", "llama4_text", "the vision tower"},
 };
 
 Backbone import_wrapped(const Json& hf, ObjectReader& top, const Wrapper& w) {

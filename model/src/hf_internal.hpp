@@ -34,6 +34,8 @@ enum class Family {
   olmoe,        // pre-norm OLMo with whole-projection QK-norm and a 64-expert MoE (OLMoE)
   olmo3,        // OLMo 2's blocks with 3 sliding : 1 full attention layers (OLMo 3)
   qwen3_next,   // Gated DeltaNet + gated attention (3:1), MoE with a gated shared expert (Qwen3-Next)
+  gpt_oss,      // sinks, alternating sliding/full layers, biased MoE with a clamped SwiGLU (gpt-oss)
+  llama4_text,  // chunked local attention, NoPE global layers, interleaved MoE with a shared expert (Llama 4)
 };
 
 // What transformers' configuration class for a model_type uses when config.json leaves a
@@ -120,6 +122,14 @@ void read_phi3(HfReader& r, Backbone& b);
 // Gated DeltaNet sizes, gated attention, and its MoE with a gated shared expert.
 void read_qwen3_next_layers(HfReader& r, Backbone& b);
 void read_qwen3_next_moe(HfReader& r, Backbone& b);
+// hf_gpt_oss.cpp: gpt-oss's biases, sinks and MoE (router and expert biases, clamped
+// SwiGLU); sets b.moe and b.intermediate.
+void read_gpt_oss(HfReader& r, Backbone& b);
+// hf_llama4.cpp: Llama 4's FFN (routed + shared expert, interleave_moe_layer_step,
+// intermediate_size_mlp) and biases; its per-layer attention (chunked RoPE layers, full
+// NoPE layers) and the notes on its weightless QK-norm and attention temperature.
+void read_llama4(HfReader& r, Backbone& b);
+std::vector<LayerAttention> llama4_layers(HfReader& r, std::int64_t L);
 // hf_rope.cpp: rope_scaling (v4) / rope_parameters (v5), checked as transformers checks them.
 void check_rope_scaling(HfReader& r, const char* key, const Backbone& b);
 // partial_rotary_factor (glm4_moe): b.rotary_dim from b.head_dim; 0 when every dim rotates.

@@ -37,12 +37,14 @@ const TypeInfo kTypes[] = {
     {"olmoe", Family::olmoe, false, 10000.0, 1e-5, 0, 0, 4096, 0},
     {"olmo3", Family::olmo3, false, 10000.0, 1e-5, 0, 0, 2048, 4096},
     {"qwen3_next", Family::qwen3_next, false, 10000.0, 1e-6, 2, 256, 32768, 0},
+    {"gpt_oss", Family::gpt_oss, false, 150000.0, 1e-5, 8, 64, 131072, 128},
+    {"llama4_text", Family::llama4_text, false, 500000.0, 1e-5, 8, 128, 4096 * 32, 0},
 };
 
 std::string supported_types() {
   std::string s;
   for (const auto& t : kTypes) s += std::string(s.empty() ? "" : ", ") + t.name;
-  return s + ", gemma3 and mistral3 (their text_config)";
+  return s + ", gemma3, mistral3 and llama4 (their text_config)";
 }
 
 }  // namespace

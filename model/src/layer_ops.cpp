@@ -81,7 +81,7 @@ void attention_ops(const OpDims& s, const LayerFeatures& f, const LayerWork& w, 
 
   const double q_el = Nq * s.H * s.qk_head_dim, k_el = Nkv * s.G * s.qk_head_dim;
   if (s.qk_norm) vector_op(node(t, OpKind::qk_norm), 4 * (q_el + k_el), s.qk_norm_weights, q_el + k_el, q_el + k_el, s);
-  const double rope_el = (Nq * s.H + Nkv * s.G) * s.rope_dim;
+  const double rope_el = f.nope ? 0 : (Nq * s.H + Nkv * s.G) * s.rope_dim;
   vector_op(node(t, OpKind::rope), 3 * rope_el, 0, rope_el, rope_el, s);
 
   // softmax(q k^T) v over the visible pairs: [Nq, H, qk] x keys -> [Nq, H, v]
@@ -94,6 +94,11 @@ void attention_ops(const OpDims& s, const LayerFeatures& f, const LayerWork& w, 
   att.cost.kv_bytes_written = w.seqs * w.kv_written * s.kv_out * s.kv_el_bytes;
   att.calls = 1;
   att.rows = w.rows_q;
+  // Attention sinks: H learned logits read by the kernel; each joins the softmax's
+  // denominator of its head (exp and add per query row and head: softmax work, not
+  // counted like the rest of the softmax).
+  att.params = s.sinks;
+  att.cost.weight_bytes = s.sinks * s.weight_el_bytes;
   if (w.scores_materialised) {
     // Unfused: Q K^T and P V as per-(sequence, head) products, and the scores
     // [seqs, H, rows_q, rows_kv] written, read and written by the softmax, read by P V.
@@ -157,9 +162,11 @@ void gdn_ops(const OpDims& s, const LayerWork& w, OpNodes& t) {
 }
 
 // `groups` experts of width F, each given tokens / groups of the T token copies.
-void swiglu(OpNode& r, double tokens, double D, double F, double e, double groups = 1) {  // e: activation bytes
+// `act` FLOPs per element of the activation; `bias`: bias elements per token (2F + D or 0).
+void swiglu(OpNode& r, double tokens, double D, double F, double e, double groups = 1, double act = 5,
+            double bias = 0) {  // e: activation bytes
   // gate/up [T, D] -> [T, 2F]; SiLU(gate)*up -> [T, F]; down [T, F] -> [T, D]
-  r.cost.flops = tokens * (2 * D * 2 * F + 5 * F + 2 * F * D);
+  r.cost.flops = tokens * (2 * D * 2 * F + act * F + 2 * F * D + bias);
   r.cost.act_bytes_in = tokens * (D + 2 * F + F) * e;
   r.cost.act_bytes_out = tokens * (2 * F + F + D) * e;
   r.calls = 3;
@@ -186,14 +193,14 @@ void ffn_ops(const OpDims& s, const LayerFeatures& f, const LayerWork& w, OpNode
   }
   // Router logits [N, D] x [D, E]; top-k selection not counted.
   OpNode& router = node(t, OpKind::router);
-  vector_op(router, 2 * N * s.D * s.E, s.E * s.D, N * s.D, N * s.E, s);
+  vector_op(router, 2 * N * s.D * s.E + N * s.router_bias, s.E * s.D + s.router_bias, N * s.D, N * s.E, s);
   router.gemms = {OpGemm{N, s.E, s.D, 1, GemmSplit::replicated}, OpGemm{}};
   router.inner_vector_bytes = N * s.E * e;  // the top-k reads the logits
   router.inner_vector_calls = 1;
   // Routed experts: N*k token copies, balanced over E experts; weights of the experts hit.
   OpNode& ex = node(t, OpKind::experts);
-  const double expert_params = 3 * s.D * s.Fe, hit = experts_hit(s.E, s.top_k, N);
-  swiglu(ex, N * s.top_k, s.D, s.Fe, e, hit);
+  const double expert_params = 3 * s.D * s.Fe + s.expert_bias, hit = experts_hit(s.E, s.top_k, N);
+  swiglu(ex, N * s.top_k, s.D, s.Fe, e, hit, s.expert_act_flops, s.expert_bias);
   ex.params = s.E * expert_params;
   ex.cost.weight_bytes = hit * expert_params * s.weight_el_bytes;
   // The token copies are permuted to their experts and back (read and written each way).

@@ -73,7 +73,13 @@ OpDims op_dims(const Backbone& b, const Method& m) {
     s.Fe = d(b.moe->expert_intermediate);
     s.S = d(b.moe->num_shared_experts);
     s.Fs = d(b.moe->shared_expert_intermediate);
+    s.router_bias = b.moe->router_bias ? s.E : 0;
+    s.expert_bias = d(b.expert_params() - 3 * b.hidden * b.moe->expert_intermediate);
+    // clamped SwiGLU: two clamps (3), alpha * gate (1), sigmoid (3: exp, add, divide),
+    // gate * sigmoid (1), up + 1 (1), the product (1)
+    if (b.moe->swiglu_limit > 0) s.expert_act_flops = 10;
   }
+  s.sinks = d(b.sink_params());
   s.V = d(b.padded_vocab());
   s.V_in = d(b.padded_input_vocab());
   s.tied = b.tie_embeddings;
@@ -106,7 +112,9 @@ OpDims op_dims(const Backbone& b, const Method& m) {
 }
 
 LayerFeatures layer_features(const Backbone& b, std::int64_t layer) {
-  return LayerFeatures{b.is_moe_layer(layer), b.is_mirrored(layer), b.is_linear_layer(layer)};
+  LayerFeatures f{b.is_moe_layer(layer), b.is_mirrored(layer), b.is_linear_layer(layer)};
+  f.nope = b.layers[static_cast<std::size_t>(layer)].nope;
+  return f;
 }
 
 OpCost PassProgram::total() const {

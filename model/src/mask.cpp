@@ -139,6 +139,11 @@ void validate(const MaskSpec& m) {
   if (m.kind == MaskSpec::Kind::phd && m.phd_variant != PhdVariant::plain && m.phd_W < 1)
     throw ConfigError("/mask/phd_W", "PHD-" + std::string(to_string(m.phd_variant)) + " needs W >= 1, got " +
                                          num(m.phd_W));
+  if (m.chunk < 0) throw ConfigError("/mask/chunk", "must be >= 0, got " + num(m.chunk));
+  if (m.chunk > 0 && (m.kind != MaskSpec::Kind::causal || m.final_copy_queries_only))
+    throw ConfigError("/mask/chunk", std::string("chunked local attention applies to a causal mask with every row a "
+                                                 "query, got ") + to_string(m.kind) +
+                                         (m.final_copy_queries_only ? " with final-copy queries only" : ""));
   if (m.kind == MaskSpec::Kind::phd && m.phd_variant == PhdVariant::cswa && m.phd_C < 1)
     throw ConfigError("/mask/phd_C", "PHD-cswa needs a chunk C >= 1, got " + num(m.phd_C));
 }
@@ -148,6 +153,7 @@ bool visible(const MaskSpec& m, std::int64_t q, std::int64_t k) {
   if (q < 0 || k < 0 || q >= N || k >= N || k > q) return false;  // every kind is causal
   const Cell qc = cell_of(q, m.copies), kc = cell_of(k, m.copies);
   if (m.final_copy_queries_only && qc.copy != m.copies - 1) return false;
+  if (m.chunk > 0 && qc.token / m.chunk != kc.token / m.chunk) return false;
   switch (m.kind) {
     case MaskSpec::Kind::causal: return true;
     case MaskSpec::Kind::sliding: return q - m.window < k;
@@ -197,6 +203,7 @@ std::vector<std::int64_t> physical_to_logical(std::int64_t tokens, std::int64_t 
 std::int64_t visible_pairs(const MaskSpec& m) {
   validate(m);
   const std::int64_t L = m.tokens, n = m.copies;
+  if (m.chunk > 0) return detail::chunked_pairs(m);
   switch (m.kind) {
     case MaskSpec::Kind::causal:  // query t sees t+1 keys: nL(nL+1)/2; final copy: (i+1)*n
       return m.final_copy_queries_only ? n * L * (L + 1) / 2 : m.positions() * (m.positions() + 1) / 2;
@@ -273,6 +280,7 @@ MaskSpec layer_mask(const Config& c, std::int64_t layer, std::int64_t tokens) {
     m.kind = MaskSpec::Kind::sliding;
     m.window = att.window;
   }
+  if (att.kind == AttentionKind::chunked) m.chunk = att.chunk;  // tokens; designs keep or refuse it
   shape_layer_mask(c.design.method, b, layer, m);
   // Designs that do not reshape it (baseline, VWN, looped) keep the backbone's mask.
   validate(m);
@@ -289,6 +297,7 @@ Layout best_layout(const Config& c, std::int64_t tokens, std::int64_t Bq, std::i
   bool any_intra = false;
   for (std::int64_t l = 0; l < c.effective.num_layers; ++l) {
     const MaskSpec m = layer_mask(c, l, tokens);
+    if (m.chunk > 0) return fallback;  // chunked layers are counted in interleaved order only
     any_intra = any_intra || m.kind == MaskSpec::Kind::intra;
     auto same = [&](const auto& e) {
       return e.first.kind == m.kind && e.first.window == m.window &&

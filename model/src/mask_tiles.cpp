@@ -87,6 +87,7 @@ std::optional<TileCount> fast_tiles(const MaskSpec& m, Layout l, const Grid& g) 
 }  // namespace tiles
 
 TileCount visible_tiles(const MaskSpec& m, Layout l, std::int64_t Bq, std::int64_t Bk) {
+  if (m.chunk > 0) return detail::chunked_tiles(m, l, Bq, Bk);
   const tiles::Grid g = tiles::grid_of(m, Bq, Bk);
   if (std::optional<TileCount> tc = tiles::fast_tiles(m, l, g)) return *tc;
   return tiles::general_tiles(m, l, g);
@@ -117,10 +118,12 @@ TileCount phd_partial_prefill_tiles(const MaskSpec& m, std::int64_t tail, Layout
 namespace detail {
 
 std::optional<TileCount> visible_tiles_fast(const MaskSpec& m, Layout l, std::int64_t Bq, std::int64_t Bk) {
+  if (m.chunk > 0) return chunked_tiles(m, l, Bq, Bk);
   return tiles::fast_tiles(m, l, tiles::grid_of(m, Bq, Bk));
 }
 
 TileCount visible_tiles_general(const MaskSpec& m, Layout l, std::int64_t Bq, std::int64_t Bk) {
+  if (m.chunk > 0) return chunked_tiles(m, l, Bq, Bk);
   return tiles::general_tiles(m, l, tiles::grid_of(m, Bq, Bk));
 }
 

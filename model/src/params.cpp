@@ -19,17 +19,17 @@ ParamCounts count_params(const Config& c) {
     if (b.is_linear_layer(l)) {
       p.linear_attention += b.gdn->params(D);  // its own projections and norm; no QK-norm
     } else {
-      p.attention += att.projection_params;
+      p.attention += att.projection_params + b.sink_params();
       p.qk_norm += b.qk_norm_params();
     }
     p.norms += b.norms_per_layer * b.norm_params();  // pre-attention and pre-FFN norm (Gemma: also post)
     if (b.is_moe_layer(l)) {
       const MoeConfig& m = *b.moe;
-      p.router += m.num_experts * D;
-      p.routed_experts += m.num_experts * 3 * D * m.expert_intermediate;
+      p.router += m.num_experts * D + (m.router_bias ? m.num_experts : 0);
+      p.routed_experts += m.num_experts * b.expert_params();
       p.shared_experts += m.num_shared_experts * 3 * D * m.shared_expert_intermediate;
       if (m.shared_expert_gate) p.shared_experts += D;  // its sigmoid gate, D -> 1
-      active_ffn += m.top_k * 3 * D * m.expert_intermediate;
+      active_ffn += m.top_k * b.expert_params();
     } else {
       p.dense_ffn += b.dense_ffn_params();
     }

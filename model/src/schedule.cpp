@@ -17,7 +17,8 @@ const char* to_string(LoopRole r) {
 std::int64_t kv_cache_positions(const MaskSpec& m, std::int64_t max_tokens) {
   const std::int64_t all = max_tokens * m.copies;
   switch (m.kind) {
-    case MaskSpec::Kind::causal:
+    case MaskSpec::Kind::causal:  // chunked: the current chunk's positions, compacted as a window's
+      return m.chunk > 0 ? std::min(all, 2 * (m.chunk * m.copies + m.copies)) : all;
     case MaskSpec::Kind::intra: return all;
     case MaskSpec::Kind::sliding: return std::min(all, 2 * (m.window + m.copies));
     case MaskSpec::Kind::phd: return max_tokens + m.phd_W + m.copies;

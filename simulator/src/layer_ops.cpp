@@ -5,7 +5,9 @@
 namespace hdlab::simulator {
 
 void layer_ops(const ModelShape& s, const LayerSignature& sig, const LayerWork& w, bool count_executed, OpTable& out) {
-  model::layer_ops(s, model::LayerFeatures{sig.moe, sig.kv_from_source, sig.linear}, w, count_executed, out);
+  model::LayerFeatures f{sig.moe, sig.kv_from_source, sig.linear};
+  f.nope = sig.nope;
+  model::layer_ops(s, f, w, count_executed, out);
 }
 
 void outside_ops(const ModelShape& s, const OutsideWork& w, OpTable& out) { model::outside_ops(s, w, out); }

@@ -29,7 +29,7 @@ struct TileQuery {
     const MaskSpec& a = mask;
     const MaskSpec& b = o.mask;
     return a.kind == b.kind && a.tokens == b.tokens && a.copies == b.copies && a.window == b.window &&
-           a.phd_variant == b.phd_variant && a.phd_W == b.phd_W && a.phd_C == b.phd_C &&
+           a.chunk == b.chunk && a.phd_variant == b.phd_variant && a.phd_W == b.phd_W && a.phd_C == b.phd_C &&
            a.final_copy_queries_only == b.final_copy_queries_only && layout == o.layout && bq == o.bq && bk == o.bk &&
            tail == o.tail;
   }
@@ -46,7 +46,7 @@ std::int64_t executed_pairs(const MaskSpec& m, Layout layout, std::int64_t bq, s
   thread_local std::array<Slot, slots> cache{};
   const TileQuery q{m, layout, bq, bk, tail};
   std::uint64_t h = static_cast<std::uint64_t>(m.tokens) * 0x9E3779B97F4A7C15ull;
-  for (std::int64_t v : {static_cast<std::int64_t>(m.kind), m.copies, m.window, m.phd_W, m.phd_C,
+  for (std::int64_t v : {static_cast<std::int64_t>(m.kind), m.copies, m.window, m.chunk, m.phd_W, m.phd_C,
                          static_cast<std::int64_t>(m.phd_variant), static_cast<std::int64_t>(layout), bq, bk,
                          static_cast<std::int64_t>(m.final_copy_queries_only), tail})
     h = (h ^ static_cast<std::uint64_t>(v)) * 0x100000001B3ull;
@@ -62,7 +62,8 @@ std::int64_t executed_pairs(const MaskSpec& m, Layout layout, std::int64_t bq, s
 // PHD's rule, twice the mean (exact for a causal triangle), at most every position.
 double longest_keys(const MaskSpec& m, const LayerWork& w) {
   switch (m.kind) {
-    case MaskSpec::Kind::causal: return d(m.positions());
+    case MaskSpec::Kind::causal:  // chunked: its chunk's positions
+      return m.chunk > 0 ? std::min(d(m.chunk * m.copies), d(m.positions())) : d(m.positions());
     case MaskSpec::Kind::sliding: return std::min(d(m.window), d(m.positions()));
     case MaskSpec::Kind::intra: return d(m.tokens);
     case MaskSpec::Kind::phd: break;

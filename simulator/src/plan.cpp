@@ -31,7 +31,8 @@ LayerSignature layer_signature(const Backbone& b, const Method& m, std::int64_t 
   LayerSignature sig;
   const LayerAttention& att = b.layers[static_cast<std::size_t>(l)];
   sig.base_kind = att.kind;
-  sig.base_window = att.kind == AttentionKind::sliding ? att.window : 0;
+  sig.base_window = att.kind == AttentionKind::sliding ? att.window : att.kind == AttentionKind::chunked ? att.chunk : 0;
+  sig.nope = att.nope;
   sig.moe = b.is_moe_layer(l);
   sig.kv_from_source = b.is_mirrored(l);
   sig.linear = b.is_linear_layer(l);

@@ -45,7 +45,8 @@ json signature_json(const LayerSignature& s) {
             {"kv_from_source", s.kv_from_source},
             {"final_queries_only", s.final_queries_only},
             {"loop_role", roles[static_cast<int>(s.role)]}};
-  if (s.base_window > 0) j["window"] = s.base_window;
+  if (s.base_window > 0) j[s.base_kind == model::AttentionKind::chunked ? "chunk" : "window"] = s.base_window;
+  if (s.nope) j["nope"] = true;
   return j;
 }
 

@@ -51,6 +51,23 @@ inline model::Backbone tiny_moe(model::RouterKind router = model::RouterKind::so
   return b;
 }
 
+// Llama 4 / gpt-oss attention variants on tiny_moe: 4 layers, attention sinks, layers 0-2
+// chunked local attention over `chunk` tokens, layer 3 full without RoPE (NoPE), MoE on
+// every second layer (layer_step 2) with a dense FFN of 48 elsewhere.
+inline model::Backbone tiny_attn_variants(std::int64_t chunk = 37) {
+  model::Backbone b = tiny_moe(model::RouterKind::sigmoid, 4);
+  b.name = "tiny-attn-variants";
+  b.intermediate = 48;
+  b.moe->layer_step = 2;
+  b.attention_sinks = true;
+  for (std::size_t l = 0; l < 3; ++l) {
+    b.layers[l].kind = model::AttentionKind::chunked;
+    b.layers[l].chunk = chunk;
+  }
+  b.layers[3].nope = true;
+  return b;
+}
+
 inline model::Config make(const model::Backbone& b, const std::string& design_json) {
   const model::Design d = model::parse_design(model::Json::parse(design_json), b, "/design");
   return model::make_config(b, d);

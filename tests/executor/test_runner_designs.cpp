@@ -298,3 +298,51 @@ TEST_CASE("looped shared KV: one cache per recurrent layer, last iteration's ent
 }
 
 }  // namespace hdlab::executor::testing
+
+namespace hdlab::executor::testing {
+
+TEST_CASE("sinks, chunked local attention, NoPE and interleaved MoE: decode equals the full forward", "[runner][chunked]") {
+  // Chunks of 5 tokens: the prompt and the decode steps cross several boundaries.
+  const model::Backbone b = tiny_attn_variants(5);
+  for (const char* design : {"{}", R"({"hd": {"n": 2}})", R"({"hd": {"n": 3, "layers": {"rest": "intra"}}})"}) {
+    INFO(design);
+    check_decode_matches_train(make(b, design), 17, 6);
+  }
+  // HD n = 1 is the baseline, chunks and sinks included.
+  const auto t = tokens(17);
+  Model base = build(make(b, "{}")), one = build(make(b, R"({"hd": {"n": 1}})"));
+  CHECK(rel_diff(train_logits(one, t), train_logits(base, t)) == 0.0);
+  // The sinks and the chunks change the function: without either the logits differ.
+  model::Backbone no_sinks = b, no_chunks = b;
+  no_sinks.attention_sinks = false;
+  for (auto& l : no_chunks.layers) l.kind = model::AttentionKind::full, l.chunk = 0;
+  Model ns = build(make(no_sinks, "{}")), nc = build(make(no_chunks, "{}"));
+  CHECK(rel_diff(train_logits(ns, t), train_logits(base, t)) > 1e-3);
+  CHECK(rel_diff(train_logits(nc, t), train_logits(base, t)) > 1e-3);
+  // Within the first chunk the chunked model is the full one.
+  const auto first = tokens(5);
+  CHECK(rel_diff(train_logits(nc, first), train_logits(base, first)) < kSameFunction);
+}
+
+TEST_CASE("the runner refuses gpt-oss's biased, clamped experts by pointer", "[runner][chunked]") {
+  auto refused = [](model::Backbone b) {
+    try {
+      (void)weight_specs(b, model::Method{});
+    } catch (const model::ConfigError& e) {
+      return e.pointer();
+    }
+    return std::string("(none)");
+  };
+  model::Backbone b = tiny_attn_variants();
+  b.moe->router_bias = true;
+  CHECK(refused(b) == "/backbone/moe/router_bias");
+  b = tiny_attn_variants();
+  b.moe->expert_bias = true;
+  CHECK(refused(b) == "/backbone/moe/expert_bias");
+  b = tiny_attn_variants();
+  b.moe->swiglu_limit = 7.0;
+  b.moe->swiglu_alpha = 1.702;
+  CHECK(refused(b) == "/backbone/moe/swiglu_limit");
+}
+
+}  // namespace hdlab::executor::testing

@@ -94,6 +94,9 @@ TEST_CASE("executed FLOPs equal the simulator's op tables per op", "[runner][flo
       {moe, R"({"looped": {"prelude": 0, "recurrent": 1, "coda": 1, "iterations": 4, "input_injection": true}})",
        model::Layout::interleaved},
       {moe, R"({"growth": {"width_factor": 2, "depth_factor": 2}})", model::Layout::interleaved},
+      // Sinks, chunked local attention across chunk boundaries, NoPE, interleaved MoE/dense.
+      {tiny_attn_variants(), "{}", model::Layout::interleaved},
+      {tiny_attn_variants(), R"({"hd": {"n": 2, "layers": {"rest": "intra"}}})", model::Layout::interleaved},
   };
   for (const Case& k : cases) {
     const model::Config c = make(k.b, k.design);
@@ -168,6 +171,9 @@ TEST_CASE("the KV entries the runner keeps are the simulator's cache sizes", "[r
   for (const char* d : designs) configs.push_back(make(sliding, d));
   configs.push_back(make(mirror, R"({"hd": {"n": 2, "layers": ["full", "local", "intra", "intra"], "window": 7,
                                       "kv_mirror": true}})"));
+  // Chunked layers keep the current chunk's entries (chunk 43: boundaries at 129 and inside the decode steps).
+  configs.push_back(make(tiny_attn_variants(43), "{}"));
+  configs.push_back(make(tiny_attn_variants(43), R"({"hd": {"n": 2}})"));
   for (const model::Config& c : configs) {
     INFO(model::to_json(c.design).dump());
     Model m = build(c);

@@ -168,7 +168,7 @@ TEST_CASE("every default of our native format is recorded as an assumption", "[b
   const Backbone b = parse_backbone(minimal);
   std::vector<std::string> fields;
   for (const auto& [field, note] : b.assumptions) fields.push_back(field);
-  CHECK(fields == std::vector<std::string>{"attention",        "attention_bias", "dtype",          "head_dim",
+  CHECK(fields == std::vector<std::string>{"attention",        "attention_bias", "attention_sinks", "dtype",          "head_dim",
                                            "input_vocab_size", "kv_mirror_layers", "max_context",  "mlp",
                                            "mlp_bias",         "name",           "norm",           "norm_eps",
                                            "norm_placement",   "norms_per_layer", "num_kv_heads",  "output_bias",

@@ -193,7 +193,7 @@ TEST_CASE("bad backbones name the field and the reason", "[config][errors]") {
   CHECK(backbone_error(R"({"attention": {"layers": "sliding", "sliding_window": 0}})") ==
         "/backbone/attention/sliding_window: is required (>= 1) when a layer is sliding");
   CHECK(backbone_error(R"({"attention": {"layers": ["full", "full", "full", "windowed"], "sliding_window": 4}})") ==
-        "/backbone/attention/layers/3: must be one of full, sliding, got \"windowed\"");
+        "/backbone/attention/layers/3: must be one of full, sliding, chunked, got \"windowed\"");
   CHECK(backbone_error(R"({"kv_mirror_layers": 3})") == "/backbone/kv_mirror_layers: must be <= 2, got 3");
   CHECK(backbone_error(R"({"vocab_size": -1})") == "/backbone/vocab_size: must be >= 1, got -1");
   CHECK(backbone_error(R"({"rope_theta": -5})") == "/backbone/rope_theta: must be > 0");

@@ -72,8 +72,8 @@ TEST_CASE("every model profile parses with the strict loader and round-trips", "
   // Exactly the bundled models: a profile lost in a merge fails here, a new one is added here.
   CHECK(names_of(files) == std::set<std::string>{
       "flashattn-gpt3-1.3b-2k.json", "flashattn-gpt3-1.3b-8k.json", "flashattn-gpt3-2.7b-2k.json",
-      "flashattn-gpt3-2.7b-8k.json", "gpt2-small.json", "growth-17b.json", "growth-3b.json", "huginn-3.5b.json",
-      "llama2-70b-fp16.json", "llama2-7b-fp16.json", "llama3-405b.json",
+      "flashattn-gpt3-2.7b-8k.json", "gpt-oss-20b.json", "gpt2-small.json", "growth-17b.json", "growth-3b.json", "huginn-3.5b.json",
+      "llama-4-scout.json", "llama2-70b-fp16.json", "llama2-7b-fp16.json", "llama3-405b.json",
       "megatron-gpt-1.7b.json", "megatron-gpt-145.6b.json", "megatron-gpt-175b.json", "megatron-gpt-18.4b.json",
       "megatron-gpt-1t.json", "megatron-gpt-22b.json", "megatron-gpt-3.6b.json", "megatron-gpt-310.1b.json",
       "megatron-gpt-39.1b.json", "megatron-gpt-530b.json", "megatron-gpt-7.5b.json", "megatron-gpt-76.1b.json",

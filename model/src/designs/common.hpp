@@ -3,6 +3,7 @@
 // every design that keeps one position per token (baseline, VWN, looped) answers with,
 // and small helpers for reading design blocks.
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -63,15 +64,23 @@ inline LayerAttentionRole backbone_role(const Backbone& b, std::int64_t layer) {
   const LayerAttention& att = b.layers[static_cast<std::size_t>(layer)];
   LayerAttentionRole role;
   role.base_kind = att.kind;
-  role.base_window = att.kind == AttentionKind::sliding ? att.window : 0;
+  role.base_window = att.kind == AttentionKind::sliding ? att.window : att.kind == AttentionKind::chunked ? att.chunk : 0;
   return role;
+}
+
+// Tokens before the current one that a chunked layer still sees after c tokens: those of
+// the current chunk, c mod chunk (base_window holds the chunk).
+inline double chunk_offset(const LayerAttentionRole& layer, double c) {
+  const auto C = static_cast<double>(layer.base_window);
+  return c - std::floor(c / C) * C;
 }
 
 // Decode-step attention of a layer with one copy per token: its query sees the cache
 // (within the backbone's window) and itself.
 inline DecodeAttention decode_one_copy(const LayerAttentionRole& layer, double c) {
-  const double keys =
-      layer.base_kind == AttentionKind::sliding ? std::min(c + 1, static_cast<double>(layer.base_window)) : c + 1;
+  const double keys = layer.base_kind == AttentionKind::sliding ? std::min(c + 1, static_cast<double>(layer.base_window))
+                      : layer.base_kind == AttentionKind::chunked ? chunk_offset(layer, c) + 1
+                                                                   : c + 1;
   DecodeAttention w;
   w.rows_q = w.rows_kv = 1;
   w.pairs_exact = w.pairs_executed = w.kv_read = keys;
@@ -79,8 +88,10 @@ inline DecodeAttention decode_one_copy(const LayerAttentionRole& layer, double c
   return w;
 }
 
-// Entries a one-copy cache keeps after c tokens: all, or a sliding layer's window - 1.
+// Entries a one-copy cache keeps after c tokens: all, a sliding layer's window - 1, or a
+// chunked layer's tokens of the current chunk.
 inline double kv_entries_one_copy(const LayerAttentionRole& layer, double c) {
+  if (layer.base_kind == AttentionKind::chunked) return chunk_offset(layer, c);
   return layer.base_kind == AttentionKind::sliding ? std::min(c, static_cast<double>(layer.base_window - 1)) : c;
 }
 

@@ -95,7 +95,8 @@ std::vector<HdLayerKind> parse_layers(const Json* layers, const std::string& ptr
   const std::vector<bool> full = explicit_full_layers(r, b);
   r.finish();
   for (std::size_t l = 0; l < L; ++l) {
-    if (full[l]) kinds.push_back(HdLayerKind::full);
+    // Chunked layers run full over their chunk (see check_chunked_layers).
+    if (full[l] || b.layers[l].kind == AttentionKind::chunked) kinds.push_back(HdLayerKind::full);
     else if (b.layers[l].kind == AttentionKind::sliding) kinds.push_back(sliding);
     else kinds.push_back(rest);
   }
@@ -124,6 +125,22 @@ std::int64_t parse_window(ObjectReader& r, const HdDesign& hd, const Backbone& b
   return window;
 }
 
+// HD on the backbone's chunked layers (Llama 4): stream-shared chunking. A chunk is C
+// tokens, so C n expanded positions: a query sees every stream of the tokens of its own
+// chunk up to itself (the "full" kind cut at chunk boundaries). Intra and local kinds do
+// not combine with a chunk, nor do KV-mirror queries; both are refused.
+void check_chunked_layers(const HdDesign& hd, const Backbone& b, const std::string& ptr, bool listed) {
+  for (std::size_t l = 0; l < hd.layer_kinds.size(); ++l) {
+    if (b.layers[l].kind != AttentionKind::chunked) continue;
+    if (hd.layer_kinds[l] != HdLayerKind::full)
+      fail(listed ? pointer_join(ptr, l) : ptr,
+           "layer " + num(static_cast<std::int64_t>(l)) + " is a chunked backbone layer: HD runs it \"full\" within "
+           "its chunk (every stream of the chunk's tokens); " + to_string(hd.layer_kinds[l]) + " is not modelled");
+    if (hd.kv_mirror && b.is_mirrored(static_cast<std::int64_t>(l)))
+      fail(ptr, "KV-mirror queries on chunked layer " + num(static_cast<std::int64_t>(l)) + " are not modelled");
+  }
+}
+
 }  // namespace
 
 void parse(ObjectReader r, const Backbone& b, DesignDefaults& defaults, HdDesign& hd) {
@@ -150,6 +167,8 @@ void parse(ObjectReader r, const Backbone& b, DesignDefaults& defaults, HdDesign
   if (hd.rope_theta == 0.0) hd.rope_theta = b.rope_theta;
   note_default(defaults, r, "rope_theta", "the backbone's " + Json(b.rope_theta).dump());
   r.finish();
+  const Json* layers = r.find("layers");
+  check_chunked_layers(hd, b, r.at("layers"), layers && (layers->is_array()));
 }
 
 Json block_json(const HdDesign& hd) {
@@ -225,13 +244,15 @@ DecodeAttention decode_attention(const HdDesign& hd, const LayerAttentionRole& l
   w.rows_q = n - first;
   w.kv_written = n;
   switch (layer.stream_kind) {
-    case HdLayerKind::full:
-      // stream k's query at t = c*n + k sees t + 1 keys
+    case HdLayerKind::full: {
+      // stream k's query at t = c*n + k sees t + 1 keys (chunked: those of its chunk)
+      const double before = layer.base_kind == AttentionKind::chunked ? n * common::chunk_offset(layer, c) : n * c;
       w.pairs_exact = 0;
-      for (double k = first; k < n; ++k) w.pairs_exact += n * c + k + 1;
-      w.kv_read = all;
-      w.pairs_executed = w.rows_q * all;
+      for (double k = first; k < n; ++k) w.pairs_exact += before + k + 1;
+      w.kv_read = before + n;
+      w.pairs_executed = w.rows_q * w.kv_read;
       break;
+    }
     case HdLayerKind::intra:
       w.pairs_exact = w.rows_q * (c + 1);
       w.kv_read = w.rows_q * (c + 1);  // each querying stream's own entries
@@ -253,6 +274,7 @@ DecodeAttention decode_attention(const HdDesign& hd, const LayerAttentionRole& l
 
 double kv_entries(const HdDesign& hd, const LayerAttentionRole& layer, double c) {
   const double all = static_cast<double>(hd.n) * c;
+  if (layer.base_kind == AttentionKind::chunked) return static_cast<double>(hd.n) * common::chunk_offset(layer, c);
   return layer.stream_kind == HdLayerKind::local ? std::min(all, static_cast<double>(hd.window - 1)) : all;
 }
 

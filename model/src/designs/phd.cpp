@@ -48,6 +48,11 @@ void parse(ObjectReader r, const Backbone& b, DesignDefaults& defaults, PhdDesig
     fail(r.pointer(), "is unsupported on a backbone with linear_attention layers (" +
                           std::to_string(b.num_linear_layers()) + "): PHD's hidden copies on a recurrent state are not "
                           "modelled yet");
+  // The PHD rule is one mask for every layer; a chunk boundary would cut the origins a
+  // hidden copy must see (its own token's and every earlier one), so it is refused.
+  if (b.num_chunked_layers() > 0)
+    fail(r.pointer(), "PHD on a backbone with chunked attention layers (" + common::num(b.num_chunked_layers()) +
+                          " of them) is not modelled: the PHD mask has no chunk boundary");
   common::note_default(defaults, r, "variant", "plain");
   p.K = r.integer("K", std::nullopt, 1, Limits::max_copies);
   p.variant = r.choice<PhdVariant>(

@@ -118,9 +118,11 @@ class Backend {
 
   // out = softmax(scale q k^T + mask) v per query head; q [Lq, H, hd], k, v [Lk, G, hd],
   // out [Lq, H, hd]; query head h reads kv head h / (H/G). Rows are in the plan's
-  // order; a row with no visible key gets zeros.
+  // order; a row with no visible key gets zeros. `sinks` (f32 [H], or empty: none): a
+  // learned logit per query head that joins every row's softmax denominator with no value
+  // (gpt-oss): out = sum_j exp(s_j) v_j / (sum_j exp(s_j) + exp(sink_h)).
   void attention(const Tensor& q, const Tensor& k, const Tensor& v, const TilePlan& plan, const Tensor& out,
-                 float scale);
+                 float scale, const Tensor& sinks = Tensor{});
   // Makes the backend's own copy of a plan ahead of the attention calls that use it, so
   // that timed ops do not pay for it (the runner stages every plan of a call in its
   // untimed setup). CUDA keeps device copies of the last 64 plans (attention stages a
@@ -212,7 +214,7 @@ class Backend {
   virtual void gemm_impl(const Tensor& a, bool trans_a, const Tensor& b, bool trans_b, const Tensor& c, float alpha,
                          float beta) = 0;
   virtual void attention_impl(const Tensor& q, const Tensor& k, const Tensor& v, const TilePlan& plan,
-                              const Tensor& out, float scale) = 0;
+                              const Tensor& out, float scale, const Tensor& sinks) = 0;
   virtual void rms_norm_impl(const Tensor& x, const Tensor& weight, float eps, const Tensor& out) = 0;
   virtual void group_norm_impl(const Tensor& x, std::int64_t group_size, const Tensor& weight, const Tensor& bias,
                                float eps, const Tensor& out) = 0;

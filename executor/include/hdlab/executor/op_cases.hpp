@@ -71,6 +71,7 @@ struct AttentionCaseShape {
   // Decode step: the queries are the copies of the last token (one row under
   // final_copy_queries_only), the keys what the KV cache keeps (decode_key_positions).
   bool decode = false;
+  bool sinks = false;  // a sink logit per query head (gpt-oss)
 };
 OpCase attention_case(const AttentionCaseShape& shape, ScalarType type, std::uint64_t seed);
 // The mask of a case: prefill in the layout, or the decode step of its last token.

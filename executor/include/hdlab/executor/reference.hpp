@@ -20,9 +20,9 @@ using DoubleSpan = std::span<const double>;
 Doubles gemm_reference(DoubleSpan a, bool trans_a, DoubleSpan b, bool trans_b, std::int64_t m, std::int64_t n,
                        std::int64_t k, double alpha, double beta, DoubleSpan c_in);
 
-// q [Lq, H, hd], k, v [Lk, G, hd] -> [Lq, H, hd].
+// q [Lq, H, hd], k, v [Lk, G, hd] -> [Lq, H, hd]; sinks [H] or empty (none).
 Doubles attention_reference(DoubleSpan q, DoubleSpan k, DoubleSpan v, std::int64_t heads, std::int64_t kv_heads,
-                            std::int64_t head_dim, const AttentionMask& mask, double scale);
+                            std::int64_t head_dim, const AttentionMask& mask, double scale, DoubleSpan sinks = {});
 
 // x [rows, dim], weight [dim].
 Doubles rms_norm_reference(DoubleSpan x, DoubleSpan weight, std::int64_t rows, std::int64_t dim, double eps);

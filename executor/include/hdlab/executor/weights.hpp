@@ -12,6 +12,7 @@
 //   model.layers.{l}.self_attn.k_proj.weight        [G*hd, D]   (+ .bias)
 //   model.layers.{l}.self_attn.v_proj.weight        [G*hd, D]   (+ .bias)
 //   model.layers.{l}.self_attn.q_norm.weight        [hd]    (qk_norm; k_norm likewise)
+//   model.layers.{l}.self_attn.sinks                [H]     (attention_sinks: a logit per query head)
 //   model.layers.{l}.self_attn.o_proj.weight        [D, H*hd]
 //   model.layers.{l}.post_attention_layernorm.weight [D]    norms_per_layer 2: the pre-FFN norm (Qwen/Llama)
 //     norms_per_layer 4 (Gemma): post_attention_layernorm is the post-attention norm, and
@@ -181,6 +182,7 @@ struct LayerWeights {
   Tensor q, k, v, o;                 // [H*hd, D], [G*hd, D], [G*hd, D], [D, H*hd]
   Tensor q_bias, k_bias, v_bias;     // [1, out] with attention_bias
   Tensor q_norm, k_norm;             // [hd] f32 with qk_norm
+  Tensor sinks;                      // [H] f32 with attention_sinks
   Tensor ffn_norm, ffn_post_norm;    // [D] f32
   FfnWeights dense;                  // dense layers
   std::optional<MoeWeights> moe;     // MoE layers

@@ -15,13 +15,17 @@ enum class DType { bf16, fp16, fp32, fp8 };
 int dtype_bytes(DType dtype);
 const char* to_string(DType dtype);
 
-// Per-layer attention of the backbone: full causal, or causal over the last `window`
-// positions (a query at t sees keys t-window < t' <= t).
-enum class AttentionKind { full, sliding };
+// Per-layer attention of the backbone: full causal, causal over the last `window`
+// positions (a query at t sees keys t-window < t' <= t), or chunked local attention
+// (Llama 4: positions fall in chunks of `chunk`; a query at t sees keys t' <= t of its own
+// chunk, floor(t'/chunk) == floor(t/chunk)).
+enum class AttentionKind { full, sliding, chunked };
 const char* to_string(AttentionKind kind);
 struct LayerAttention {
   AttentionKind kind = AttentionKind::full;
   std::int64_t window = 0;  // positions; only meaningful for sliding
+  std::int64_t chunk = 0;   // positions; only meaningful for chunked
+  bool nope = false;        // no rotary positions in this layer (Llama 4's global layers)
   bool operator==(const LayerAttention&) const = default;
 };
 
@@ -90,6 +94,15 @@ struct MoeConfig {
   // A sigmoid gate (D -> 1) scaling the shared experts' output per token (Qwen2-MoE,
   // Qwen3-Next): D parameters per MoE layer.
   bool shared_expert_gate = false;
+  // Layers from first_dense_layers on are MoE when (l + 1) % layer_step == 0, dense (F =
+  // intermediate) otherwise: Llama 4's interleave_moe_layer_step. 1: every one.
+  std::int64_t layer_step = 1;
+  bool router_bias = false;  // a bias of E on the router logits (gpt-oss)
+  bool expert_bias = false;  // biases on every routed expert's gate/up (2 F_e) and down (D) (gpt-oss)
+  // gpt-oss's clamped SwiGLU in the routed experts: gate clamped above at `limit`, up to
+  // [-limit, limit], out = (up + 1) * gate * sigmoid(alpha * gate). 0: plain SwiGLU.
+  double swiglu_limit = 0;
+  double swiglu_alpha = 0;
   bool operator==(const MoeConfig&) const = default;
 };
 
@@ -119,6 +132,9 @@ struct Backbone {
   // Rotary dimensions per head (partial RoPE: GLM-4.5, Phi-4-mini); 0: all of head_dim.
   std::int64_t rotary_dim = 0;
   bool attention_bias = false;          // biases on the q, k, v projections (Qwen2)
+  // A learned logit per query head added to every softmax's denominator (gpt-oss): the
+  // weights sum to less than 1, the rest goes to a "sink" with no value. H per layer.
+  bool attention_sinks = false;
   bool output_bias = false;             // a bias on the attention output projection (D)
   bool mlp_bias = false;                // biases on the dense FFN's matrices (GELU: F + D; SwiGLU: 2F + D)
   NormKind norm = NormKind::rmsnorm;
@@ -166,6 +182,11 @@ struct Backbone {
   MixerKind mixer(std::int64_t l) const;
   bool is_linear_layer(std::int64_t l) const { return mixer(l) != MixerKind::attention; }
   std::int64_t num_linear_layers() const;
+  std::int64_t num_chunked_layers() const;
+  // Learned sink logits per layer: H, or 0 without sinks.
+  std::int64_t sink_params() const { return attention_sinks ? num_heads : 0; }
+  // Parameters of one routed expert (SwiGLU, with biases when the config sets them).
+  std::int64_t expert_params() const;
   // Parameters of one per-layer or final norm: D (RMSNorm) or 2D (LayerNorm).
   std::int64_t norm_params() const { return norm == NormKind::layernorm ? 2 * hidden : hidden; }
   // Parameters of the dense FFN, biases included.

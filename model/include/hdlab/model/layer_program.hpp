@@ -118,6 +118,10 @@ struct OpDims {
   bool mlp_bias = false;                 // dense FFN biases
   double position_rows = 0;              // learned position table rows (0: none)
   double E = 0, top_k = 0, Fe = 0, S = 0, Fs = 0;  // MoE
+  double sinks = 0;              // sink logits per layer (H with attention sinks, else 0)
+  double router_bias = 0;        // router bias elements (E or 0)
+  double expert_bias = 0;        // biases of one routed expert (2 Fe + D, or 0)
+  double expert_act_flops = 5;   // the routed experts' activation per element: SiLU(gate)*up 5, clamped SwiGLU 10
   double V = 0;                          // padded vocabulary of the head
   double V_in = 0;                       // padded rows of the input table (backbone input_vocab_size)
   bool tied = false;
@@ -143,6 +147,7 @@ struct LayerFeatures {
   bool moe = false;
   bool kv_from_source = false;  // KV mirror: K/V projected from an early layer's input
   bool linear = false;          // a linear-attention (Gated DeltaNet) mixer instead of attention
+  bool nope = false;            // no rotary positions (Llama 4's global layers): no RoPE op
 };
 LayerFeatures layer_features(const Backbone& b, std::int64_t layer);
 

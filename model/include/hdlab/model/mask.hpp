@@ -32,6 +32,12 @@ struct MaskSpec {
   // HD KV-mirror layers: only the final copy (k = copies-1) issues queries. Their rows,
   // compacted to `tokens` rows in token order, face all positions() keys.
   bool final_copy_queries_only = false;
+  // Chunked local attention (Llama 4): > 0 restricts a causal mask to keys whose token lies
+  // in the query's chunk of `chunk` tokens, floor(i_k / chunk) == floor(i_q / chunk). In
+  // tokens, so under HD every stream of the chunk's tokens stays visible. Causal masks
+  // only, every row a query; tiles are counted in interleaved order (any layout when
+  // copies = 1, where the layouts coincide).
+  std::int64_t chunk = 0;
 
   std::int64_t positions() const { return tokens * copies; }
   std::int64_t query_rows() const { return final_copy_queries_only ? tokens : positions(); }
@@ -95,6 +101,9 @@ TileCount visible_tiles(const MaskSpec& m, Layout l, std::int64_t Bq, std::int64
 TileCount phd_partial_prefill_tiles(const MaskSpec& m, std::int64_t tail, Layout l, std::int64_t Bq, std::int64_t Bk);
 
 namespace detail {
+// Chunked causal masks: pairs O(1), tiles O(query blocks) (mask_chunked.cpp).
+std::int64_t chunked_pairs(const MaskSpec& m);
+TileCount chunked_tiles(const MaskSpec& m, Layout l, std::int64_t Bq, std::int64_t Bk);
 // visible_tiles' two methods, exposed for the tests that compare them: the shortcuts
 // (closed forms over all query blocks for causal, sliding and intra masks in logical
 // order and intra in stream-major order on stream-aligned tiles; O(1) per block for PHD

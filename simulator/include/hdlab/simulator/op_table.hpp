@@ -62,7 +62,8 @@ void set_precision(ModelShape& s, const TensorPrecision& p);
 using model::LoopRole;
 struct LayerSignature {
   model::AttentionKind base_kind = model::AttentionKind::full;
-  std::int64_t base_window = 0;
+  std::int64_t base_window = 0;  // sliding: the window; chunked: the chunk (tokens)
+  bool nope = false;             // no RoPE in this layer (Llama 4's global layers)
   model::HdLayerKind hd_kind = model::HdLayerKind::full;  // HD only
   bool moe = false;
   bool kv_from_source = false;      // KV mirror: K/V projected from an early layer's input

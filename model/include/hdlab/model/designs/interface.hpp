@@ -60,7 +60,7 @@ struct DesignFeatures {
 // kind and window, and under a stream design the kind the layer's streams use.
 struct LayerAttentionRole {
   AttentionKind base_kind = AttentionKind::full;
-  std::int64_t base_window = 0;        // tokens (sliding layers)
+  std::int64_t base_window = 0;        // tokens (sliding layers' window, chunked layers' chunk)
   HdLayerKind stream_kind = HdLayerKind::full;
   bool final_queries_only = false;     // only the final stream issues queries
   bool token_index_rope = false;       // RoPE sees the token index, not the expanded position
