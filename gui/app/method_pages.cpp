@@ -160,9 +160,10 @@ QWidget* MethodPages::buildPage(Page& page, FieldErrors& errors) {
     QWidget* w = fieldWidget(f);
     page.widgets[f.key] = w;
     add_field(form, errors, q(f.label), w, block + "/" + f.key);
-    watch(w);
   }
   if (page.form.layer_kinds) add_field(form, errors, tr("layer kinds"), ruleEditor(), block + "/layers");
+  // The fields that follow others are connected first, so that the page is consistent
+  // when `edited` (connected last, by watch) makes the editor parse it.
   for (const model::FormField& f : page.form.fields)
     if (!f.when_key.empty())
       connect(static_cast<QComboBox*>(page.widgets.at(f.when_key)), &QComboBox::currentIndexChanged, this,
@@ -170,7 +171,8 @@ QWidget* MethodPages::buildPage(Page& page, FieldErrors& errors) {
   for (const std::string& key : page.form.layer_partition)
     if (key != page.form.partition_rest)
       connect(static_cast<QSpinBox*>(page.widgets.at(key)), &QSpinBox::valueChanged, this,
-              [this, &page, key] { keepPartition(page, key); });
+              [this, &page] { keepPartition(page); });
+  for (const model::FormField& f : page.form.fields) watch(page.widgets.at(f.key));
   updateEnabled(page);
   return widget;
 }
@@ -221,7 +223,7 @@ void MethodPages::updateEnabled(const Page& page) {
 // The fields of a layer partition other than the rest keep their values; the rest takes
 // what they leave, so the sum stays whole (an edit of the rest itself is checked by the
 // parser).
-void MethodPages::keepPartition(const Page& page, const std::string&) {
+void MethodPages::keepPartition(const Page& page) {
   if (layers_ <= 0 || page.form.partition_rest.empty()) return;
   int taken = 0;
   for (const std::string& key : page.form.layer_partition)
@@ -302,7 +304,7 @@ void MethodPages::adaptTo(const model::Backbone& effective) {
       s->setValue(std::max(0, std::min(s->value(), left)));
       left -= s->value();
     }
-    keepPartition(page, {});
+    keepPartition(page);
   }
   if (rule_every_) rule_every_->setMaximum(layers_);
 }

@@ -62,7 +62,7 @@ class MethodPages : public QStackedWidget {
   void watch(QWidget* field);
   static bool active(const Page& page, const model::FormField& f);
   void updateEnabled(const Page& page);
-  void keepPartition(const Page& page, const std::string& edited);
+  void keepPartition(const Page& page);
   const Page& current() const;
 
   std::vector<Page> pages_;

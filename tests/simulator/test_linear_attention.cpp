@@ -82,7 +82,7 @@ TEST_CASE("hybrid backbone: the cache holds the attention layers' KV and fixed l
   CHECK(m[Metric::decode_step_s] > 0);
 }
 
-TEST_CASE("HD on a hybrid backbone: n=1 is the baseline; intra-stream linear layers keep n states",
+TEST_CASE("HD on a hybrid backbone: n=1 is the baseline, and intra-stream linear layers keep n states",
           "[linear][hd]") {
   const Metrics base = eval(fixtures::config(tiny_hybrid(), "{}"));
   const Metrics one = eval(fixtures::config(tiny_hybrid(), R"({"hd": {"n": 1}})"));
