@@ -40,7 +40,9 @@ QFormLayout* new_form(QWidget* page) {
   return form;
 }
 
-int clamp_int(double v) { return static_cast<int>(std::clamp(v, static_cast<double>(INT_MIN), static_cast<double>(INT_MAX))); }
+int clamp_int(double v) {
+  return static_cast<int>(std::clamp(v, static_cast<double>(INT_MIN), static_cast<double>(INT_MAX)));
+}
 
 // A field's value as the JSON block holds it; false when the widget's value means "not given".
 bool field_value(const model::FormField& f, const QWidget* w, model::Json& out) {

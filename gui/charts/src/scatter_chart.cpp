@@ -64,7 +64,9 @@ Markers group_markers(const ScatterGroup& g, const ScatterChart& spec, const det
     const XY& p = g.points[k];
     if (!detail::drawable(p, spec.x, spec.y)) continue;
     if (merge) {
-      const auto cell = [](double f) { return std::min<long long>(static_cast<long long>(std::max(f, 0.0) * kCells), kCells - 1); };
+      const auto cell = [](double f) {
+        return std::min<long long>(static_cast<long long>(std::max(f, 0.0) * kCells), kCells - 1);
+      };
       const long long key = cell(axis_fraction(p.x, xr, spec.x.log_base > 0)) * kCells +
                             cell(axis_fraction(p.y, yr, spec.y.log_base > 0));
       const auto [it, fresh] = cell_marker.emplace(key, m.points.size());

@@ -134,7 +134,8 @@ DesignForm form(const LoopedDesign&) {
       choice_field("kv", "KV cache",
                    {{"per_iteration", "one per iteration"}, {"shared", "shared across iterations"}},
                    "per_iteration", "KV cache of the recurrent block: K*R layer slots, or R shared"),
-      flag_field("input_injection", "injection", false, "Re-inject the embedding each iteration (2D -> D adapter)", "re-inject the embedding each iteration (2D -> D adapter)")};
+      flag_field("input_injection", "injection", false, "Re-inject the embedding each iteration (2D -> D adapter)",
+                 "re-inject the embedding each iteration (2D -> D adapter)")};
   return f;
 }
 
