@@ -41,7 +41,10 @@ double saved_activation_bytes(const PassCost& forward, const ModelShape& s, Reco
     const double selective = selective_layer_bytes(lg, s, vwn_eta);
     largest_layer = std::max(largest_layer, selective);
     double per_layer = selective;
-    if (r == Recompute::none)  // the probabilities; with dropout also its mask and the dropped ones
+    // Unfused attention's probabilities (with dropout also its mask and the dropped ones),
+    // kept for the backward unless recomputed. A fused (flash) kernel never writes them:
+    // its backward recomputes them from Q, K and the softmax statistics, whatever the policy.
+    if (r == Recompute::none && lg.work.scores_materialised)
       per_layer += s.H * lg.work.seqs * lg.work.pairs_executed * (s.bytes + (lg.work.attention_dropout ? 1 + s.bytes : 0));
     if (r == Recompute::full) {
       const double width = s.vwn ? s.vwn_n / s.vwn_m * s.D : s.D;

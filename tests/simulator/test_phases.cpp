@@ -243,8 +243,15 @@ TEST_CASE("training activations per recompute policy, by hand", "[phases][memory
   const double layer = 544 * 2;
   const double outside = (32 + 32 + 4 * 10) * 2;  // final norm in, head in, logits
   CHECK(saved_activation_bytes(*m.pass, m.shape, Recompute::selective, 1) == 2 * layer + outside);
-  // none also keeps the probabilities: H 2 x 16 executed pairs (one 4 x 4 tile) x 2 bytes
-  CHECK(saved_activation_bytes(*m.pass, m.shape, Recompute::none, 1) == 2 * (layer + 2 * 16 * 2) + outside);
+  // A fused (flash) kernel never writes the probabilities: none keeps what selective keeps.
+  CHECK(saved_activation_bytes(*m.pass, m.shape, Recompute::none, 1) == 2 * layer + outside);
+  // Unfused attention writes them and none keeps them: H 2 x 16 pairs (4 x 4 scores) x 2 bytes.
+  PassOptions unfused = o;
+  unfused.unfused = true;
+  Model u(fixtures::tiny_dense());
+  train_forward_pass(u.config, u.shape, u.plan, 1, 4, unfused, *u.pass);
+  CHECK(saved_activation_bytes(*u.pass, u.shape, Recompute::none, 1) -
+            saved_activation_bytes(*u.pass, u.shape, Recompute::selective, 1) == 2 * (2 * 16 * 2));
   // full keeps each layer's input [4, 8] plus one layer's set while it is recomputed
   CHECK(saved_activation_bytes(*m.pass, m.shape, Recompute::full, 1) == 2 * 4 * 8 * 2 + layer + outside);
 

@@ -17,7 +17,9 @@
 // op keeps its inputs for its backward, flash attention also its output; residual adds
 // keep nothing), for the training sequences of one micro-batch:
 //   selective: those tensors; the attention probabilities are recomputed, not kept;
-//   none:      + the attention probabilities, H * executed pairs * e bytes;
+//   none:      + unfused attention's probabilities, H * executed pairs * e bytes (with
+//              dropout also the mask and the dropped ones); a fused (flash) kernel keeps
+//              none under any policy: its backward recomputes them;
 //   full:      the layer input only ([rows, D], VWN the wide [rows, (n/m) D]), plus one
 //              layer's selective set live while it is recomputed in the backward.
 // VWN (selective and none): the GHC ops are recomputed except a share eta of the width
