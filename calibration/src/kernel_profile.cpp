@@ -89,6 +89,7 @@ KernelModels derive_kernel_models(const KernelModels& fitted, const HardwareProf
   for (auto& [d, a] : k.prefill_attention) {
     a.tensor_tflop_per_s *= compute(d);
     a.memory_gb_per_s *= memory;
+    a.kv_gb_per_s *= memory;
   }
   for (auto& [d, a] : k.decode_attention) {
     a.tensor_tflop_per_s *= compute(model::DType::bf16);
