@@ -145,7 +145,7 @@ model::DType prefill_kernel_dtype(model::DType activations, model::DType kv_cach
 double prefill_attention_seconds(const PrefillAttentionKernel& a, double sms, const PrefillAttentionShape& s) {
   if (s.seqs <= 0 || s.rows <= 0) return 0;
   const PrefillHeadDim& k = prefill_head_dim(a, s.head_dim);
-  const double memory = s.seqs * (s.rows * s.heads * s.head_dim * 2 * s.element_bytes / (a.memory_gb_per_s * 1e9) +
+  const double memory = s.seqs * (s.rows * s.heads * s.head_dim * 2 * std::min(s.element_bytes, s.kv_bytes) / (a.memory_gb_per_s * 1e9) +
                                   s.kv_positions * s.kv_heads * s.head_dim * 2 * s.kv_bytes / (a.kv_gb_per_s * 1e9));
   // Units: query blocks of one (sequence, head); the durations of one SM's work on them.
   const double blocks = std::ceil(s.rows / kAttentionTileQ), block_rows = std::min(kAttentionTileQ, s.rows);
