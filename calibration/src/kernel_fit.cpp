@@ -331,11 +331,13 @@ KernelModels fit_kernel_models(const KernelDb& db, const DeviceFacts& facts, con
   k.gemm[model::DType::fp16] = k.gemm[model::DType::bf16];  // the same tensor-core rate and width
   for (const char* name : {"bfloat16", "fp8"}) {
     const model::DType d = *detail::model_dtype(name);
-    const bool present = std::any_of(db.context_attention.begin(), db.context_attention.end(), [&](const AttentionRow& r) {
-      const auto a = detail::model_dtype(r.attn_dtype), kv = detail::model_dtype(r.kv_dtype);
-      return a && kv && simulator::prefill_kernel_dtype(*a, *kv) == d;
-    });
-    if (present && facts.peak_tflop_per_s.count(d)) k.prefill_attention[d] = fit_prefill(db.context_attention, d, facts, o);
+    const bool present =
+        std::any_of(db.context_attention.begin(), db.context_attention.end(), [&](const AttentionRow& r) {
+          const auto a = detail::model_dtype(r.attn_dtype), kv = detail::model_dtype(r.kv_dtype);
+          return a && kv && simulator::prefill_kernel_dtype(*a, *kv) == d;
+        });
+    if (present && facts.peak_tflop_per_s.count(d))
+      k.prefill_attention[d] = fit_prefill(db.context_attention, d, facts, o);
     const bool kv = std::any_of(db.generation_attention.begin(), db.generation_attention.end(),
                                 [&](const AttentionRow& r) { return r.kv_dtype == name; });
     if (kv) k.decode_attention[d] = fit_decode(db.generation_attention, name, facts, o);

@@ -43,7 +43,8 @@ void predict_attention(const KernelDb& db, const KernelModels& k, std::vector<Ke
                    fmt::format("b={:g} s={:g} H={:g} G={:g} hd={:g} w={:g}", r.batch, r.isl, r.heads, r.kv_heads,
                                r.head_dim, r.window),
                    source(db, "context_attention_perf", r.line), r.seconds,
-                   simulator::prefill_attention_seconds(k.prefill_attention.at(kernel), k.sms, detail::prefill_shape(r)),
+                   simulator::prefill_attention_seconds(k.prefill_attention.at(kernel), k.sms,
+                                                        detail::prefill_shape(r)),
                    held_out(r)});
   }
   for (const AttentionRow& r : db.generation_attention) {

@@ -69,8 +69,9 @@ HardwareProfile fitted_profile(const HardwareProfile& datasheet, const KernelDb&
       "kernel that only streams memory) and their latency the bf16 GEMM fit's (a launch and a short kernel)";
   p.assumptions["kernel_models.gemm.fp16"] = "fp16 products take the bf16 fit (the same tensor-core rate and width)";
   p.assumptions["kernel_models.prefill_attention"] =
-      "bf16 attention with an fp8 KV cache is timed by the fp8 kernel (TensorRT-LLM runs FP8 context attention then); a "
-      "head dimension the tables lack takes the fixed costs of the next measured one up (the largest, beyond them)";
+      "bf16 attention with an fp8 KV cache is timed by the fp8 kernel (TensorRT-LLM runs FP8 context attention "
+      "then); a head dimension the tables lack takes the fixed costs of the next measured one up (the largest, "
+      "beyond them)";
   return p;
 }
 

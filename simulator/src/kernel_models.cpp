@@ -145,8 +145,11 @@ model::DType prefill_kernel_dtype(model::DType activations, model::DType kv_cach
 double prefill_attention_seconds(const PrefillAttentionKernel& a, double sms, const PrefillAttentionShape& s) {
   if (s.seqs <= 0 || s.rows <= 0) return 0;
   const PrefillHeadDim& k = prefill_head_dim(a, s.head_dim);
-  const double memory = s.seqs * (s.rows * s.heads * s.head_dim * 2 * std::min(s.element_bytes, s.kv_bytes) / (a.memory_gb_per_s * 1e9) +
-                                  s.kv_positions * s.kv_heads * s.head_dim * 2 * s.kv_bytes / (a.kv_gb_per_s * 1e9));
+  // The memory pass: queries in and outputs out (in fp8 when the cache is: the fp8 kernel
+  // quantises them), K and V to the cache and back.
+  const double q_bytes = s.rows * s.heads * s.head_dim * 2 * std::min(s.element_bytes, s.kv_bytes);
+  const double kv_bytes = s.kv_positions * s.kv_heads * s.head_dim * 2 * s.kv_bytes;
+  const double memory = s.seqs * (q_bytes / (a.memory_gb_per_s * 1e9) + kv_bytes / (a.kv_gb_per_s * 1e9));
   // Units: query blocks of one (sequence, head); the durations of one SM's work on them.
   const double blocks = std::ceil(s.rows / kAttentionTileQ), block_rows = std::min(kAttentionTileQ, s.rows);
   const double units = s.seqs * s.heads * blocks;
@@ -159,7 +162,7 @@ double prefill_attention_seconds(const PrefillAttentionKernel& a, double sms, co
   const double last_keys = std::min(s.kv_positions, s.longest_row_keys + block_rows);
   const double longest = std::max(mean, unit + (windowed ? window : 0) + block_rows * last_keys * pair);
   double attend = longest;
-  if (units > sms) {
+  if (units > sms && mean > 0) {
     // List scheduling: busy SMs until the last unit starts, with the mean residual R of
     // the others' units left then (durations spread evenly about the mean).
     const double spread = longest - mean;

@@ -109,8 +109,8 @@ void check_recovered(const PrefillAttentionKernel& fit, const PrefillAttentionKe
     const double hd = t.head_dims[i].head_dim;
     INFO("head dim " << hd);
     CHECK(fit.head_dims[i].head_dim == hd);
-    CHECK(rel((4 * hd + fit.softmax_flops) / fit.tensor_tflop_per_s, (4 * hd + t.softmax_flops) / t.tensor_tflop_per_s) <=
-          0.005);
+    const double pair = (4 * hd + fit.softmax_flops) / fit.tensor_tflop_per_s;
+    CHECK(rel(pair, (4 * hd + t.softmax_flops) / t.tensor_tflop_per_s) <= 0.005);
     CHECK(rel(fit.head_dims[i].latency_us, t.head_dims[i].latency_us) <= 0.01);
     CHECK(rel(fit.head_dims[i].unit_us, t.head_dims[i].unit_us) <= 0.01);
   }
@@ -123,7 +123,8 @@ void check_recovered(const PrefillAttentionKernel& fit, const PrefillAttentionKe
 
 }  // namespace
 
-TEST_CASE("kernel fit: a prefill-attention kernel is recovered from rows it generated", "[kernel-models][fit][prefill]") {
+TEST_CASE("kernel fit: a prefill-attention kernel is recovered from rows it generated",
+          "[kernel-models][fit][prefill]") {
   const PrefillAttentionKernel t = truth();
   KernelDb db = grid("bfloat16");
   time_rows(db, model::DType::bf16, t);

@@ -74,7 +74,8 @@ std::string num(double x) {
 struct Violations {
   std::vector<std::string> cases;
   void check(double smaller, double larger, const std::string& what) {
-    if (!(larger >= smaller * (1 - 1e-12))) cases.push_back(what + ": " + num(smaller * 1e6) + " -> " + num(larger * 1e6) + " us");
+    if (!(larger >= smaller * (1 - 1e-12)))
+      cases.push_back(what + ": " + num(smaller * 1e6) + " -> " + num(larger * 1e6) + " us");
   }
   std::string first() const {
     std::string out = std::to_string(cases.size()) + " violation(s)";
@@ -183,7 +184,8 @@ TEST_CASE("prefill attention: JSON round trip and the errors of a bad kernel", "
   CHECK(error([](model::Json& a) { a["window_us"] = -1; }).rfind(at + "/window_us: ", 0) == 0);
 }
 
-TEST_CASE("prefill attention is never faster by one more row, head or sequence", "[kernel-models][prefill][monotonic]") {
+TEST_CASE("prefill attention is never faster by one more row, head or sequence",
+          "[kernel-models][prefill][monotonic]") {
   // Every block edge (128 rows) up to 1100 rows, causal and windowed (executed tiles as
   // the calibration counts them), and every wave edge of heads and sequences up to 300
   // units (the SMs: 108 to 148), for each fitted kernel and head dimension.
@@ -199,8 +201,10 @@ TEST_CASE("prefill attention is never faster by one more row, head or sequence",
         for (std::int64_t window : {0, 128, 1024})
           for (double seqs : {1.0, 8.0})
             for (double rows = 1; rows < 1100; ++rows)
-              v.check(t(shape(seqs, rows, 32, 8, k.head_dim, window)), t(shape(seqs, rows + 1, 32, 8, k.head_dim, window)),
-                      what + " window " + num(static_cast<double>(window)) + " seqs " + num(seqs) + " rows " + num(rows));
+              v.check(t(shape(seqs, rows, 32, 8, k.head_dim, window)),
+                      t(shape(seqs, rows + 1, 32, 8, k.head_dim, window)),
+                      what + " window " + num(static_cast<double>(window)) + " seqs " + num(seqs) + " rows " +
+                          num(rows));
         for (double rows : {1.0, 128.0, 1000.0, 4096.0})
           for (double n = 1; n < 300; ++n) {
             v.check(t(shape(1, rows, n, 1, k.head_dim)), t(shape(1, rows, n + 1, 1, k.head_dim)),

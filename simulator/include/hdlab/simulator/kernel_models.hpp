@@ -22,9 +22,10 @@
 // Prefill attention (causal or windowed; TensorRT-LLM's context FMHA, FlashAttention-style):
 //   two passes in sequence. A memory pass (RoPE and the KV-cache write) streams the rows:
 //       memory = seqs (rows H hd 2 e / B  +  kv_positions G hd 2 kv_e / B_kv)
-//   (queries in and outputs out at B; K and V written to the cache and read back, in the
-//   cache's precision, at B_kv; additive: the measured cost of more KV heads does not
-//   shrink under a compute-bound kernel). Then the attention kernel: the units of work are
+//   (queries in and outputs out at B, e = min(element, cache bytes): an fp8 cache's kernel
+//   quantises its queries; K and V written to the cache and read back, in the cache's
+//   precision kv_e, at B_kv; additive: the measured cost of more KV heads does not shrink
+//   under a compute-bound kernel). Then the attention kernel: the units of work are
 //   query blocks of T = kAttentionTileQ rows per (sequence, head), one at a time per SM,
 //   handed out in launch order (each head's blocks shortest first). A unit costs its
 //   kernel's fixed cost and the pairs it executes at one SM's share of the tensor rate:
@@ -44,14 +45,17 @@
 //   causal blocks: the last starts late, about 0.63 of it past the fluid finish).
 //       t = latency + memory + attend
 //   Each head dimension is its own compiled kernel: `latency` and `unit` are fitted per
-//   head dimension; another head dimension takes the kernel of the next fitted one up (its
-//   blocks padded to it; the largest beyond). `window` is what a block at a window's edge
-//   costs more (its kernel's extra masking and loop start). Precision: the kernel of the
-//   KV cache's precision when the cache is fp8 (TensorRT-LLM runs FP8 context attention
-//   then, Q quantised on the fly; prefill_kernel_dtype), else the activations'.
+//   head dimension; another head dimension takes the fixed costs of the next fitted one up
+//   (the kernel it would be padded to; the largest beyond), its pairs at its own hd.
+//   `window` is what a block at a window's edge costs more (its kernel's extra masking and
+//   loop start). Precision: the kernel of the KV cache's precision when the cache is fp8
+//   (TensorRT-LLM runs FP8 context attention then, Q quantised on the fly;
+//   prefill_kernel_dtype), else the activations'.
 //   Extrapolation: every term grows with seqs, heads, KV heads, rows and pairs (more units,
-//   more bytes, longer units), so larger shapes are never faster; far beyond the tables
-//   the time approaches pairs / F (compute) plus bytes / B (memory), linear in each.
+//   more bytes, longer units), so a larger shape is never faster (test_kernel_prefill
+//   steps through every block and wave edge); far beyond the tables the time approaches
+//   the pairs' work at F plus the bytes at B and B_kv, linear in each; the fixed costs
+//   stay as fitted.
 // Decode attention (one new row per sequence, KV cache read; TensorRT-LLM's kernels): two
 //   kernels. The grouped-query kernel (XQA) runs one block per (sequence, KV head, split)
 //   for the g = query_rows H / G rows sharing the KV head, when 1 < g <= kGroupedQueryMaxRows;
