@@ -134,27 +134,59 @@ simulator::GemmKernel fit_gemm(const std::vector<GemmRow>& rows, model::DType dt
 
 // ---- attention ----
 
-simulator::PrefillAttentionKernel fit_prefill(const std::vector<AttentionRow>& rows, const std::string& name,
-                                              model::DType dtype, const DeviceFacts& f, const KernelFitOptions& o) {
+// Parameters: F, softmax, B, B_kv, then (latency, unit) per head dimension, then the
+// window's cost when windowed rows were measured.
+simulator::PrefillAttentionKernel prefill_from(const std::vector<double>& p, const std::vector<double>& head_dims,
+                                               bool windows) {
+  simulator::PrefillAttentionKernel a;
+  a.tensor_tflop_per_s = p[0];
+  a.softmax_flops = p[1];
+  a.memory_gb_per_s = p[2];
+  a.kv_gb_per_s = p[3];
+  for (std::size_t i = 0; i < head_dims.size(); ++i) a.head_dims.push_back({head_dims[i], p[4 + 2 * i], p[5 + 2 * i]});
+  a.window_us = windows ? p[4 + 2 * head_dims.size()] : 0;
+  return a;
+}
+
+// The rows of one prefill kernel: those whose (activations, cache) precisions run it
+// (prefill_kernel_dtype), full and windowed masks alike.
+simulator::PrefillAttentionKernel fit_prefill(const std::vector<AttentionRow>& rows, model::DType dtype,
+                                              const DeviceFacts& f, const KernelFitOptions& o) {
   std::vector<Sample<simulator::PrefillAttentionShape>> all;
-  for (const AttentionRow& r : rows)
-    if (r.attn_dtype == name && r.window == 0 && !held_out(r)) all.push_back({detail::prefill_shape(r), r.seconds});
+  std::vector<double> head_dims;
+  bool windows = false;
+  for (const AttentionRow& r : rows) {
+    const auto d = detail::model_dtype(r.attn_dtype), kv = detail::model_dtype(r.kv_dtype);
+    if (!d || !kv || simulator::prefill_kernel_dtype(*d, *kv) != dtype || held_out(r)) continue;
+    all.push_back({detail::prefill_shape(r), r.seconds});
+    head_dims.push_back(r.head_dim);
+    windows = windows || (r.window > 0 && r.window < r.isl);
+  }
+  std::sort(head_dims.begin(), head_dims.end());
+  head_dims.erase(std::unique(head_dims.begin(), head_dims.end()), head_dims.end());
   const auto samples = spread(all, o.max_rows);
   const double peak = peak_of(f, dtype), bw = f.memory_gb_per_s;
-  const std::vector<Bound> b = {{0.6 * peak, 0.1 * peak, 1.0 * peak},  // tensor peak
-                                {100, 1, 5000},                        // softmax work per pair
-                                {1, 0.01, 50},                         // per query block, us
-                                {0.8 * bw, 0.2 * bw, 1.0 * bw},        // memory
-                                {10, 0.5, 50},                         // latency, us
-                                {3, 1.0, 20}};                         // overlap exponent
-  auto make = [](const std::vector<double>& p) {
-    return simulator::PrefillAttentionKernel{p[0], p[1], p[2], p[3], p[4], p[5]};
-  };
+  std::vector<Bound> b = {{0.7 * peak, 0.1 * peak, 1.0 * peak},  // tensor peak
+                          {100, 1, 5000},                        // softmax work per pair
+                          {0.5 * bw, 0.05 * bw, 1.0 * bw},       // queries and outputs
+                          {0.5 * bw, 0.05 * bw, 1.0 * bw}};      // K and V, cache write and read
+  for (std::size_t i = 0; i < head_dims.size(); ++i) b.insert(b.end(), {{12, 0.5, 50}, {3, 0.01, 50}});  // us
+  if (windows) b.push_back({1, 0.01, 100});  // a window edge's block, us
   const std::function<double(const std::vector<double>&, const simulator::PrefillAttentionShape&)> predict =
       [&](const std::vector<double>& p, const simulator::PrefillAttentionShape& s) {
-        return simulator::prefill_attention_seconds(make(p), f.sms, s);
+        return simulator::prefill_attention_seconds(prefill_from(p, head_dims, windows), f.sms, s);
       };
-  return make(fit(b, samples, predict, o.max_evaluations));
+  // The tensor rate and the softmax work trade along a narrow valley (both set a pair's
+  // cost) where one Subplex run can stop short: runs restart where the last ended while
+  // that still lowers the loss by more than 1e-6 (at most four).
+  std::vector<double> p;
+  double loss = INFINITY, last = INFINITY;
+  for (int run = 0; run < 4 && !(last - loss < 1e-6); ++run) {
+    last = loss;
+    p = fit(b, samples, predict, o.max_evaluations, &loss);
+    for (std::size_t i = 0; i < b.size(); ++i) b[i].init = p[i];
+  }
+  return prefill_from(p, head_dims, windows);
 }
 
 simulator::DecodeAttentionKernel fit_decode(const std::vector<AttentionRow>& rows, const std::string& kv_name,
@@ -299,9 +331,13 @@ KernelModels fit_kernel_models(const KernelDb& db, const DeviceFacts& facts, con
   k.gemm[model::DType::fp16] = k.gemm[model::DType::bf16];  // the same tensor-core rate and width
   for (const char* name : {"bfloat16", "fp8"}) {
     const model::DType d = *detail::model_dtype(name);
-    const bool present = std::any_of(db.context_attention.begin(), db.context_attention.end(),
-                                     [&](const AttentionRow& r) { return r.attn_dtype == name; });
-    if (present && facts.peak_tflop_per_s.count(d)) k.prefill_attention[d] = fit_prefill(db.context_attention, name, d, facts, o);
+    const bool present =
+        std::any_of(db.context_attention.begin(), db.context_attention.end(), [&](const AttentionRow& r) {
+          const auto a = detail::model_dtype(r.attn_dtype), kv = detail::model_dtype(r.kv_dtype);
+          return a && kv && simulator::prefill_kernel_dtype(*a, *kv) == d;
+        });
+    if (present && facts.peak_tflop_per_s.count(d))
+      k.prefill_attention[d] = fit_prefill(db.context_attention, d, facts, o);
     const bool kv = std::any_of(db.generation_attention.begin(), db.generation_attention.end(),
                                 [&](const AttentionRow& r) { return r.kv_dtype == name; });
     if (kv) k.decode_attention[d] = fit_decode(db.generation_attention, name, facts, o);

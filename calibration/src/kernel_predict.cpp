@@ -34,14 +34,17 @@ void predict_gemm(const KernelDb& db, const KernelModels& k, std::vector<KernelC
 void predict_attention(const KernelDb& db, const KernelModels& k, std::vector<KernelCase>& out) {
   for (const AttentionRow& r : db.context_attention) {
     const auto d = detail::model_dtype(r.attn_dtype), kv = detail::model_dtype(r.kv_dtype);
-    if (!d || !kv || !k.prefill_attention.count(*d)) continue;
+    if (!d || !kv) continue;
+    const model::DType kernel = simulator::prefill_kernel_dtype(*d, *kv);
+    if (!k.prefill_attention.count(kernel)) continue;
     const std::string precision = *d == *kv ? short_name(*d) : short_name(*d) + "/kv " + short_name(*kv);
     // Sliding-window rows apart: their kernels differ from the full-attention ones.
     out.push_back({r.window > 0 ? "prefill_attention (sliding window)" : "prefill_attention", precision,
                    fmt::format("b={:g} s={:g} H={:g} G={:g} hd={:g} w={:g}", r.batch, r.isl, r.heads, r.kv_heads,
                                r.head_dim, r.window),
                    source(db, "context_attention_perf", r.line), r.seconds,
-                   simulator::prefill_attention_seconds(k.prefill_attention.at(*d), k.sms, detail::prefill_shape(r)),
+                   simulator::prefill_attention_seconds(k.prefill_attention.at(kernel), k.sms,
+                                                        detail::prefill_shape(r)),
                    held_out(r)});
   }
   for (const AttentionRow& r : db.generation_attention) {

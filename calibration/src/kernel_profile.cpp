@@ -68,6 +68,10 @@ HardwareProfile fitted_profile(const HardwareProfile& datasheet, const KernelDb&
       "no kerneldb table times element-wise kernels alone: their stream bandwidth is the decode-attention fit's (a "
       "kernel that only streams memory) and their latency the bf16 GEMM fit's (a launch and a short kernel)";
   p.assumptions["kernel_models.gemm.fp16"] = "fp16 products take the bf16 fit (the same tensor-core rate and width)";
+  p.assumptions["kernel_models.prefill_attention"] =
+      "bf16 attention with an fp8 KV cache is timed by the fp8 kernel (TensorRT-LLM runs FP8 context attention "
+      "then); a head dimension the tables lack takes the fixed costs of the next measured one up (the largest, "
+      "beyond them)";
   return p;
 }
 
@@ -89,6 +93,7 @@ KernelModels derive_kernel_models(const KernelModels& fitted, const HardwareProf
   for (auto& [d, a] : k.prefill_attention) {
     a.tensor_tflop_per_s *= compute(d);
     a.memory_gb_per_s *= memory;
+    a.kv_gb_per_s *= memory;
   }
   for (auto& [d, a] : k.decode_attention) {
     a.tensor_tflop_per_s *= compute(model::DType::bf16);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
 #include <vector>
 
 #include "hdlab/model/json_reader.hpp"
@@ -130,18 +131,45 @@ double grouped_gemm_seconds(const GemmKernel& g, double sms, const GemmShape& s,
 
 double gemm_seconds(const GemmKernel& g, double sms, const GemmShape& s) { return grouped_gemm_seconds(g, sms, s, 1); }
 
+const PrefillHeadDim& prefill_head_dim(const PrefillAttentionKernel& a, double hd) {
+  if (a.head_dims.empty()) throw std::logic_error("prefill attention kernel without head dimensions");
+  for (const PrefillHeadDim& k : a.head_dims)
+    if (k.head_dim >= hd) return k;
+  return a.head_dims.back();
+}
+
+model::DType prefill_kernel_dtype(model::DType activations, model::DType kv_cache) {
+  return activations == model::DType::fp8 || kv_cache == model::DType::fp8 ? model::DType::fp8 : activations;
+}
+
 double prefill_attention_seconds(const PrefillAttentionKernel& a, double sms, const PrefillAttentionShape& s) {
   if (s.seqs <= 0 || s.rows <= 0) return 0;
-  const double F = a.tensor_tflop_per_s * 1e12, B = a.memory_gb_per_s * 1e9;
-  const double per_pair = 4 * s.head_dim + a.softmax_flops;
-  const double units = s.seqs * s.heads * std::ceil(s.rows / kAttentionTileQ);
-  const double work = s.seqs * s.heads * s.pairs * per_pair / F + units * a.unit_us * 1e-6 / sms;
-  const double longest = a.unit_us * 1e-6 + std::min(kAttentionTileQ, s.rows) * s.longest_row_keys * per_pair * sms / F;
-  const double compute = std::max(work, longest);
-  const double qo = 2 * s.rows * s.heads * s.head_dim * s.element_bytes;
-  const double kv = s.kv_positions * s.kv_heads * s.head_dim * 2 * (s.element_bytes + s.kv_bytes);
-  const double memory = s.seqs * (qo + kv) / B;
-  return a.latency_us * 1e-6 + blend(compute, memory, a.overlap);
+  const PrefillHeadDim& k = prefill_head_dim(a, s.head_dim);
+  // The memory pass: queries in and outputs out (in fp8 when the cache is: the fp8 kernel
+  // quantises them), K and V to the cache and back.
+  const double q_bytes = s.rows * s.heads * s.head_dim * 2 * std::min(s.element_bytes, s.kv_bytes);
+  const double kv_bytes = s.kv_positions * s.kv_heads * s.head_dim * 2 * s.kv_bytes;
+  const double memory = s.seqs * (q_bytes / (a.memory_gb_per_s * 1e9) + kv_bytes / (a.kv_gb_per_s * 1e9));
+  // Units: query blocks of one (sequence, head); the durations of one SM's work on them.
+  const double blocks = std::ceil(s.rows / kAttentionTileQ), block_rows = std::min(kAttentionTileQ, s.rows);
+  const double units = s.seqs * s.heads * blocks;
+  const double pair = (4 * s.head_dim + a.softmax_flops) * sms / (a.tensor_tflop_per_s * 1e12);
+  const bool windowed = s.kv_positions > s.longest_row_keys;
+  const double edge = windowed ? 1 - s.longest_row_keys / s.kv_positions : 0;
+  const double unit = k.unit_us * 1e-6, window = a.window_us * 1e-6;
+  const double mean = unit + edge * window + s.pairs / blocks * pair;
+  // The last block's rows span its tiles' keys: the window's and a block's more.
+  const double last_keys = std::min(s.kv_positions, s.longest_row_keys + block_rows);
+  const double longest = std::max(mean, unit + (windowed ? window : 0) + block_rows * last_keys * pair);
+  double attend = longest;
+  if (units > sms && mean > 0) {
+    // List scheduling: busy SMs until the last unit starts, with the mean residual R of
+    // the others' units left then (durations spread evenly about the mean).
+    const double spread = longest - mean;
+    const double residual = std::min(longest / 2, (mean * mean + spread * spread / 3) / (2 * mean));
+    attend = std::max(longest, units * mean / sms + longest - residual);
+  }
+  return k.latency_us * 1e-6 + memory + attend;
 }
 
 double decode_attention_seconds(const DecodeAttentionKernel& a, double sms, const DecodeAttentionShape& s) {
@@ -263,23 +291,43 @@ json to_json(const GemmKernel& g) {
           {"quant_passes", g.quant_passes},             {"element_bytes", g.element_bytes}};
 }
 
+PrefillHeadDim parse_head_dim(ObjectReader r) {
+  PrefillHeadDim k;
+  k.head_dim = positive(r, "head_dim", 1e5);
+  k.latency_us = r.number("latency_us", std::nullopt, 0.0, 1e4);
+  k.unit_us = r.number("unit_us", std::nullopt, 0.0, 1e4);
+  r.finish();
+  return k;
+}
+
 PrefillAttentionKernel parse_prefill(ObjectReader r) {
   PrefillAttentionKernel a;
   a.tensor_tflop_per_s = positive(r, "tensor_tflop_per_s", 1e5);
   a.softmax_flops = r.number("softmax_flops", std::nullopt, 0.0, 1e6);
-  a.unit_us = r.number("unit_us", std::nullopt, 0.0, 1e4);
   a.memory_gb_per_s = positive(r, "memory_gb_per_s", 1e6);
-  a.latency_us = r.number("latency_us", std::nullopt, 0.0, 1e4);
-  a.overlap = r.number("overlap", std::nullopt, 1.0, 100.0);
+  a.kv_gb_per_s = positive(r, "kv_gb_per_s", 1e6);
+  a.window_us = r.number("window_us", std::nullopt, 0.0, 1e4);
+  const std::string ptr = r.at("head_dims");
+  const json& list = r.required("head_dims");
+  if (!list.is_array() || list.empty())
+    model::fail(ptr, "must be a non-empty list of {head_dim, latency_us, unit_us}, by increasing head_dim");
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string p_i = model::pointer_join(ptr, i);
+    a.head_dims.push_back(parse_head_dim(ObjectReader(list[i], p_i)));
+    if (i > 0 && a.head_dims[i].head_dim <= a.head_dims[i - 1].head_dim)
+      model::fail(p_i + "/head_dim", "must be larger than the previous entry's (the list goes by increasing head_dim)");
+  }
   r.finish();
   return a;
 }
 
 json to_json(const PrefillAttentionKernel& a) {
+  json dims = json::array();
+  for (const PrefillHeadDim& k : a.head_dims)
+    dims.push_back({{"head_dim", k.head_dim}, {"latency_us", k.latency_us}, {"unit_us", k.unit_us}});
   return {{"tensor_tflop_per_s", a.tensor_tflop_per_s}, {"softmax_flops", a.softmax_flops},
-          {"unit_us", a.unit_us},
-          {"memory_gb_per_s", a.memory_gb_per_s},       {"latency_us", a.latency_us},
-          {"overlap", a.overlap}};
+          {"memory_gb_per_s", a.memory_gb_per_s},       {"kv_gb_per_s", a.kv_gb_per_s},
+          {"window_us", a.window_us},                   {"head_dims", dims}};
 }
 
 DecodePath parse_decode_path(ObjectReader r) {

@@ -90,7 +90,8 @@ OpTime attention_time(const OpRow& r, const Roofline& rl, const LayerWork& w) {
     p.pairs = w.seqs > 0 ? r.cost.flops / (2 * m.H * (m.qk_head_dim + m.v_head_dim) * w.seqs) : 0;
     p.longest_row_keys = w.longest_keys > 0 ? w.longest_keys : w.rows_kv;
     p.kv_positions = w.rows_kv;
-    p.element_bytes = p.kv_bytes = m.bytes;
+    p.element_bytes = m.bytes;
+    p.kv_bytes = m.kv_el_bytes;  // written to the cache in its precision
     t.seconds = rl.prefill ? prefill_attention_seconds(*rl.prefill, rl.kernels->sms, p) : 0;
   }
   t.compute_bound = !w.reads_cache;

@@ -55,7 +55,8 @@ Roofline make_roofline(const HardwareProfile& hw, model::DType dtype, const Shar
   rl.hw = &hw;
   rl.sharding = s;
   rl.matrix_peak = hw.matrix_peak_flop_per_s(dtype);
-  // attention runs in the activations' precision, decode's kernel in the cache's
+  // attention runs in the activations' precision (a prefill kernel in fp8 with an fp8
+  // cache: prefill_kernel_dtype), decode's kernel in the cache's
   const model::DType attention = shape ? shape->precision.activations : dtype;
   const model::DType cache = shape ? shape->precision.kv_cache : dtype;
   rl.attention_peak = hw.matrix_peak_flop_per_s(attention);
@@ -74,7 +75,7 @@ Roofline make_roofline(const HardwareProfile& hw, model::DType dtype, const Shar
     const KernelModels& k = *hw.kernel_models;
     rl.kernels = &k;
     rl.gemm = kernel_of(k.gemm, dtype);
-    rl.prefill = kernel_of(k.prefill_attention, attention);
+    rl.prefill = kernel_of(k.prefill_attention, prefill_kernel_dtype(attention, cache));
     rl.decode = kernel_of(k.decode_attention, cache);
     rl.shape = *shape;
     rl.kv_group = shape->G / s.kv_tp;

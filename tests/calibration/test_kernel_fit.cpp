@@ -294,9 +294,10 @@ TEST_CASE("kernel fit: a sibling device derived by datasheet ratios", "[kernel-m
     for (const auto& [d, a] : h100.prefill_attention) {
       const auto& x = k.prefill_attention.at(d);
       CHECK(x.memory_gb_per_s == Approx(a.memory_gb_per_s * memory).epsilon(eps));
+      CHECK(x.kv_gb_per_s == Approx(a.kv_gb_per_s * memory).epsilon(eps));
       CHECK(x.tensor_tflop_per_s == Approx(a.tensor_tflop_per_s * peak(d)).epsilon(eps));
-      CHECK(x.latency_us == a.latency_us);
-      CHECK(x.unit_us == a.unit_us);
+      CHECK(x.head_dims == a.head_dims);  // fixed costs of each head dimension's kernel: kept
+      CHECK(x.window_us == a.window_us);
       CHECK(x.softmax_flops == a.softmax_flops);
     }
     REQUIRE(k.decode_attention.size() == h100.decode_attention.size());

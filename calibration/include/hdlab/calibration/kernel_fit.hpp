@@ -13,8 +13,11 @@
 // What is fitted from which table:
 //   gemm              gemm_perf, per gemm_dtype (bfloat16 -> bf16, fp8 -> fp8: per-tensor
 //                     scaling, so the on-the-fly quantisation of A is part of the fit)
-//   prefill_attention context_attention_perf, per attn_dtype (KV cache bf16 or fp8 rows
-//                     both, the cache write priced at its own element size)
+//   prefill_attention context_attention_perf, per kernel precision (prefill_kernel_dtype:
+//                     bf16 from bfloat16 rows with a bfloat16 cache, fp8 from fp8 rows and
+//                     bfloat16 rows with an fp8 cache), full and sliding-window rows; the
+//                     fixed costs per head dimension the table measured, the window's
+//                     cost only where it has windowed rows (else 0)
 //   decode_attention  generation_attention_perf, per kv_cache_dtype
 //   collectives       nccl_perf, per op and GPU count, on the 2-byte (half) rows; the
 //                     int8 rows are predicted from their bytes and reported, not fitted

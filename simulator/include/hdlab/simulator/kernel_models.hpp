@@ -19,14 +19,43 @@
 //   reduction kernel a split-K product launches. A precision whose inputs are quantised on
 //   the fly (fp8 per-tensor: an amax pass and a cast of A) adds
 //       quant_latency + quant_passes (2 m k) / B.
-// Prefill attention (causal or windowed, FlashAttention-style): query blocks of
-//   kAttentionTileQ rows per (sequence, head) are the units of work; a unit walks the key
-//   blocks its rows see. Over the whole call
-//       work  = seqs H pairs (4 hd + softmax) / F      pairs: executed (tile-granular) pairs
-//       units = seqs H ceil(rows / tile_q);  per-unit fixed cost `unit_us`
-//       compute = max(work + units unit / sms,  longest unit)
-//       memory  = (q, k, v, o and the KV-cache write) bytes / B
-//       t = latency + (compute^q + memory^q)^(1/q)
+// Prefill attention (causal or windowed; TensorRT-LLM's context FMHA, FlashAttention-style):
+//   two passes in sequence. A memory pass (RoPE and the KV-cache write) streams the rows:
+//       memory = seqs (rows H hd 2 e / B  +  kv_positions G hd 2 kv_e / B_kv)
+//   (queries in and outputs out at B, e = min(element, cache bytes): an fp8 cache's kernel
+//   quantises its queries; K and V written to the cache and read back, in the cache's
+//   precision kv_e, at B_kv; additive: the measured cost of more KV heads does not shrink
+//   under a compute-bound kernel). Then the attention kernel: the units of work are
+//   query blocks of T = kAttentionTileQ rows per (sequence, head), one at a time per SM,
+//   handed out in launch order (each head's blocks shortest first). A unit costs its
+//   kernel's fixed cost and the pairs it executes at one SM's share of the tensor rate:
+//       pair   = (4 hd + softmax) sms / F                 (one SM's time for one pair)
+//       edge   = 1 - longest_row_keys / kv_positions      (share of blocks at a window's edge)
+//       mean   = unit + edge window + pairs / blocks pair  (blocks = ceil(rows / T))
+//       long   = unit + [edge > 0] window + min(T, rows) min(kv_positions, longest_row_keys
+//                + min(T, rows)) pair                     (the last block: its tiles' keys)
+//       units  = seqs H blocks
+//   The units run in waves over the SMs. With no more units than SMs the kernel takes the
+//   longest; otherwise list scheduling: the SMs stay busy until the last unit starts, when
+//   the others have on average R = E[d^2] / (2 E[d]) of theirs left (the mean residual),
+//   durations taken as spread evenly about the mean up to the longest:
+//       R      = min(long / 2, (mean^2 + (long - mean)^2 / 3) / (2 mean))
+//       attend = units <= sms ? long : max(long, units mean / sms + long - R)
+//   (uniform units: attend averages the whole-wave quantisation ceil(units / sms) long;
+//   causal blocks: the last starts late, about 0.63 of it past the fluid finish).
+//       t = latency + memory + attend
+//   Each head dimension is its own compiled kernel: `latency` and `unit` are fitted per
+//   head dimension; another head dimension takes the fixed costs of the next fitted one up
+//   (the kernel it would be padded to; the largest beyond), its pairs at its own hd.
+//   `window` is what a block at a window's edge costs more (its kernel's extra masking and
+//   loop start). Precision: the kernel of the KV cache's precision when the cache is fp8
+//   (TensorRT-LLM runs FP8 context attention then, Q quantised on the fly;
+//   prefill_kernel_dtype), else the activations'.
+//   Extrapolation: every term grows with seqs, heads, KV heads, rows and pairs (more units,
+//   more bytes, longer units), so a larger shape is never faster (test_kernel_prefill
+//   steps through every block and wave edge); far beyond the tables the time approaches
+//   the pairs' work at F plus the bytes at B and B_kv, linear in each; the fixed costs
+//   stay as fitted.
 // Decode attention (one new row per sequence, KV cache read; TensorRT-LLM's kernels): two
 //   kernels. The grouped-query kernel (XQA) runs one block per (sequence, KV head, split)
 //   for the g = query_rows H / G rows sharing the KV head, when 1 < g <= kGroupedQueryMaxRows;
@@ -96,15 +125,28 @@ struct GemmKernel {
   bool operator==(const GemmKernel&) const = default;
 };
 
+// The fixed costs of the prefill kernel compiled for one head dimension.
+struct PrefillHeadDim {
+  double head_dim = 0;
+  double latency_us = 0;  // per call (both passes' launches)
+  double unit_us = 0;     // per query block (its prologue and epilogue)
+  bool operator==(const PrefillHeadDim&) const = default;
+};
+
 struct PrefillAttentionKernel {
   double tensor_tflop_per_s = 0;  // F
   double softmax_flops = 0;       // per (pair, head), in tensor-FLOP units: the non-matrix work
-  double unit_us = 0;             // per query block
-  double memory_gb_per_s = 0;
-  double latency_us = 0;
-  double overlap = 4;
+  double memory_gb_per_s = 0;     // B: queries read, outputs written
+  double kv_gb_per_s = 0;         // B_kv: K and V written to the cache and read back
+  double window_us = 0;           // more per query block at a window's edge
+  std::vector<PrefillHeadDim> head_dims;  // by increasing head_dim, at least one
   bool operator==(const PrefillAttentionKernel&) const = default;
 };
+// The fixed costs of head dimension `hd`: the next fitted one up, else the largest.
+const PrefillHeadDim& prefill_head_dim(const PrefillAttentionKernel& a, double hd);
+// The precision of the prefill kernel: fp8 when either the activations or the KV cache
+// are fp8 (an fp8 cache makes TensorRT-LLM run FP8 context attention), else the activations'.
+model::DType prefill_kernel_dtype(model::DType activations, model::DType kv_cache);
 
 // One of the two decode kernels (the one-row kernel, MHA; the grouped-query kernel, XQA).
 struct DecodePath {
@@ -164,7 +206,7 @@ struct KernelModels {
   std::string device;    // the kerneldb folder fitted on ("h100_sxm"), or the derivation
   double sms = 0;        // streaming multiprocessors (datasheet)
   std::map<model::DType, GemmKernel> gemm;
-  std::map<model::DType, PrefillAttentionKernel> prefill_attention;  // by attention dtype
+  std::map<model::DType, PrefillAttentionKernel> prefill_attention;  // by prefill_kernel_dtype
   std::map<model::DType, DecodeAttentionKernel> decode_attention;    // by KV-cache dtype
   // op -> GPU count -> regimes (one node)
   std::array<std::map<int, std::vector<CollectiveRegime>>, collective_count> collectives;

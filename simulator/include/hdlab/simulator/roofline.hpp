@@ -92,9 +92,10 @@ struct Roofline {
   double kv_group = 1;  // G / kv_tp: KV heads one device holds
 };
 // `dtype`: the weight products' precision; attention runs in the shape's activations
-// precision and decode attention's kernel is the one of its KV-cache precision (without a
-// shape both are `dtype`). ConfigError when the device has no matrix rate for one of them
-// (fp8 on a device without).
+// precision (the prefill kernel in fp8 with an fp8 cache: prefill_kernel_dtype) and decode
+// attention's kernel is the one of its KV-cache precision (without a shape both are
+// `dtype`). ConfigError when the device has no matrix rate for one of them (fp8 on a
+// device without).
 // `shape` is needed (and used, copied) only with kernel models; without it the profile's
 // kernel models are left unused (the roofline's rates time every op).
 Roofline make_roofline(const HardwareProfile& hw, model::DType dtype, const Sharding& s,
