@@ -36,6 +36,7 @@ enum class Family {
   qwen3_next,   // Gated DeltaNet + gated attention (3:1), MoE with a gated shared expert (Qwen3-Next)
   gpt_oss,      // sinks, alternating sliding/full layers, biased MoE with a clamped SwiGLU (gpt-oss)
   llama4_text,  // chunked local attention, NoPE global layers, interleaved MoE with a shared expert (Llama 4)
+  nemotron_h,   // single-sublayer blocks: Mamba-2, attention without positions, relu2 MLP (Nemotron-H)
 };
 
 // What transformers' configuration class for a model_type uses when config.json leaves a
@@ -130,6 +131,11 @@ void read_gpt_oss(HfReader& r, Backbone& b);
 // NoPE layers) and the notes on its weightless QK-norm and attention temperature.
 void read_llama4(HfReader& r, Backbone& b);
 std::vector<LayerAttention> llama4_layers(HfReader& r, std::int64_t L);
+// hf_nemotron_h.cpp: Nemotron-H's blocks (hybrid_override_pattern), Mamba-2 sizes, relu2
+// MLP and biases; sets b.layers, mixers, ffns, mamba, intermediate, positions none. Its
+// norm epsilon and context (no RoPE keys).
+void read_nemotron_h(HfReader& r, Backbone& b);
+void read_nemotron_h_positions(HfReader& r, Backbone& b);
 // hf_rope.cpp: rope_scaling (v4) / rope_parameters (v5), checked as transformers checks them.
 void check_rope_scaling(HfReader& r, const char* key, const Backbone& b);
 // partial_rotary_factor (glm4_moe): b.rotary_dim from b.head_dim; 0 when every dim rotates.

@@ -39,6 +39,8 @@ const TypeInfo kTypes[] = {
     {"qwen3_next", Family::qwen3_next, false, 10000.0, 1e-6, 2, 256, 32768, 0},
     {"gpt_oss", Family::gpt_oss, false, 150000.0, 1e-5, 8, 64, 131072, 128},
     {"llama4_text", Family::llama4_text, false, 500000.0, 1e-5, 8, 128, 4096 * 32, 0},
+    // NemotronHConfig's defaults (its head width is attention_head_dim or head_dim).
+    {"nemotron_h", Family::nemotron_h, false, 10000.0, 1e-5, 8, 128, 4096, 0},
 };
 
 std::string supported_types() {
