@@ -122,9 +122,11 @@ void read_heads(HfReader& r, Backbone& b) {
   b.qk_norm_whole_projection = f == Family::olmo2 || f == Family::olmoe || f == Family::olmo3;
   if (f == Family::glm4_moe) read_partial_rotary(r, b, 0.5);
   if (f == Family::phi3) read_partial_rotary(r, b, 1.0);  // Phi3Config's default: every dim rotates
-  if (f == Family::qwen3_next) {
+  if (is_qwen3_next_like(f)) {
     b.qk_norm = true;
-    b.attention_output_gate = true;  // Qwen3NextAttention always gates: q_proj D -> 2 H hd
+    // Qwen3NextAttention always gates (q_proj D -> 2 H hd); Qwen3.5 writes attn_output_gate.
+    const bool qwen3_5 = std::string(r.type().name).rfind("qwen3_5", 0) == 0;
+    b.attention_output_gate = qwen3_5 ? r.boolean_or("attn_output_gate", true, "attention_output_gate") : true;
     read_partial_rotary(r, b, 0.25);
   }
 }
@@ -264,7 +266,7 @@ Backbone import_text_model(const Json& j, const std::string& pointer, const Type
   read_heads(r, b);
   read_projections(r, b);
   read_vocabulary(r, b);
-  if (type.family == Family::qwen3_next)
+  if (is_qwen3_next_like(type.family))
     read_qwen3_next_layers(r, b);
   else if (type.family == Family::llama4_text)
     b.layers = llama4_layers(r, b.num_layers);
@@ -307,6 +309,8 @@ const Wrapper kWrappers[] = {
     {"gemma3", "gemma3_text", "the vision tower"},
     {"mistral3", "mistral", "the Pixtral vision tower"},
     {"llama4", "llama4_text", "the vision tower"},
+    {"qwen3_5", "qwen3_5_text", "the vision tower"},
+    {"qwen3_5_moe", "qwen3_5_moe_text", "the vision tower"},
 };
 
 Backbone import_wrapped(const Json& hf, ObjectReader& top, const Wrapper& w) {
