@@ -264,7 +264,7 @@ TEST_CASE("Qwen3.5-0.8B config.json (qwen3_5 wrapper): 18 Gated DeltaNet + 6 gat
   CHECK(p.total + mtp + vision == 873438784);
 }
 
-TEST_CASE("Qwen3.5 import: qwen3_5_moe's text model takes Qwen3-Next's MoE; bad fields named by pointer",
+TEST_CASE("Qwen3.5 import: qwen3_5_moe's text model takes Qwen3-Next's MoE, bad fields named by pointer",
           "[hf][linear][errors]") {
   // Qwen3.5's MoE language model: the 0.8B wrapper renamed, with Qwen3-Next's MoE keys.
   Json j = hf_json("qwen3.5-0.8b");
