@@ -373,8 +373,8 @@ Verb add_validate(CLI::App& app) {
   auto* gdn = kernels->add_flag("--gdn", o->gdn, "validate the Gated DeltaNet kernels (gdn_perf) against the layer "
                                 "program's costs on the roofline, instead of the kernel models")
       ->needs("--kerneldb");
-  kernels->add_flag("--mamba2", o->mamba2, "validate the Mamba-2 conv kernels (mamba2_perf) against the layer program's "
-                    "costs on the roofline, instead of the kernel models")
+  kernels->add_flag("--mamba2", o->mamba2, "validate the Mamba-2 conv kernels (mamba2_perf) against the layer "
+                    "program's costs on the roofline, instead of the kernel models")
       ->needs("--kerneldb")
       ->excludes(gdn);
   kernels->add_option("--worst", o->worst, "worst rows kept per op class and precision in kernels.json")

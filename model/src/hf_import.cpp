@@ -99,7 +99,8 @@ void read_heads(HfReader& r, Backbone& b) {
     read_mla(r, b);
   } else if (const Json* ahd = f == Family::nemotron_h ? r.present("attention_head_dim") : nullptr) {
     b.head_dim = read_integer(*ahd, r.at("attention_head_dim"), 1, Limits::max_head_dim);
-    if (const Json* hd = r.present("head_dim"); hd && read_integer(*hd, r.at("head_dim"), 1, Limits::max_head_dim) != b.head_dim)
+    const Json* hd = r.present("head_dim");
+    if (hd && read_integer(*hd, r.at("head_dim"), 1, Limits::max_head_dim) != b.head_dim)
       fail(r.at("head_dim"), "disagrees with attention_head_dim (" + num(b.head_dim) + ")");
   } else if (const Json* hd = r.present("head_dim")) {
     b.head_dim = read_integer(*hd, r.at("head_dim"), 1, Limits::max_head_dim);

@@ -55,7 +55,8 @@ std::vector<Block> read_blocks(HfReader& r, std::int64_t L) {
 
 // A size the configs spell two ways (NemotronHConfig's saved key, and the constructor's
 // mamba_* name some files carry); both present must agree.
-std::int64_t either(HfReader& r, const char* key, const char* alt, std::int64_t dflt, std::int64_t lo, std::int64_t hi) {
+std::int64_t either(HfReader& r, const char* key, const char* alt, std::int64_t dflt, std::int64_t lo,
+                    std::int64_t hi) {
   const Json* a = r.present(key);
   const Json* b = r.present(alt);
   if (a && b && read_integer(*a, r.at(key), lo, hi) != read_integer(*b, r.at(alt), lo, hi))

@@ -400,7 +400,8 @@ void layer_ops(const OpDims& s, const LayerFeatures& f, const LayerWork& w, bool
   else  // a residual add per sublayer [N, D] + [N, D] -> [N, D]
     vector_op(node(out, OpKind::residual), sublayers * N * s.D, 0, 2 * sublayers * N * s.D, sublayers * N * s.D, s);
   // hidden dropout, fused into the op that adds each sublayer's output: a mask [N, D] each
-  if (w.hidden_dropout) node(out, s.vwn ? OpKind::ghc_depth : OpKind::residual).cost.act_bytes_out += sublayers * N * s.D;
+  if (w.hidden_dropout)
+    node(out, s.vwn ? OpKind::ghc_depth : OpKind::residual).cost.act_bytes_out += sublayers * N * s.D;
 }
 
 void outside_ops(const OpDims& s, const OutsideWork& w, OpNodes& out) {

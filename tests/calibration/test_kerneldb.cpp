@@ -116,7 +116,8 @@ TEST_CASE("kerneldb: the bundled H100 tables read with the row counts of the sou
   CHECK(std::tie(gdn.batch, gdn.seq_len, gdn.d_model, gdn.d_conv, gdn.k_heads, gdn.k_dim, gdn.v_heads, gdn.v_dim) ==
         std::make_tuple(1.0, 1.0, 1024.0, 4.0, 16.0, 128.0, 16.0, 128.0));
   CHECK(gdn.seconds == 0.005462399870157242 / 1000);
-  // mamba2_perf: 658 rows; line 2: ...,causal_conv1d_fn,context,1,1,1,8192,128,4,64,64,8,256,MAMBA2_GENERIC_4K,0.01025...
+  // mamba2_perf: 658 rows; line 2:
+  // ...,causal_conv1d_fn,context,1,1,1,8192,128,4,64,64,8,256,MAMBA2_GENERIC_4K,0.01025...
   REQUIRE(db.mamba2.size() == 658);
   const Mamba2Row& mb = db.mamba2.front();
   CHECK(std::tie(mb.kernel, mb.phase, mb.model) ==

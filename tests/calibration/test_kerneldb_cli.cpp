@@ -73,7 +73,8 @@ TEST_CASE("hdlab validate --kerneldb: bad tables and flags exit 2 naming the pla
                                "-o", out});
   CAPTURE(r.err);
   CHECK(r.exit_code == 2);
-  CHECK(r.err.find("/h100_sxm/mamba2_perf.csv: no rows: the device folder has no mamba2_perf table") != std::string::npos);
+  CHECK(r.err.find("/h100_sxm/mamba2_perf.csv: no rows: the device folder has no mamba2_perf table") !=
+        std::string::npos);
   CHECK_FALSE(fs::exists(out));
   fs::remove_all(dir);
 }

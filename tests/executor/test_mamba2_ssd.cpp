@@ -110,7 +110,8 @@ TEST_CASE("Mamba-2 SSD: decode token by token carries the state to the full forw
     const std::vector<double> want = rows(full_y, xw, t, 1);
     for (std::size_t i = 0; i < yt.size(); ++i) CHECK(yt[i] == Approx(want[i]).epsilon(1e-4).margin(1e-6));
   }
-  for (std::size_t i = 0; i < carried.size(); ++i) CHECK(carried[i] == Approx(full_state[i]).epsilon(1e-4).margin(1e-6));
+  for (std::size_t i = 0; i < carried.size(); ++i)
+    CHECK(carried[i] == Approx(full_state[i]).epsilon(1e-4).margin(1e-6));
 }
 
 TEST_CASE("Mamba-2 SSD: bad shapes are refused", "[mamba2][executor]") {

@@ -144,8 +144,9 @@ TEST_CASE("designs that do not apply to Mamba-2 or single-sublayer layers are re
   }
   CHECK(fixtures::error_of([] { fixtures::config(tiny_nemotron(), R"({"phd": {"K": 2}})"); }).rfind("/design/phd", 0) ==
         0);
-  CHECK(fixtures::error_of([] { fixtures::config(tiny_nemotron(), R"({"hd": {"n": 2, "layers": "local", "window": 8}})"); })
-            .find("is mamba2") != std::string::npos);
+  const std::string local = fixtures::error_of(
+      [] { fixtures::config(tiny_nemotron(), R"({"hd": {"n": 2, "layers": "local", "window": 8}})"); });
+  CHECK(local.find("is mamba2") != std::string::npos);
   for (const char* d : {R"({"vwn": {"m": 2, "n": 4}})", R"({"mhc": {"n": 2}})"}) {
     const std::string e = fixtures::error_of([&] { fixtures::config(tiny_nemotron(), d); });
     INFO(e);
