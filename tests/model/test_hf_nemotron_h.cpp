@@ -219,6 +219,16 @@ TEST_CASE("backbone mamba2 and ffn_types: JSON round trip and exact counts", "[m
   Json j = small_nemotron();
   j["mamba2"]["conv_bias"] = false;
   CHECK(params_of(parse_backbone(j)).linear_attention == p.linear_attention - (8 * 16 + 2 * 2 * 32));
+  // depth growth (interposition) repeats each layer's mixer and FFN with it
+  const Config grown = parse_config(Json{{"backbone", small_nemotron()},
+                                         {"design", {{"growth", {{"depth_factor", 2}, {"depth_mode", "interpose"}}}}}});
+  REQUIRE(grown.effective.num_layers == 8);
+  for (std::int64_t l = 0; l < 8; ++l) {
+    INFO(l);
+    CHECK(grown.effective.mixer(l) == b.mixer(l / 2));
+    CHECK(grown.effective.ffn(l) == b.ffn(l / 2));
+  }
+  CHECK(count_params(grown).linear_attention == 2 * p.linear_attention);
   // ffn_types that restate the moe rules are dropped (the canonical form)
   j = small_nemotron();
   j["ffn_types"] = {"dense", "dense", "dense", "dense"};
