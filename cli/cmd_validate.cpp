@@ -23,7 +23,8 @@
 // held-out rows exceeds --max-median-error.
 // With --gdn, the gdn_perf table alone instead: each Gated DeltaNet kernel row predicted
 // from the layer program's costs on the profile's roofline (calibration/gdn_validation.hpp),
-// every row compared (nothing is fitted to them); the same outputs.
+// every row compared (nothing is fitted to them); the same outputs. With --mamba2, the
+// mamba2_perf table's causal conv1d rows likewise (model::mamba2_conv_cost).
 #include <cctype>
 #include <chrono>
 #include <filesystem>
@@ -66,7 +67,8 @@ struct ValidateCli {
   // --kerneldb: kernel-level validation against measured GPU kernel tables.
   std::string kerneldb, device;
   int worst = 10;
-  bool gdn = false;  // --gdn: the gdn_perf table only
+  bool gdn = false;     // --gdn: the gdn_perf table only
+  bool mamba2 = false;  // --mamba2: the mamba2_perf table only
   // --published: published measurements of real systems (validate_published.hpp).
   std::string published, hw_dir;
   double max_signed_error = -1;
@@ -315,7 +317,10 @@ int validate_kerneldb(const ValidateCli& o) {
                            "{} moe rows read in {:.1f} s; predicted with {}\n",
                            db.device, db.device_name, db.gemm.size(), db.context_attention.size(),
                            db.generation_attention.size(), db.collectives.size(), db.moe.size(), read_s, hw.name);
-  KernelValidation v = summarize_kernel_cases(o.gdn ? predict_gdn(db, hw) : predict_kerneldb(db, hw), o.worst);
+  KernelValidation v = summarize_kernel_cases(o.gdn      ? predict_gdn(db, hw)
+                                              : o.mamba2 ? predict_mamba2(db, hw)
+                                                         : predict_kerneldb(db, hw),
+                                              o.worst);
   v.device = db.device;
   v.profile = hw.name;
   print_kernel_table(v);
@@ -365,9 +370,13 @@ Verb add_validate(CLI::App& app) {
       ->excludes(backend)
       ->excludes(threads);
   kernels->add_option("--device", o->device, "kerneldb device folder, e.g. h100_sxm (required with --kerneldb)")->needs("--kerneldb");
-  kernels->add_flag("--gdn", o->gdn, "validate the Gated DeltaNet kernels (gdn_perf) against the layer program's "
-                   "costs on the roofline, instead of the kernel models")
+  auto* gdn = kernels->add_flag("--gdn", o->gdn, "validate the Gated DeltaNet kernels (gdn_perf) against the layer "
+                                "program's costs on the roofline, instead of the kernel models")
       ->needs("--kerneldb");
+  kernels->add_flag("--mamba2", o->mamba2, "validate the Mamba-2 conv kernels (mamba2_perf) against the layer "
+                    "program's costs on the roofline, instead of the kernel models")
+      ->needs("--kerneldb")
+      ->excludes(gdn);
   kernels->add_option("--worst", o->worst, "worst rows kept per op class and precision in kernels.json")
       ->check(CLI::Range(0, 1000))
       ->needs("--kerneldb");

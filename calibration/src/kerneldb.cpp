@@ -380,6 +380,36 @@ std::vector<GdnRow> read_gdn(CsvTable& t, DeviceCheck& device) {
   return rows;
 }
 
+std::vector<Mamba2Row> read_mamba2(CsvTable& t, DeviceCheck& device) {
+  device.start(t);
+  const std::size_t kernel = t.column("kernel_source"), phase = t.column("phase"), model = t.column("model_name"),
+                    batch = t.column("batch_size"), seq = t.column("seq_len"), d_model = t.column("d_model"),
+                    d_state = t.column("d_state"), d_conv = t.column("d_conv"), heads = t.column("nheads"),
+                    head_dim = t.column("head_dim"), groups = t.column("n_groups"), chunk = t.column("chunk_size"),
+                    latency = t.column("latency");
+  std::vector<Mamba2Row> rows;
+  while (t.next()) {
+    Mamba2Row& r = rows.emplace_back();
+    r.kernel = std::string(t.text(kernel));
+    r.phase = std::string(t.text(phase));
+    if (r.phase != "context" && r.phase != "generation") t.fail(phase, "must be context or generation");
+    r.model = std::string(t.text(model));
+    r.batch = t.whole(batch, 1);
+    r.seq_len = t.whole(seq, 1);
+    r.d_model = t.whole(d_model, 1);
+    r.d_state = t.whole(d_state, 1);
+    r.d_conv = t.whole(d_conv, 1);
+    r.heads = t.whole(heads, 1);
+    r.head_dim = t.whole(head_dim, 1);
+    r.groups = t.whole(groups, 1);
+    r.chunk = t.whole(chunk, 1);
+    r.seconds = t.seconds(latency);
+    r.line = t.line();
+    device.check(t);
+  }
+  return rows;
+}
+
 std::vector<MhcRow> read_mhc(CsvTable& t, DeviceCheck& device) {
   device.start(t);
   const std::size_t op = t.column("op_name"), kernel = t.column("kernel_source"), tokens = t.column("num_tokens"),
@@ -494,6 +524,7 @@ KernelDb read_kerneldb(const std::string& dir, const std::string& device) {
   if (auto t = open("custom_allreduce_perf")) read_collectives(*t, check, "custom", db.collectives);
   if (auto t = open("moe_perf")) db.moe = read_moe(*t, check);
   if (auto t = open("gdn_perf")) db.gdn = read_gdn(*t, check);
+  if (auto t = open("mamba2_perf")) db.mamba2 = read_mamba2(*t, check);
   if (auto t = open("mhc_module_perf")) db.mhc = read_mhc(*t, check);
   return db;
 }

@@ -21,6 +21,14 @@ std::string layer_prefix(std::int64_t l) { return "model.layers." + std::to_stri
 // What the runner executes; other backbones are refused by name of the field.
 void check_executable(const Backbone& b, const model::Method& method) {
   if (b.mla) throw ConfigError("/backbone/mla", "the runner does not execute multi-head latent attention");
+  // Mamba-2 mixers and single-sublayer layers (Nemotron-H) are counted and costed, not run.
+  if (b.num_mixer_layers(model::MixerKind::mamba2) > 0)
+    throw ConfigError("/backbone/layer_types", "the runner does not execute mamba2 layers yet; they are counted and "
+                                               "costed");
+  if (b.num_single_sublayer_layers() > 0)
+    throw ConfigError(b.ffns.empty() ? "/backbone/layer_types" : "/backbone/ffn_types",
+                      "the runner executes layers of a token mixer and an FFN; layers with only one of them (mixer "
+                      "none, or ffn none) are counted and costed, not run");
   if (b.num_linear_layers() > 0)
     throw ConfigError("/backbone/layer_types", "the runner does not execute linear_attention (gated_deltanet) layers "
                                                "yet; they are counted and costed");

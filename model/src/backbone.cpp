@@ -33,7 +33,14 @@ const char* to_string(AttentionKind kind) {
 
 const char* to_string(NormKind kind) { return kind == NormKind::rmsnorm ? "rmsnorm" : "layernorm"; }
 
-const char* to_string(MlpKind kind) { return kind == MlpKind::swiglu ? "swiglu" : "gelu"; }
+const char* to_string(MlpKind kind) {
+  switch (kind) {
+    case MlpKind::swiglu: return "swiglu";
+    case MlpKind::gelu: return "gelu";
+    case MlpKind::relu2: return "relu2";
+  }
+  return "?";
+}
 
 const char* to_string(PositionKind kind) {
   switch (kind) {
@@ -62,7 +69,7 @@ std::int64_t Backbone::padded_input_vocab() const {
 
 std::int64_t Backbone::dense_ffn_params() const {
   const std::int64_t D = hidden, F = intermediate;
-  if (mlp == MlpKind::gelu) return 2 * D * F + (mlp_bias ? F + D : 0);
+  if (mlp != MlpKind::swiglu) return 2 * D * F + (mlp_bias ? F + D : 0);  // up and down, no gate
   return 3 * D * F + (mlp_bias ? 2 * F + D : 0);
 }
 
@@ -72,8 +79,24 @@ std::int64_t Backbone::qk_norm_params() const {
 }
 
 bool Backbone::is_moe_layer(std::int64_t l) const {
+  if (!ffns.empty()) return ffn(l) == FfnKind::moe;
   if (!moe.has_value() || l < moe->first_dense_layers) return false;
   return moe->layer_step <= 1 || (l + 1) % moe->layer_step == 0;
+}
+
+FfnKind Backbone::ffn(std::int64_t l) const {
+  if (!ffns.empty() && l >= 0 && l < static_cast<std::int64_t>(ffns.size())) return ffns[static_cast<std::size_t>(l)];
+  if (!ffns.empty()) return FfnKind::none;  // outside the listed layers
+  return is_moe_layer(l) ? FfnKind::moe : FfnKind::dense;
+}
+
+bool Backbone::any_dense_ffn() const {
+  if (!ffns.empty()) {
+    for (FfnKind k : ffns)
+      if (k == FfnKind::dense) return true;
+    return false;
+  }
+  return !moe || moe->first_dense_layers > 0 || moe->layer_step > 1;
 }
 
 std::int64_t Backbone::expert_params() const {

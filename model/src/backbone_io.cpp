@@ -215,8 +215,7 @@ void validate(const Backbone& b, const std::string& p) {
     fail(at("num_kv_heads"), num(b.num_heads) + " query heads cannot be grouped into " + num(b.num_kv_heads) +
                                  " KV heads");
   range("head_dim", b.head_dim, 1, Limits::max_head_dim);
-  const bool any_dense = !b.moe || b.moe->first_dense_layers > 0 || b.moe->layer_step > 1;
-  range("intermediate_size", b.intermediate, any_dense ? 1 : 0, Limits::max_intermediate);
+  range("intermediate_size", b.intermediate, b.any_dense_ffn() ? 1 : 0, Limits::max_intermediate);
   if (b.moe) {
     const MoeConfig& m = *b.moe;
     const std::string moe = at("moe");
@@ -316,7 +315,8 @@ Backbone parse_backbone(const Json& j, const std::string& pointer) {
   b.norm = r.choice<NormKind>("norm", {{"rmsnorm", NormKind::rmsnorm}, {"layernorm", NormKind::layernorm}},
                               NormKind::rmsnorm);
   noted("norm", "rmsnorm");
-  b.mlp = r.choice<MlpKind>("mlp", {{"swiglu", MlpKind::swiglu}, {"gelu", MlpKind::gelu}}, MlpKind::swiglu);
+  b.mlp = r.choice<MlpKind>("mlp", {{"swiglu", MlpKind::swiglu}, {"gelu", MlpKind::gelu}, {"relu2", MlpKind::relu2}},
+                            MlpKind::swiglu);
   noted("mlp", "swiglu");
   b.positions = r.choice<PositionKind>("positions",
                                        {{"rope", PositionKind::rope},
@@ -327,7 +327,7 @@ Backbone parse_backbone(const Json& j, const std::string& pointer) {
   noted("positions", "rope");
   if (auto m = r.optional_object("moe")) b.moe = parse_moe(*m, defaults);
   if (auto m = r.optional_object("mla")) b.mla = parse_mla(*m, defaults);
-  const bool any_dense = !b.moe || b.moe->first_dense_layers > 0 || b.moe->layer_step > 1;
+  const bool any_dense = b.any_dense_ffn();  // by the moe rules: ffn_types is read later
   b.intermediate = r.integer("intermediate_size", any_dense ? std::nullopt : std::optional<std::int64_t>(0),
                              0, Limits::max_intermediate);
   noted("intermediate_size", "0 (every layer is MoE: no dense FFN)");

@@ -21,6 +21,13 @@ Backbone grow(const Backbone& base, const GrowthDesign& g) {
     const auto src = grown_layer_sources(base.num_layers, g);
     b.layers.clear();
     for (std::int64_t s : src) b.layers.push_back(base.layers[static_cast<std::size_t>(s)]);
+    // Per-layer mixers and FFNs follow their layer.
+    b.mixers.clear();
+    b.ffns.clear();
+    for (std::int64_t s : src) {
+      if (!base.mixers.empty()) b.mixers.push_back(base.mixers[static_cast<std::size_t>(s)]);
+      if (!base.ffns.empty()) b.ffns.push_back(base.ffns[static_cast<std::size_t>(s)]);
+    }
     b.num_layers = static_cast<std::int64_t>(src.size());
     // Interposition keeps the U-shaped mirror pairs and the leading dense block in place,
     // each k times longer (stacking with either is refused by validation).

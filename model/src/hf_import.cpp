@@ -97,6 +97,11 @@ void read_heads(HfReader& r, Backbone& b) {
 
   if (is_deepseek(f)) {
     read_mla(r, b);
+  } else if (const Json* ahd = f == Family::nemotron_h ? r.present("attention_head_dim") : nullptr) {
+    b.head_dim = read_integer(*ahd, r.at("attention_head_dim"), 1, Limits::max_head_dim);
+    const Json* hd = r.present("head_dim");
+    if (hd && read_integer(*hd, r.at("head_dim"), 1, Limits::max_head_dim) != b.head_dim)
+      fail(r.at("head_dim"), "disagrees with attention_head_dim (" + num(b.head_dim) + ")");
   } else if (const Json* hd = r.present("head_dim")) {
     b.head_dim = read_integer(*hd, r.at("head_dim"), 1, Limits::max_head_dim);
   } else if (type.head_dim > 0) {
@@ -118,9 +123,11 @@ void read_heads(HfReader& r, Backbone& b) {
   b.qk_norm_whole_projection = f == Family::olmo2 || f == Family::olmoe || f == Family::olmo3;
   if (f == Family::glm4_moe) read_partial_rotary(r, b, 0.5);
   if (f == Family::phi3) read_partial_rotary(r, b, 1.0);  // Phi3Config's default: every dim rotates
-  if (f == Family::qwen3_next) {
+  if (is_qwen3_next_like(f)) {
     b.qk_norm = true;
-    b.attention_output_gate = true;  // Qwen3NextAttention always gates: q_proj D -> 2 H hd
+    // Qwen3NextAttention always gates (q_proj D -> 2 H hd); Qwen3.5 writes attn_output_gate.
+    const bool qwen3_5 = std::string(r.type().name).rfind("qwen3_5", 0) == 0;
+    b.attention_output_gate = qwen3_5 ? r.boolean_or("attn_output_gate", true, "attention_output_gate") : true;
     read_partial_rotary(r, b, 0.25);
   }
 }
@@ -147,6 +154,9 @@ void read_projections(HfReader& r, Backbone& b) {
     return;
   } else if (f == Family::llama4_text) {
     read_llama4(r, b);
+    return;
+  } else if (f == Family::nemotron_h) {
+    read_nemotron_h(r, b);
     return;
   } else if (f != Family::mistral && f != Family::mixtral && f != Family::phi3) {  // those ignore the key
     b.attention_bias = b.output_bias = r.boolean_or("attention_bias", false, "");
@@ -257,16 +267,19 @@ Backbone import_text_model(const Json& j, const std::string& pointer, const Type
   read_heads(r, b);
   read_projections(r, b);
   read_vocabulary(r, b);
-  if (type.family == Family::qwen3_next)
+  if (is_qwen3_next_like(type.family))
     read_qwen3_next_layers(r, b);
   else if (type.family == Family::llama4_text)
     b.layers = llama4_layers(r, b.num_layers);
-  else
+  else if (type.family != Family::nemotron_h)  // nemotron_h: its blocks, read with its FFN
     b.layers = layer_attention(r, b.num_layers);
   b.norms_per_layer = is_gemma(type.family) ? 4 : 2;  // Gemma: pre and post norms around attention and FFN
   // OLMo 2 and 3: x + norm(f(x))
   b.post_sublayer_norms = type.family == Family::olmo2 || type.family == Family::olmo3;
-  read_positions(r, b);
+  if (type.family == Family::nemotron_h)
+    read_nemotron_h_positions(r, b);
+  else
+    read_positions(r, b);
   read_dtype(r, b, outer);
   if (type.family == Family::deepseek_v3 || type.family == Family::glm4_moe) note_mtp(r, b);
   if (type.family == Family::granite) note_granite_multipliers(r);
@@ -297,6 +310,8 @@ const Wrapper kWrappers[] = {
     {"gemma3", "gemma3_text", "the vision tower"},
     {"mistral3", "mistral", "the Pixtral vision tower"},
     {"llama4", "llama4_text", "the vision tower"},
+    {"qwen3_5", "qwen3_5_text", "the vision tower"},
+    {"qwen3_5_moe", "qwen3_5_moe_text", "the vision tower"},
 };
 
 Backbone import_wrapped(const Json& hf, ObjectReader& top, const Wrapper& w) {

@@ -36,6 +36,8 @@ enum class Family {
   qwen3_next,   // Gated DeltaNet + gated attention (3:1), MoE with a gated shared expert (Qwen3-Next)
   gpt_oss,      // sinks, alternating sliding/full layers, biased MoE with a clamped SwiGLU (gpt-oss)
   llama4_text,  // chunked local attention, NoPE global layers, interleaved MoE with a shared expert (Llama 4)
+  qwen3_5_text,  // Qwen3-Next's mixers (Gated DeltaNet + gated attention) with a dense SwiGLU FFN (Qwen3.5)
+  nemotron_h,   // single-sublayer blocks: Mamba-2, attention without positions, relu2 MLP (Nemotron-H)
 };
 
 // What transformers' configuration class for a model_type uses when config.json leaves a
@@ -62,6 +64,9 @@ const TypeInfo& type_info(const std::string& name, const std::string& ptr);
 bool is_gemma(Family f);
 bool is_qwen(Family f);
 bool is_deepseek(Family f);
+// Qwen3-Next's layers: Gated DeltaNet and gated attention with QK-norm and partial RoPE
+// (qwen3_next, and Qwen3.5's qwen3_5_text and qwen3_5_moe_text).
+bool is_qwen3_next_like(Family f);
 
 // Reads one HF config object. HF configs carry many keys hdlab does not need, so unknown
 // keys are never rejected; HF writes absent optionals as null, so null counts as absent.
@@ -130,6 +135,11 @@ void read_gpt_oss(HfReader& r, Backbone& b);
 // NoPE layers) and the notes on its weightless QK-norm and attention temperature.
 void read_llama4(HfReader& r, Backbone& b);
 std::vector<LayerAttention> llama4_layers(HfReader& r, std::int64_t L);
+// hf_nemotron_h.cpp: Nemotron-H's blocks (hybrid_override_pattern), Mamba-2 sizes, relu2
+// MLP and biases; sets b.layers, mixers, ffns, mamba, intermediate, positions none. Its
+// norm epsilon and context (no RoPE keys).
+void read_nemotron_h(HfReader& r, Backbone& b);
+void read_nemotron_h_positions(HfReader& r, Backbone& b);
 // hf_rope.cpp: rope_scaling (v4) / rope_parameters (v5), checked as transformers checks them.
 void check_rope_scaling(HfReader& r, const char* key, const Backbone& b);
 // partial_rotary_factor (glm4_moe): b.rotary_dim from b.head_dim; 0 when every dim rotates.

@@ -1,4 +1,7 @@
-// Qwen3-Next (model_type qwen3_next, transformers' Qwen3NextConfig): per-layer token mixers
+// Qwen3-Next (model_type qwen3_next, transformers' Qwen3NextConfig) and Qwen3.5's language
+// models (qwen3_5_text: dense FFN; qwen3_5_moe_text: this MoE), whose Gated DeltaNet
+// splits in_proj_qkvz / in_proj_ba into in_proj_qkv, _z, _b, _a of the same total shapes.
+// Per-layer token mixers
 // (Gated DeltaNet or gated full attention), the Gated DeltaNet sizes, and the MoE FFN with
 // one sigmoid-gated shared expert. Shapes as transformers' modeling_qwen3_next builds them:
 //   linear_attn: in_proj_qkvz [2 hk dk + 2 hv dv, D], in_proj_ba [2 hv, D],
@@ -70,8 +73,16 @@ void read_qwen3_next_layers(HfReader& r, Backbone& b) {
                                  num(g.value_head_dim) + " per sequence instead of a KV cache");
   r.note("norm", "Qwen3-Next's RMSNorms are zero-centred (weight applied as 1 + w): the same D parameters and "
                  "FLOPs as RMSNorm");
-  r.note("mtp", "the released checkpoints also hold mtp.* weights (multi-token prediction) that transformers' "
-                "Qwen3NextForCausalLM ignores on load; not modelled");
+  if (std::string(r.type().name).rfind("qwen3_5", 0) == 0)
+  {
+    const Json* mtp = r.present("mtp_num_hidden_layers");
+    r.note("mtp", "the released checkpoints also hold mtp.* weights (multi-token prediction, mtp_num_hidden_layers " +
+                      (mtp ? mtp->dump() : std::string("not given")) +
+                      ") that the language model does not run; not modelled");
+  }
+  else
+    r.note("mtp", "the released checkpoints also hold mtp.* weights (multi-token prediction) that transformers' "
+                  "Qwen3NextForCausalLM ignores on load; not modelled");
 }
 
 // The MoE layers of Qwen3-MoE (decoder_sparse_step, mlp_only_layers; read_moe) plus one

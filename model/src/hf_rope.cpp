@@ -38,7 +38,15 @@ void check_rope_scaling(HfReader& r, const char* key, const Backbone& b) {
   const std::string ptr = r.at(key);
   ObjectReader s(*v, ptr);
   const bool v5 = std::string(key) == "rope_parameters";
-  if (v5) s.allow({"rope_theta"});
+  if (v5) s.allow({"rope_theta", "partial_rotary_factor"});  // v5 keeps both here (read elsewhere)
+  // Qwen3.5's multimodal RoPE: three sections (time, height, width) of the rotary pairs
+  // take their positions from the vision grid; a text token's three positions are equal,
+  // which is plain RoPE. No parameters, no FLOPs beyond RoPE's.
+  if (v5 && std::string(r.type().name).rfind("qwen3_5", 0) == 0 && s.has("mrope_section")) {
+    s.allow({"mrope_section", "mrope_interleaved"});
+    r.note("rope_scaling", "mrope_section " + (*v)["mrope_section"].dump() + ": multimodal RoPE, plain RoPE on "
+                           "text tokens (their three position ids are equal)");
+  }
   // "type" is the older spelling of "rope_type" (DeepSeek-V3 still writes it).
   const char* type_key = s.has("rope_type") || !s.has("type") ? "rope_type" : "type";
   // transformers v5 writes rope_parameters with only rope_theta for unscaled RoPE.
@@ -105,11 +113,20 @@ void check_rope_scaling(HfReader& r, const char* key, const Backbone& b) {
 // key head and passes the rest through. No parameters; the RoPE op's FLOPs scale with it.
 void read_partial_rotary(HfReader& r, Backbone& b, double default_factor) {
   const Json* v = r.present("partial_rotary_factor");
-  const double factor = v ? read_number(*v, r.at("partial_rotary_factor"), 0.0, 1.0) : default_factor;
+  std::string at = r.at("partial_rotary_factor");
+  // transformers v5 writes it inside rope_parameters; both places must agree.
+  if (const Json* rp = r.present("rope_parameters"); rp && rp->is_object() && rp->contains("partial_rotary_factor")) {
+    const std::string inner = pointer_join(r.at("rope_parameters"), "partial_rotary_factor");
+    if (v && read_number(*v, at, 0.0, 1.0) != read_number((*rp)["partial_rotary_factor"], inner, 0.0, 1.0))
+      fail(inner, "disagrees with partial_rotary_factor (" + v->dump() + ")");
+    v = &(*rp)["partial_rotary_factor"];
+    at = inner;
+  }
+  const double factor = v ? read_number(*v, at, 0.0, 1.0) : default_factor;
   if (!v) r.note_default("rotary_dim", "partial_rotary_factor", num(default_factor), "");
   const auto dims = static_cast<std::int64_t>(static_cast<double>(b.head_dim) * factor);
   if (dims < 2 || dims % 2 != 0)
-    fail(r.at("partial_rotary_factor"), num(factor) + " x head_dim " + num(b.head_dim) + " gives " + num(dims) +
+    fail(at, num(factor) + " x head_dim " + num(b.head_dim) + " gives " + num(dims) +
                                             " rotary dims; RoPE needs an even number >= 2");
   b.rotary_dim = dims == b.head_dim ? 0 : dims;
   if (b.rotary_dim > 0)

@@ -37,14 +37,20 @@ const TypeInfo kTypes[] = {
     {"olmoe", Family::olmoe, false, 10000.0, 1e-5, 0, 0, 4096, 0},
     {"olmo3", Family::olmo3, false, 10000.0, 1e-5, 0, 0, 2048, 4096},
     {"qwen3_next", Family::qwen3_next, false, 10000.0, 1e-6, 2, 256, 32768, 0},
+    // Qwen3.5's text models (the language model of qwen3_5 / qwen3_5_moe): Qwen3-Next's
+    // layers, dense or MoE; their configs set every sizing key, the rest as Qwen3-Next's.
+    {"qwen3_5_text", Family::qwen3_5_text, false, 10000.0, 1e-6, 2, 256, 32768, 0, "qwen3_next"},
+    {"qwen3_5_moe_text", Family::qwen3_next, false, 10000.0, 1e-6, 2, 256, 32768, 0, "qwen3_next"},
     {"gpt_oss", Family::gpt_oss, false, 150000.0, 1e-5, 8, 64, 131072, 128},
     {"llama4_text", Family::llama4_text, false, 500000.0, 1e-5, 8, 128, 4096 * 32, 0},
+    // NemotronHConfig's defaults (its head width is attention_head_dim or head_dim).
+    {"nemotron_h", Family::nemotron_h, false, 10000.0, 1e-5, 8, 128, 4096, 0},
 };
 
 std::string supported_types() {
   std::string s;
   for (const auto& t : kTypes) s += std::string(s.empty() ? "" : ", ") + t.name;
-  return s + ", gemma3, mistral3 and llama4 (their text_config)";
+  return s + ", gemma3, mistral3, llama4, qwen3_5 and qwen3_5_moe (their text_config)";
 }
 
 }  // namespace
@@ -58,6 +64,7 @@ const TypeInfo& type_info(const std::string& name, const std::string& ptr) {
 bool is_gemma(Family f) { return f == Family::gemma2 || f == Family::gemma3_text; }
 bool is_qwen(Family f) { return f == Family::qwen2 || f == Family::qwen3 || f == Family::qwen3_moe; }
 bool is_deepseek(Family f) { return f == Family::deepseek_v2 || f == Family::deepseek_v3; }
+bool is_qwen3_next_like(Family f) { return f == Family::qwen3_next || f == Family::qwen3_5_text; }
 
 std::int64_t HfReader::required_integer(const std::string& key, std::int64_t min, std::int64_t max) {
   const Json* v = present(key);

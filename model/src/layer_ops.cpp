@@ -126,6 +126,20 @@ void attention_ops(const OpDims& s, const LayerFeatures& f, const LayerWork& w, 
   }
 }
 
+// A linear mixer's output: RMSNorm(out) * w * SiLU(z) over [N, width] (4 + 5 FLOPs an
+// element, z read, a norm weight of `norm_weight`), fused before out_proj [N, width] -> [N, D].
+void gated_norm_out_proj(const OpDims& s, double N, double width, double norm_weight, OpNode& o) {
+  gemm_op(o, N, width, s.D, 0, s, GemmSplit::row);
+  const double out_el = N * width;
+  o.cost.flops += 9 * out_el;
+  o.cost.act_bytes_in += out_el * s.bytes;  // z
+  o.cost.weight_bytes += norm_weight * s.weight_el_bytes;
+  o.params += norm_weight;
+  o.inner_vector_bytes = 3 * out_el * s.bytes;
+  o.inner_vector_calls = 1;
+  o.calls = 2;
+}
+
 // A Gated DeltaNet layer's mixer in place of attention: [N, D] -> in_proj_qkvz and
 // in_proj_ba [N, 2 qk + 2 v + 2 hv]; the conv and the gated delta rule (gdn_*_cost) over
 // `recurrent_states` state sequences of rows_q / states tokens; the SiLU(z)-gated RMSNorm
@@ -149,16 +163,32 @@ void gdn_ops(const OpDims& s, const LayerWork& w, OpNodes& t) {
   mix.calls = 2;
   mix.rows = w.rows_q;
 
-  OpNode& o = node(t, OpKind::o_proj);
-  gemm_op(o, N, g.v(), s.D, 0, s, GemmSplit::row);
-  const double out_el = N * g.v();  // RMSNorm(out) * w * SiLU(z): 4 + 5 FLOPs an element
-  o.cost.flops += 9 * out_el;
-  o.cost.act_bytes_in += out_el * e;  // z
-  o.cost.weight_bytes += g.dv * s.weight_el_bytes;
-  o.params += g.dv;
-  o.inner_vector_bytes = 3 * out_el * e;
-  o.inner_vector_calls = 1;
-  o.calls = 2;
+  gated_norm_out_proj(s, N, g.v(), g.dv, node(t, OpKind::o_proj));
+}
+
+// A Mamba-2 layer's mixer in place of attention: [N, D] -> in_proj [N, 2 I + 2 G N + H]
+// (z, x, B, C, dt); the conv and the SSD scan (mamba2_*_cost) over `recurrent_states`
+// state sequences of rows_q / states tokens; the SiLU(z)-gated RMSNorm (a weight of I)
+// and out_proj [N, I] -> [N, D]. Like Gated DeltaNet: state traffic as kv_bytes_*, no
+// positions.
+void mamba2_ops(const OpDims& s, const LayerWork& w, OpNodes& t) {
+  const Mamba2Dims& m = s.mamba;
+  const double e = s.bytes, N = w.seqs * w.rows_q;
+  const double post = s.norms_attn > 1 ? (s.norms_attn - 1) * N : 0;
+  if (s.norms_attn > 0) norm_op(node(t, OpKind::attn_norm), s, N + post, s.norms_attn);
+  gemm_op(node(t, OpKind::qkv_proj), N, s.D, m.in_proj_width(), 0, s);
+
+  OpNode& mix = node(t, OpKind::attention);
+  const double states = w.recurrent_states > 0 ? w.recurrent_states : 1;
+  const double seqs = w.seqs * states, tokens = w.rows_q / states;
+  mix.cost = mamba2_conv_cost(m, seqs, tokens, w.reads_cache, e);
+  mix.cost += mamba2_ssd_cost(m, seqs, tokens, w.reads_cache, e);
+  mix.params = m.conv_channels() * (m.kernel + (m.conv_bias ? 1 : 0)) + 3 * m.heads;  // conv1d, A_log, dt_bias, D
+  mix.cost.weight_bytes = mix.params * s.weight_el_bytes;
+  mix.calls = 2;
+  mix.rows = w.rows_q;
+
+  gated_norm_out_proj(s, N, m.inner(), m.inner(), node(t, OpKind::o_proj));
 }
 
 // `groups` experts of width F, each given tokens / groups of the T token copies.
@@ -180,10 +210,11 @@ void ffn_ops(const OpDims& s, const LayerFeatures& f, const LayerWork& w, OpNode
   const double e = s.bytes, N = w.seqs * w.rows_q;  // e: activation bytes
   if (s.norms_ffn > 0) norm_op(node(t, OpKind::ffn_norm), s, N * s.norms_ffn, s.norms_ffn);
   if (!f.moe) {
-    const double bias_in = s.mlp_bias ? (s.gelu ? 1 : 2) * s.F : 0, bias_out = s.mlp_bias ? s.D : 0;
-    if (s.gelu) {  // up [N, D] -> [N, F]; GELU (tanh form, ~8 FLOPs per element); down
+    const double bias_in = s.mlp_bias ? (s.gelu || s.relu2 ? 1 : 2) * s.F : 0, bias_out = s.mlp_bias ? s.D : 0;
+    if (s.gelu || s.relu2) {  // up [N, D] -> [N, F]; GELU (tanh form, ~8 FLOPs an element) or
+                              // relu(x)^2 (2: the max and the square); down
       gemm_op(node(t, OpKind::ffn_gate_up), N, s.D, s.F, bias_in, s);
-      vector_op(node(t, OpKind::ffn_act), 8 * N * s.F, 0, N * s.F, N * s.F, s);
+      vector_op(node(t, OpKind::ffn_act), (s.gelu ? 8 : 2) * N * s.F, 0, N * s.F, N * s.F, s);
     } else {  // gate and up [N, D] -> [N, 2F]; SiLU(gate) * up -> [N, F]; down
       gemm_op(node(t, OpKind::ffn_gate_up), N, s.D, 2 * s.F, bias_in, s);
       vector_op(node(t, OpKind::ffn_act), 5 * N * s.F, 0, 2 * N * s.F, N * s.F, s);
@@ -322,15 +353,7 @@ void mtp_op(const OpDims& s, double rows, OpNode& mtp) {
 }  // namespace
 
 OpCost gdn_conv_cost(const GdnDims& g, double seqs, double tokens, bool decode, double act_bytes) {
-  // [seqs, tokens, channels] -> the same, each channel a causal conv of `kernel` taps, SiLU
-  const double C = g.conv_channels(), N = seqs * tokens, state = seqs * g.conv_state_elements() * g.state_el_bytes;
-  OpCost c;
-  c.flops = N * C * (2 * g.kernel + 4);
-  c.act_bytes_in = N * C * act_bytes;
-  c.act_bytes_out = N * C * act_bytes;
-  c.kv_bytes_read = decode ? state : 0;  // decode shifts the last kernel - 1 inputs in
-  c.kv_bytes_written = state;            // prefill leaves them for the decode that follows
-  return c;
+  return causal_conv_cost(g.conv_channels(), g.kernel, false, seqs, tokens, decode, act_bytes, g.state_el_bytes);
 }
 
 OpCost gdn_rule_cost(const GdnDims& g, double seqs, double tokens, bool decode, double act_bytes) {
@@ -361,20 +384,24 @@ OpCost gdn_rule_cost(const GdnDims& g, double seqs, double tokens, bool decode, 
 
 void layer_ops(const OpDims& s, const LayerFeatures& f, const LayerWork& w, bool count_executed, OpNodes& out) {
   out = OpNodes{};
-  if (f.linear)
-    gdn_ops(s, w, out);
-  else
-    attention_ops(s, f, w, count_executed, out);
-  ffn_ops(s, f, w, out);
+  switch (f.mixer) {
+    case MixerKind::attention: attention_ops(s, f, w, count_executed, out); break;
+    case MixerKind::gated_deltanet: gdn_ops(s, w, out); break;
+    case MixerKind::mamba2: mamba2_ops(s, w, out); break;
+    case MixerKind::none: break;  // an FFN-only layer
+  }
+  if (f.ffn) ffn_ops(s, f, w, out);
   const double N = w.seqs * w.rows_q;
+  const double sublayers = (f.mixer != MixerKind::none ? 1 : 0) + (f.ffn ? 1 : 0);
   if (s.mhc_sinkhorn > 0)  // mHC's connections carry the residual
     mhc_ops(s, w, out);
   else if (s.vwn)  // the depth connections carry the residual
     ghc_ops(s, w, out);
-  else  // two residual adds [N, D] + [N, D] -> [N, D]
-    vector_op(node(out, OpKind::residual), 2 * N * s.D, 0, 4 * N * s.D, 2 * N * s.D, s);
-  // hidden dropout, fused into the op that adds each sublayer's output: two masks [N, D]
-  if (w.hidden_dropout) node(out, s.vwn ? OpKind::ghc_depth : OpKind::residual).cost.act_bytes_out += 2 * N * s.D;
+  else  // a residual add per sublayer [N, D] + [N, D] -> [N, D]
+    vector_op(node(out, OpKind::residual), sublayers * N * s.D, 0, 2 * sublayers * N * s.D, sublayers * N * s.D, s);
+  // hidden dropout, fused into the op that adds each sublayer's output: a mask [N, D] each
+  if (w.hidden_dropout)
+    node(out, s.vwn ? OpKind::ghc_depth : OpKind::residual).cost.act_bytes_out += sublayers * N * s.D;
 }
 
 void outside_ops(const OpDims& s, const OutsideWork& w, OpNodes& out) {

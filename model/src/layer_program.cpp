@@ -60,11 +60,12 @@ OpDims op_dims(const Backbone& b, const Method& m) {
   s.G = d(b.num_kv_heads);
   set_attention_dims(b, s);
   // Gemma-style post-norms: the first half of the per-layer norms wrap attention.
-  s.norms_attn = d((b.norms_per_layer + 1) / 2);
-  s.norms_ffn = d(b.norms_per_layer) - s.norms_attn;
+  s.norms_attn = d(b.mixer_norms());
+  s.norms_ffn = d(b.ffn_norms());
   s.layernorm = b.norm == NormKind::layernorm;
   s.F = d(b.intermediate);
   s.gelu = b.mlp == MlpKind::gelu;
+  s.relu2 = b.mlp == MlpKind::relu2;
   s.mlp_bias = b.mlp_bias;
   s.position_rows = d(b.position_rows());
   if (b.moe) {
@@ -106,14 +107,26 @@ OpDims op_dims(const Backbone& b, const Method& m) {
     s.gdn.kernel = d(g.conv_kernel);
     s.gdn.state_el_bytes = s.kv_el_bytes;
   }
+  if (b.mamba) {
+    const Mamba2Config& m = *b.mamba;
+    s.mamba.heads = d(m.num_heads);
+    s.mamba.head_dim = d(m.head_dim);
+    s.mamba.groups = d(m.n_groups);
+    s.mamba.state = d(m.state_size);
+    s.mamba.kernel = d(m.conv_kernel);
+    s.mamba.chunk = d(m.chunk_size);
+    s.mamba.conv_bias = m.conv_bias;
+    s.mamba.state_el_bytes = s.kv_el_bytes;
+  }
   s.loop_iterations = d(f.loop_iterations);
   s.injection = f.input_injection;
   return s;
 }
 
 LayerFeatures layer_features(const Backbone& b, std::int64_t layer) {
-  LayerFeatures f{b.is_moe_layer(layer), b.is_mirrored(layer), b.is_linear_layer(layer)};
+  LayerFeatures f{b.is_moe_layer(layer), b.is_mirrored(layer), b.mixer(layer)};
   f.nope = b.layers[static_cast<std::size_t>(layer)].nope;
+  f.ffn = b.has_ffn(layer);
   return f;
 }
 

@@ -16,22 +16,28 @@ ParamCounts count_params(const Config& c) {
   const AttentionShape att = attention_shape(b);
   std::int64_t active_ffn = 0;
   for (std::int64_t l = 0; l < b.num_layers; ++l) {
-    if (b.is_linear_layer(l)) {
-      p.linear_attention += b.gdn->params(D);  // its own projections and norm; no QK-norm
-    } else {
-      p.attention += att.projection_params + b.sink_params();
-      p.qk_norm += b.qk_norm_params();
+    switch (b.mixer(l)) {
+      case MixerKind::attention:
+        p.attention += att.projection_params + b.sink_params();
+        p.qk_norm += b.qk_norm_params();
+        break;
+      case MixerKind::gated_deltanet: p.linear_attention += b.gdn->params(D); break;  // no QK-norm
+      case MixerKind::mamba2: p.linear_attention += b.mamba->params(D); break;
+      case MixerKind::none: break;  // an FFN-only layer
     }
-    p.norms += b.norms_per_layer * b.norm_params();  // pre-attention and pre-FFN norm (Gemma: also post)
-    if (b.is_moe_layer(l)) {
-      const MoeConfig& m = *b.moe;
-      p.router += m.num_experts * D + (m.router_bias ? m.num_experts : 0);
-      p.routed_experts += m.num_experts * b.expert_params();
-      p.shared_experts += m.num_shared_experts * 3 * D * m.shared_expert_intermediate;
-      if (m.shared_expert_gate) p.shared_experts += D;  // its sigmoid gate, D -> 1
-      active_ffn += m.top_k * b.expert_params();
-    } else {
-      p.dense_ffn += b.dense_ffn_params();
+    p.norms += b.layer_norms(l) * b.norm_params();  // its sublayers' norms (Gemma: pre and post each)
+    switch (b.ffn(l)) {
+      case FfnKind::moe: {
+        const MoeConfig& m = *b.moe;
+        p.router += m.num_experts * D + (m.router_bias ? m.num_experts : 0);
+        p.routed_experts += m.num_experts * b.expert_params();
+        p.shared_experts += m.num_shared_experts * 3 * D * m.shared_expert_intermediate;
+        if (m.shared_expert_gate) p.shared_experts += D;  // its sigmoid gate, D -> 1
+        active_ffn += m.top_k * b.expert_params();
+        break;
+      }
+      case FfnKind::dense: p.dense_ffn += b.dense_ffn_params(); break;
+      case FfnKind::none: break;  // a mixer-only layer
     }
   }
   p.norms += b.norm_params();  // final norm

@@ -52,7 +52,7 @@ void layer_buffers(const model::Config& c, double R, double e, Workspace& w) {
   w.buffer("v", R * kv, e);
   w.buffer("attn", R * q, e);         // [R, H, hd]
   w.buffer("sub_out", R * D, e);      // [R, D] sublayer output before the residual add
-  const bool dense = !b.moe || b.moe->first_dense_layers > 0 || b.moe->layer_step > 1;
+  const bool dense = b.any_dense_ffn();
   double ffn = dense ? static_cast<double>(b.intermediate) : 0;
   if (b.moe && b.moe->num_shared_experts > 0) ffn = std::max(ffn, static_cast<double>(b.moe->shared_expert_intermediate));
   w.buffer("gate_up", R * 2 * ffn, e);  // [R, 2F] (shared experts reuse it)

@@ -5,8 +5,9 @@
 namespace hdlab::simulator {
 
 void layer_ops(const ModelShape& s, const LayerSignature& sig, const LayerWork& w, bool count_executed, OpTable& out) {
-  model::LayerFeatures f{sig.moe, sig.kv_from_source, sig.linear};
+  model::LayerFeatures f{sig.moe, sig.kv_from_source, sig.mixer};
   f.nope = sig.nope;
+  f.ffn = sig.ffn;
   model::layer_ops(s, f, w, count_executed, out);
 }
 

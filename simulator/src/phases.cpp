@@ -140,15 +140,28 @@ double recurrent_states(const ModelShape& s, const LayerSignature& sig) {
   return sig.hd_kind == HdLayerKind::intra ? s.hd_n : 1;
 }
 
-// A linear-attention layer: the rows the mask gives run through it, but no (query, key)
-// pairs and no KV entries: its state traffic is costed by layer_ops from the states.
-void linear_work(const ModelShape& s, const LayerSignature& sig, LayerWork& w) {
-  if (!sig.linear) return;
-  w.recurrent_states = recurrent_states(s, sig);
-  w.linear_mixer = true;
+// A layer whose mixer is not attention: the rows the mask gives run through it, but no
+// (query, key) pairs and no KV entries. A linear-attention layer's state traffic is costed
+// by layer_ops from the states; an FFN-only layer (no mixer) has none.
+void mixer_work(const ModelShape& s, const LayerSignature& sig, LayerWork& w) {
+  if (sig.mixer == MixerKind::attention) return;
+  if (sig.linear()) {
+    w.recurrent_states = recurrent_states(s, sig);
+    w.linear_mixer = true;
+  }
   w.pairs_exact = w.pairs_executed = w.longest_keys = 0;
   w.kv_read = w.kv_written = 0;
   w.scores_materialised = w.attention_dropout = false;
+}
+
+// A linear layer's fixed state per sequence (bytes), whatever the context: the recurrent
+// state plus the conv's last inputs, in the cache precision.
+double state_bytes_per_state(const ModelShape& s, MixerKind mixer) {
+  if (mixer == MixerKind::gated_deltanet)
+    return (s.gdn.state_elements() + s.gdn.conv_state_elements()) * s.gdn.state_el_bytes;
+  if (mixer == MixerKind::mamba2)
+    return (s.mamba.state_elements() + s.mamba.conv_state_elements()) * s.mamba.state_el_bytes;
+  return 0;
 }
 
 }  // namespace
@@ -162,7 +175,7 @@ void train_forward_pass(const Config& c, const ModelShape& s, const LayerPlan& p
     mask_work(layer_mask(c, plan.groups[static_cast<std::size_t>(g)].first_layer, tokens), o, w);
     w.hidden_dropout = o.hidden_dropout;
     w.attention_dropout = o.attention_dropout && w.scores_materialised;
-    linear_work(s, plan.groups[static_cast<std::size_t>(g)].sig, w);
+    mixer_work(s, plan.groups[static_cast<std::size_t>(g)].sig, w);
   }
   fill_groups(s, plan, o, out);
   const double L = d(tokens);
@@ -187,7 +200,7 @@ void prefill_pass(const Config& c, const ModelShape& s, const LayerPlan& plan, d
     // The cache keeps what the next token can see (kv_entries), written once per cache:
     // a looped design sharing one cache across K iterations writes it in the last one.
     w.kv_written = kv_entries(c.design.method, gp.sig, L) * gp.kv_caches / gp.passes;
-    linear_work(s, gp.sig, w);
+    mixer_work(s, gp.sig, w);
     positions = w.rows_kv;
   }
   fill_groups(s, plan, o, out);
@@ -204,13 +217,14 @@ void decode_pass(const Method& m, const ModelShape& s, const LayerPlan& plan, do
     w.reads_cache = true;
     const LayerSignature& sig = plan.groups[static_cast<std::size_t>(g)].sig;
     set_decode_work(decode_attention(m, role_of(sig), c, o.layout, o.mirror_final_only_decode), w);
-    linear_work(s, sig, w);
+    mixer_work(s, sig, w);
   }
   fill_groups(s, plan, o, out);
   outside_ops(s, OutsideWork{seqs, expanded(s), 1, 1, 0}, out.outside);
 }
 
 double kv_entries(const Method& m, const LayerSignature& sig, std::int64_t context) {
+  if (sig.mixer != MixerKind::attention) return 0;  // a state (linear layers) or nothing: no KV entries
   return model::kv_entries(m, role_of(sig), d(context));
 }
 
@@ -218,9 +232,8 @@ double kv_cache_bytes_per_seq(const Method& m, const ModelShape& s, const LayerP
   double entries = 0, state_bytes = 0;
   for (int g = 0; g < plan.count; ++g) {
     const LayerGroupPlan& gp = plan.groups[static_cast<std::size_t>(g)];
-    if (gp.sig.linear)  // a fixed state, whatever the context: h_v d_k d_v plus the conv's last inputs
-      state_bytes += gp.kv_caches * recurrent_states(s, gp.sig) *
-                     (s.gdn.state_elements() + s.gdn.conv_state_elements()) * s.gdn.state_el_bytes;
+    if (gp.sig.linear())
+      state_bytes += gp.kv_caches * recurrent_states(s, gp.sig) * state_bytes_per_state(s, gp.sig.mixer);
     else
       entries += gp.kv_caches * kv_entries(m, gp.sig, context);
   }

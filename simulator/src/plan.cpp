@@ -15,6 +15,7 @@ void set_precision(ModelShape& s, const TensorPrecision& p) {
   s.weight_el_bytes = dtype_bytes(p.weights);
   s.kv_el_bytes = dtype_bytes(p.kv_cache);
   s.gdn.state_el_bytes = s.kv_el_bytes;  // linear layers keep their recurrent state in the cache precision
+  s.mamba.state_el_bytes = s.kv_el_bytes;
   s.comm_el_bytes = dtype_bytes(p.communication);
   const double state = dtype_bytes(p.optimizer_state);
   s.optimizer_bytes_per_param = 2 * state + (p.optimizer_state == p.weights ? 0 : state);
@@ -35,7 +36,8 @@ LayerSignature layer_signature(const Backbone& b, const Method& m, std::int64_t 
   sig.nope = att.nope;
   sig.moe = b.is_moe_layer(l);
   sig.kv_from_source = b.is_mirrored(l);
-  sig.linear = b.is_linear_layer(l);
+  sig.mixer = b.mixer(l);
+  sig.ffn = b.has_ffn(l);
   // Under HD, the kind the layer's streams use and whether only the final stream queries
   // (full and false for every other design).
   const LayerAttentionRole role = layer_role(m, b, l);

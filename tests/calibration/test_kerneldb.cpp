@@ -107,7 +107,7 @@ TEST_CASE("kerneldb: the bundled H100 tables read with the row counts of the sou
   CHECK(db.collectives.size() == 504 + 69);  // nccl_perf + custom_allreduce_perf
   CHECK(db.moe.size() == 126360);
   CHECK(db.files.at("gemm_perf") == bundled + "/h100_sxm/gemm_perf.csv.gz");
-  CHECK(db.files.size() == 8);  // with gdn_perf and mhc_module_perf
+  CHECK(db.files.size() == 9);  // with gdn_perf, mamba2_perf and mhc_module_perf
   // gdn_perf: 1,796 rows; line 2: causal_conv1d_fn,context,1,1,1,1024,4,16,128,16,128,Qwen/Qwen3.5-0.8B,0.00546...
   REQUIRE(db.gdn.size() == 1796);
   const GdnRow& gdn = db.gdn.front();
@@ -116,6 +116,16 @@ TEST_CASE("kerneldb: the bundled H100 tables read with the row counts of the sou
   CHECK(std::tie(gdn.batch, gdn.seq_len, gdn.d_model, gdn.d_conv, gdn.k_heads, gdn.k_dim, gdn.v_heads, gdn.v_dim) ==
         std::make_tuple(1.0, 1.0, 1024.0, 4.0, 16.0, 128.0, 16.0, 128.0));
   CHECK(gdn.seconds == 0.005462399870157242 / 1000);
+  // mamba2_perf: 658 rows; line 2:
+  // ...,causal_conv1d_fn,context,1,1,1,8192,128,4,64,64,8,256,MAMBA2_GENERIC_4K,0.01025...
+  REQUIRE(db.mamba2.size() == 658);
+  const Mamba2Row& mb = db.mamba2.front();
+  CHECK(std::tie(mb.kernel, mb.phase, mb.model) ==
+        std::make_tuple(std::string("causal_conv1d_fn"), std::string("context"), std::string("MAMBA2_GENERIC_4K")));
+  CHECK(std::tie(mb.batch, mb.seq_len, mb.d_model, mb.d_state, mb.d_conv, mb.heads, mb.head_dim, mb.groups, mb.chunk) ==
+        std::make_tuple(1.0, 1.0, 8192.0, 128.0, 4.0, 64.0, 64.0, 8.0, 256.0));
+  CHECK(mb.seconds == 0.010259199887514114 / 1000);
+  CHECK(mb.line == 2);
 
   // First data rows (line 2), latency in seconds.
   const GemmRow& g = db.gemm.front();

@@ -54,6 +54,10 @@ TEST_CASE("hdlab validate --kerneldb: bad tables and flags exit 2 naming the pla
       {"--device without --kerneldb", {"validate", "profiles/validation/cpu.json", "--device", "h100_sxm", "-o", out},
        "--device requires --kerneldb"},
       {"neither a file nor --kerneldb", {"validate", "-o", out}, "file: give a validation file, --kerneldb DIR or --published PATH"},
+      {"--gdn and --mamba2 together",
+       {"validate", "--kerneldb", dir, "--device", "h100_sxm", "--hw", "h100-sxm", "--gdn", "--mamba2", "-o", out},
+       "excludes"},
+
   };
   for (const Bad& b : cases) {
     CAPTURE(b.what);
@@ -63,5 +67,14 @@ TEST_CASE("hdlab validate --kerneldb: bad tables and flags exit 2 naming the pla
     CHECK(r.err.find(b.message) != std::string::npos);
   }
   CHECK_FALSE(fs::exists(out));  // nothing written on bad input
+  // --mamba2 on a valid folder without the table: exit 2 naming the missing table
+  const std::string valid = kerneldb_with_latency("0.5");
+  const CliResult r = run_cli({"validate", "--kerneldb", valid, "--device", "h100_sxm", "--hw", "h100-sxm", "--mamba2",
+                               "-o", out});
+  CAPTURE(r.err);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/h100_sxm/mamba2_perf.csv: no rows: the device folder has no mamba2_perf table") !=
+        std::string::npos);
+  CHECK_FALSE(fs::exists(out));
   fs::remove_all(dir);
 }

@@ -213,3 +213,88 @@ TEST_CASE("the Qwen3-Next-80B-A3B profile agrees with its HF config.json", "[pro
   CHECK(profile == imported);
   CHECK(params_of(c.base).total == 79674391296);
 }
+
+TEST_CASE("Qwen3.5-0.8B config.json (qwen3_5 wrapper): 18 Gated DeltaNet + 6 gated attention layers, dense FFN",
+          "[hf][linear]") {
+  const Backbone b = hf("qwen3.5-0.8b");
+  CHECK(b.source == "HuggingFace config.json (model_type qwen3_5, text_config qwen3_5_text)");
+  CHECK(b.name == "Qwen3_5ForConditionalGeneration");
+  CHECK(b.num_layers == 24);
+  CHECK(b.hidden == 1024);
+  CHECK(b.num_heads == 8);
+  CHECK(b.num_kv_heads == 2);
+  CHECK(b.head_dim == 256);
+  CHECK(b.rotary_dim == 64);  // rope_parameters' partial_rotary_factor 0.25
+  CHECK(b.qk_norm);
+  CHECK(b.attention_output_gate);
+  CHECK_FALSE(b.moe.has_value());
+  CHECK(b.intermediate == 3584);
+  CHECK(b.num_linear_layers() == 18);
+  REQUIRE(b.gdn.has_value());
+  CHECK(b.gdn->num_value_heads == 16);
+  CHECK(b.tie_embeddings);
+  CHECK(b.rope_theta == 1e7);
+  CHECK(contains(b.assumptions.at("rope_scaling"), "mrope_section [11,11,10]"));
+  CHECK(contains(b.assumptions.at("mtp"), "mtp_num_hidden_layers 1"));
+  CHECK(contains(b.assumptions.at("vision_tower"), "qwen3_5"));
+
+  const i64 D = 1024, V = 248320, F = 3584;
+  const i64 attn = 2 * D * 8 * 256 + 2 * D * 2 * 256 + 8 * 256 * D + 2 * 256;
+  const i64 full_layer = attn + swiglu(D, F) + 2 * D, linear_layer = gdn(D, 16, 16, 128, 128, 4) + swiglu(D, F) + 2 * D;
+  const ParamCounts p = params_of(b);
+  CHECK(p.total == 6 * full_layer + 18 * linear_layer + V * D + D);
+  // Published: the checkpoint holds 873,438,784 parameters (Qwen/Qwen3.5-0.8B's safetensors
+  // total, as the Hub API reports it and several public inventories quote it, e.g.
+  // search-index file ids 62411536946 and 62623164394), of which 752,393,024 are
+  // model.language_model.* (a public per-prefix reconciliation of the checkpoint's 488
+  // tensors, file id 70706913754): exactly hdlab's count of the language model.
+  CHECK(p.total == 752393024);
+  // The rest, by hand from the config: the MTP module (two norms of D, fc 2D -> D, one
+  // full-attention decoder layer, its final norm; embeddings shared) and the vision tower
+  // (patch conv 3 x 2 x 16 x 16 -> 768 + bias, 2304 position rows, 12 blocks of two
+  // LayerNorms, qkv and proj with biases and a GELU MLP 768 -> 3072 -> 768 with biases; the
+  // merger's LayerNorm over 768 and its MLP 4 x 768 -> 3072 -> 1024 with biases).
+  const i64 mtp = 2 * D + 2 * D * D + full_layer + D;
+  const i64 h = 768, block = 2 * (2 * h) + (h * 3 * h + 3 * h) + (h * h + h) + (h * 3072 + 3072) + (3072 * h + h);
+  const i64 vision = (3 * 2 * 16 * 16 * h + h) + 2304 * h + 12 * block + 2 * h + (4 * h * 4 * h + 4 * h) +
+                     (4 * h * D + D);
+  CHECK(mtp == 20452864);
+  CHECK(vision == 100592896);
+  CHECK(within(p.total + mtp + vision, 873438784.0, 0.001));
+  CHECK(p.total + mtp + vision == 873438784);
+}
+
+TEST_CASE("Qwen3.5 import: qwen3_5_moe's text model takes Qwen3-Next's MoE, bad fields named by pointer",
+          "[hf][linear][errors]") {
+  // Qwen3.5's MoE language model: the 0.8B wrapper renamed, with Qwen3-Next's MoE keys.
+  Json j = hf_json("qwen3.5-0.8b");
+  j["model_type"] = "qwen3_5_moe";
+  j["text_config"]["model_type"] = "qwen3_5_moe_text";
+  j["text_config"]["num_experts"] = 8;
+  j["text_config"]["num_experts_per_tok"] = 2;
+  j["text_config"]["moe_intermediate_size"] = 512;
+  j["text_config"]["shared_expert_intermediate_size"] = 512;
+  const Backbone moe = import_hf_config(j);
+  REQUIRE(moe.moe.has_value());
+  CHECK(moe.moe->shared_expert_gate);
+  CHECK(moe.num_linear_layers() == 18);
+
+  j = hf_json("qwen3.5-0.8b");
+  j["text_config"]["rope_parameters"]["partial_rotary_factor"] = 0.5;
+  j["text_config"]["partial_rotary_factor"] = 0.25;
+  Caught e = config_error([&] { import_hf_config(j); });
+  CHECK(e.pointer == "/text_config/rope_parameters/partial_rotary_factor");
+
+  j = hf_json("qwen3.5-0.8b");
+  j["text_config"]["layer_types"][3] = "sliding_attention";
+  e = config_error([&] { import_hf_config(j); });
+  CHECK(e.pointer == "/text_config/layer_types/3");
+
+  j = hf_json("qwen3.5-0.8b");
+  j["text_config"].erase("linear_value_head_dim");
+  CHECK(config_error([&] { import_hf_config(j); }).pointer == "/text_config/linear_value_head_dim");
+
+  j = hf_json("qwen3.5-0.8b");
+  j["text_config"]["model_type"] = "qwen3_next";
+  CHECK(config_error([&] { import_hf_config(j); }).pointer == "/text_config/model_type");
+}

@@ -32,8 +32,8 @@ TEST_CASE("a Gated DeltaNet layer's op nodes, counted by hand", "[linear]") {
   const model::Config c = fixtures::config(tiny_hybrid(), "{}");
   const model::OpDims s = model::op_dims(c.effective, c.design.method);
   const model::LayerFeatures f = model::layer_features(c.effective, 0);
-  REQUIRE(f.linear);
-  CHECK_FALSE(model::layer_features(c.effective, 3).linear);
+  REQUIRE(f.linear());
+  CHECK_FALSE(model::layer_features(c.effective, 3).linear());
   // prefill: 2 sequences of 100 tokens (2 chunks of 64, the second padded)
   model::LayerWork w;
   w.seqs = 2;

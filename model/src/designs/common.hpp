@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "hdlab/model/design.hpp"
+#include "hdlab/model/json_reader.hpp"
 #include "hdlab/model/schedule.hpp"
 
 namespace hdlab::model::designs::common {
@@ -104,6 +105,16 @@ inline std::vector<double> with_current(std::vector<double> values, double curre
 }
 
 inline std::string num(std::int64_t v) { return std::to_string(v); }
+
+// Hyper-connection designs (VWN, mHC) wrap each layer's two sublayers; a layer with one
+// (a mixer-only or FFN-only layer, Nemotron-H's blocks) is refused at the design's block.
+inline void refuse_single_sublayers(const Backbone& b, const ObjectReader& r, const char* design) {
+  for (std::int64_t l = 0; l < b.num_layers; ++l)
+    if (b.has_mixer(l) != b.has_ffn(l))
+      fail(r.pointer(), std::string(design) + " wraps a mixer and an FFN per layer with its hyper-connections; layer " +
+                            num(l) + " has only " + (b.has_mixer(l) ? "a mixer" : "an FFN") +
+                            " (a single-sublayer backbone): not modelled");
+}
 
 // Notes a key a design block left out and the value taken (Design::defaults); defined in
 // registry.cpp, also used for the growth block (design_io.cpp).

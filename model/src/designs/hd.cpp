@@ -151,7 +151,8 @@ void parse(ObjectReader r, const Backbone& b, DesignDefaults& defaults, HdDesign
   // state over the interleaved sequence) or intra-stream (intra: one state per stream).
   for (std::size_t l = 0; l < hd.layer_kinds.size(); ++l)
     if (hd.layer_kinds[l] == HdLayerKind::local && b.is_linear_layer(static_cast<std::int64_t>(l)))
-      fail(r.at("layers"), "layer " + std::to_string(l) + " is linear_attention: HD's local kind (a window) does not "
+      fail(r.at("layers"), "layer " + std::to_string(l) + " is " + to_string(b.mixer(static_cast<std::int64_t>(l))) +
+                               ": HD's local kind (a window) does not "
                            "apply to a recurrent state; use full (one state over the interleaved streams) or intra "
                            "(one state per stream)");
   hd.rope = r.choice<RopeConvention>(

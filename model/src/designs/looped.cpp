@@ -23,7 +23,7 @@ void parse(ObjectReader r, const Backbone& b, DesignDefaults& defaults, LoopedDe
   // A looped block re-entering linear-attention layers would carry (or reset) their states
   // across iterations: not modelled, so refused rather than costed as attention.
   if (b.num_linear_layers() > 0)
-    fail(r.pointer(), "is unsupported on a backbone with linear_attention layers (" +
+    fail(r.pointer(), "is unsupported on a backbone with linear-attention (linear_attention or mamba2) layers (" +
                           std::to_string(b.num_linear_layers()) + "): looping over recurrent states is not modelled");
   common::note_default(defaults, r, "prelude", "0");
   common::note_default(defaults, r, "coda", "0");

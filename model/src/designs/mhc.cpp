@@ -51,7 +51,8 @@ std::int64_t mhc_connection_params(const MhcDesign& d, std::int64_t D) {
   return d.n * D * logits + logits + 3;
 }
 
-void parse(ObjectReader r, const Backbone&, DesignDefaults& defaults, MhcDesign& d) {
+void parse(ObjectReader r, const Backbone& b, DesignDefaults& defaults, MhcDesign& d) {
+  common::refuse_single_sublayers(b, r, "mHC");
   common::note_default(defaults, r, "n", "4");
   common::note_default(defaults, r, "sinkhorn_iters", "20");
   d.n = r.integer("n", std::int64_t{4}, 1, max_streams);

@@ -45,7 +45,7 @@ void parse(ObjectReader r, const Backbone& b, DesignDefaults& defaults, PhdDesig
   // Hidden copies on a linear-attention layer (do they update its recurrent state?) are not
   // modelled yet: refused rather than costed as attention (executor/README.md).
   if (b.num_linear_layers() > 0)
-    fail(r.pointer(), "is unsupported on a backbone with linear_attention layers (" +
+    fail(r.pointer(), "is unsupported on a backbone with linear-attention (linear_attention or mamba2) layers (" +
                           std::to_string(b.num_linear_layers()) + "): PHD's hidden copies on a recurrent state are not "
                           "modelled yet");
   // The PHD rule is one mask for every layer; a chunk boundary would cut the origins a

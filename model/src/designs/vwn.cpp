@@ -34,6 +34,7 @@ std::int64_t ghc_params(const VwnDesign& v, std::int64_t D) {
 }  // namespace
 
 void parse(ObjectReader r, const Backbone& b, DesignDefaults& defaults, VwnDesign& v) {
+  common::refuse_single_sublayers(b, r, "VWN");
   common::note_default(defaults, r, "dynamic", "true");
   common::note_default(defaults, r, "embedding", "full");
   common::note_default(defaults, r, "mtp", "false");

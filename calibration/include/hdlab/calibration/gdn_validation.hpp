@@ -18,4 +18,11 @@ namespace hdlab::calibration {
 // when `db` has no gdn_perf rows.
 std::vector<KernelCase> predict_gdn(const KernelDb& db, const simulator::HardwareProfile& profile);
 
+// Mamba-2 against kerneldb's mamba2_perf the same way: each causal conv1d row (prefill:
+// causal_conv1d_fn, decode: causal_conv1d_update; the tables time no SSD scan) predicted
+// from model::mamba2_conv_cost on the roofline. Op classes "mamba2_conv_prefill" and
+// "mamba2_conv_decode", precision "bf16". ConfigError when `db` has no mamba2_perf rows
+// or a row names another kernel.
+std::vector<KernelCase> predict_mamba2(const KernelDb& db, const simulator::HardwareProfile& profile);
+
 }  // namespace hdlab::calibration

@@ -124,6 +124,19 @@ struct GdnRow {
   std::int64_t line = 0;
 };
 
+// mamba2_perf: one Mamba-2 kernel of one layer (kernel_source: causal_conv1d_fn in the
+// context phase over batch_size sequences of seq_len tokens, causal_conv1d_update in the
+// generation phase, one token per sequence; the bundled tables hold only these two conv
+// kernels, no SSD scan), for the layer sizes of model_name: d_model the hidden size, nheads
+// x head_dim the inner width, n_groups x d_state each of B and C, d_conv taps.
+struct Mamba2Row {
+  std::string kernel, phase, model;
+  double batch = 0, seq_len = 0, d_model = 0, d_state = 0, d_conv = 0;
+  double heads = 0, head_dim = 0, groups = 0, chunk = 0;
+  double seconds = 0;
+  std::int64_t line = 0;
+};
+
 struct KernelDb {
   std::string device;      // folder name: "h100_sxm"
   std::string device_name; // the files' device column: "NVIDIA H100 80GB HBM3"
@@ -134,11 +147,13 @@ struct KernelDb {
   std::vector<CollectiveRow> collectives;  // nccl_perf and custom_allreduce_perf
   std::vector<MoeRow> moe;
   std::vector<GdnRow> gdn;  // gdn_perf (optional table)
+  std::vector<Mamba2Row> mamba2;  // mamba2_perf (optional table)
   std::vector<MhcRow> mhc;
 };
 
 // Reads DIR/DEVICE/*.csv[.gz]: gemm_perf (required), context_attention_perf,
-// generation_attention_perf, nccl_perf, custom_allreduce_perf, moe_perf, mhc_module_perf. Every row of
+// generation_attention_perf, nccl_perf, custom_allreduce_perf, moe_perf, gdn_perf,
+// mamba2_perf, mhc_module_perf. Every row of
 // every table must name the same device. ConfigError naming the file, line and column on
 // bad input; a folder holding both NAME.csv and NAME.csv.gz is refused (which is meant?).
 KernelDb read_kerneldb(const std::string& dir, const std::string& device);

@@ -34,9 +34,10 @@ struct LayerAttention {
 enum class NormKind { rmsnorm, layernorm };
 const char* to_string(NormKind kind);
 
-// The dense FFN: SwiGLU (gate and up D -> 2F, SiLU(gate) * up, down F -> D) or GELU
-// (up D -> F, GELU, down F -> D; GPT's 4h MLP). Routed and shared experts are SwiGLU.
-enum class MlpKind { swiglu, gelu };
+// The dense FFN: SwiGLU (gate and up D -> 2F, SiLU(gate) * up, down F -> D), GELU (up
+// D -> F, GELU, down F -> D; GPT's 4h MLP) or squared ReLU (up D -> F, relu(x)^2, down
+// F -> D; Nemotron-H's non-gated MLP). Routed and shared experts are SwiGLU.
+enum class MlpKind { swiglu, gelu, relu2 };
 const char* to_string(MlpKind kind);
 
 // Positions: rotary on q and k (RoPE), a learned absolute table of max_context rows added
@@ -48,13 +49,16 @@ const char* to_string(PositionKind kind);
 enum class RouterKind { softmax, sigmoid };
 const char* to_string(RouterKind kind);
 
-// ---- Token mixers: linear attention with a recurrent state (backbone_mixers.cpp) ------
-// Each layer mixes tokens with attention (the GQA/MLA path above) or with a linear-attention
-// layer that carries a fixed-size recurrent state instead of a KV cache. Gated DeltaNet
-// (Qwen3-Next, Qwen3.5) is the one modelled; Mamba-2 would be another MixerKind with its
-// own config beside GatedDeltaNetConfig.
-enum class MixerKind { attention, gated_deltanet };
-const char* to_string(MixerKind kind);
+// ---- Token mixers and sublayers (backbone_mixers.cpp) ----------------------------------
+// Each layer mixes tokens with attention (the GQA/MLA path above), with a linear-attention
+// layer that carries a fixed-size recurrent state instead of a KV cache (Gated DeltaNet as
+// in Qwen3-Next and Qwen3.5; Mamba-2 as in Nemotron-H), or not at all (`none`: an FFN-only
+// layer, Nemotron-H's "-" blocks). Likewise each layer's FFN is dense, MoE or absent (a
+// mixer-only layer, Nemotron-H's "M" and "*" blocks).
+enum class MixerKind { attention, gated_deltanet, mamba2, none };
+const char* to_string(MixerKind kind);  // "attention", "linear_attention", "mamba2", "none"
+enum class FfnKind { dense, moe, none };
+const char* to_string(FfnKind kind);
 
 // Gated DeltaNet: per token, q and k of num_key_heads x key_head_dim, v and the output gate
 // z of num_value_heads x value_head_dim, and per value head a decay a and a write strength b.
@@ -80,6 +84,35 @@ struct GatedDeltaNetConfig {
   // Recurrent state per sequence per layer, in elements: h_v d_k d_v, and the conv state
   // (the last conv_kernel - 1 inputs of each conv channel).
   std::int64_t state_elements() const { return num_value_heads * key_head_dim * value_head_dim; }
+  std::int64_t conv_state_elements() const { return conv_channels() * (conv_kernel - 1); }
+};
+
+// Mamba-2 (the SSD layer, as in Nemotron-H): in_proj D -> z, x (num_heads x head_dim each,
+// the "inner" width I), B and C (n_groups x state_size each) and dt (num_heads); a causal
+// depthwise conv of conv_kernel taps (with a bias when conv_bias) and SiLU over x, B, C;
+// per head h a scalar decay a_t = exp(dt_t A_h), dt_t = softplus(dt_t + dt_bias_h), and a
+// state S of head_dim x state_size (its B, C group shared by num_heads / n_groups heads):
+// S <- a_t S + dt_t x_t B_t^T, y_t = S C_t + D_h x_t; then an RMSNorm over groups of
+// I / n_groups gated by SiLU(z), and out_proj I -> D. Prefill runs the chunked (SSD) form
+// in chunks of chunk_size tokens.
+struct Mamba2Config {
+  std::int64_t num_heads = 0;   // H_m (mamba_num_heads)
+  std::int64_t head_dim = 0;    // P (mamba_head_dim)
+  std::int64_t n_groups = 0;    // G_m: B/C groups (num_heads a multiple of it)
+  std::int64_t state_size = 0;  // N (ssm_state_size)
+  std::int64_t conv_kernel = 0;
+  std::int64_t chunk_size = 0;  // tokens per chunk of the SSD prefill kernels
+  bool conv_bias = true;
+  bool operator==(const Mamba2Config&) const = default;
+
+  std::int64_t inner() const { return num_heads * head_dim; }                   // I: x, z, y
+  std::int64_t bc_width() const { return 2 * n_groups * state_size; }           // B and C
+  std::int64_t conv_channels() const { return inner() + bc_width(); }           // x, B, C
+  std::int64_t in_proj_width() const { return 2 * inner() + bc_width() + num_heads; }  // z, xBC, dt
+  // in_proj D x in_proj_width, conv1d (conv_channels x conv_kernel, + conv_channels
+  // biases), A_log, dt_bias and D (num_heads each), the gated norm's weight (I), out_proj I x D.
+  std::int64_t params(std::int64_t hidden) const;
+  std::int64_t state_elements() const { return num_heads * head_dim * state_size; }
   std::int64_t conv_state_elements() const { return conv_channels() * (conv_kernel - 1); }
 };
 
@@ -160,9 +193,13 @@ struct Backbone {
   std::int64_t max_context = 0;         // native context in tokens; 0 = not stated (learned positions: the table's rows)
   DType dtype = DType::bf16;
   // Token mixers (backbone_mixers.cpp). `mixers` has one entry per layer, or is empty when
-  // every layer is attention; `gdn` holds the sizes of the gated_deltanet layers.
+  // every layer is attention; `gdn` and `mamba` hold the sizes of the gated_deltanet and
+  // mamba2 layers. `ffns` has one entry per layer, or is empty when every layer has its FFN
+  // (MoE or dense by the moe rules).
   std::vector<MixerKind> mixers;
   std::optional<GatedDeltaNetConfig> gdn;
+  std::optional<Mamba2Config> mamba;
+  std::vector<FfnKind> ffns;
   // Gated attention output (Qwen3-Next): q_proj is doubled, D -> 2 H hd, its second half a
   // per-element gate: attn_out * sigmoid(gate) before o_proj.
   bool attention_output_gate = false;
@@ -173,15 +210,36 @@ struct Backbone {
 
   std::int64_t padded_vocab() const;        // the head's rows
   std::int64_t padded_input_vocab() const;  // the input table's rows
-  // Layer l uses the routed-expert FFN (false: dense SwiGLU).
+  // Layer l uses the routed-expert FFN (false: dense, or none): `ffns` when given, else
+  // moe's first_dense_layers and layer_step.
   bool is_moe_layer(std::int64_t l) const;
+  FfnKind ffn(std::int64_t l) const;
+  bool has_ffn(std::int64_t l) const { return ffn(l) != FfnKind::none; }
+  bool any_dense_ffn() const;  // some layer runs the dense FFN (intermediate_size is needed)
   // For a KV-mirror layer, the early layer whose input hidden states feed its K/V; else -1.
   std::int64_t mirror_source(std::int64_t l) const;
   bool is_mirrored(std::int64_t l) const { return mirror_source(l) >= 0; }
   std::int64_t num_sliding_layers() const;
   MixerKind mixer(std::int64_t l) const;
-  bool is_linear_layer(std::int64_t l) const { return mixer(l) != MixerKind::attention; }
+  bool has_mixer(std::int64_t l) const { return mixer(l) != MixerKind::none; }
+  bool is_attention_layer(std::int64_t l) const { return mixer(l) == MixerKind::attention; }
+  // A recurrent-state mixer (Gated DeltaNet or Mamba-2): no KV cache.
+  bool is_linear_layer(std::int64_t l) const {
+    const MixerKind k = mixer(l);
+    return k == MixerKind::gated_deltanet || k == MixerKind::mamba2;
+  }
   std::int64_t num_linear_layers() const;
+  std::int64_t num_mixer_layers(MixerKind kind) const;
+  // Layers with one sublayer (a mixer without FFN or an FFN without mixer).
+  std::int64_t num_single_sublayer_layers() const;
+  // Per-layer norms of size D around each sublayer (norms_per_layer split between the
+  // mixer and the FFN, the mixer taking the odd one), and layer l's count: only its
+  // sublayers' norms.
+  std::int64_t mixer_norms() const { return (norms_per_layer + 1) / 2; }
+  std::int64_t ffn_norms() const { return norms_per_layer - mixer_norms(); }
+  std::int64_t layer_norms(std::int64_t l) const {
+    return (has_mixer(l) ? mixer_norms() : 0) + (has_ffn(l) ? ffn_norms() : 0);
+  }
   std::int64_t num_chunked_layers() const;
   // Learned sink logits per layer: H, or 0 without sinks.
   std::int64_t sink_params() const { return attention_sinks ? num_heads : 0; }

@@ -85,6 +85,13 @@ struct GdnDims {
   double conv_state_elements() const { return conv_channels() * (kernel - 1); }
 };
 
+// A causal depthwise conv of `kernel` taps over `channels` channels of `seqs` sequences of
+// `tokens` tokens, then SiLU: 2 kernel FLOPs an element, 1 for a bias, 4 for SiLU; the
+// activations read and written once; the conv state (the last kernel - 1 inputs of each
+// channel, `state_el_bytes` each) read when decoding and written by both phases.
+OpCost causal_conv_cost(double channels, double kernel, bool bias, double seqs, double tokens, bool decode,
+                        double act_bytes, double state_el_bytes);
+
 // The two kernels of a Gated DeltaNet layer's token mixing, as costs (FLOPs and bytes),
 // for `seqs` independent state sequences of `tokens` tokens each:
 //  - the causal depthwise conv (2 kernel FLOPs an element, SiLU 4) over q, k, v;
@@ -101,6 +108,36 @@ struct GdnDims {
 OpCost gdn_conv_cost(const GdnDims& g, double seqs, double tokens, bool decode, double act_bytes);
 OpCost gdn_rule_cost(const GdnDims& g, double seqs, double tokens, bool decode, double act_bytes);
 
+// Mamba-2 sizes of a backbone's mamba2 layers (backbone.hpp's Mamba2Config).
+struct Mamba2Dims {
+  double heads = 0, head_dim = 0, groups = 0, state = 0, kernel = 0;
+  double chunk = 256;         // tokens per chunk of the SSD prefill kernels
+  bool conv_bias = true;
+  double state_el_bytes = 2;  // recurrent and conv state: the KV cache's precision
+  double inner() const { return heads * head_dim; }
+  double bc() const { return 2 * groups * state; }
+  double conv_channels() const { return inner() + bc(); }
+  double in_proj_width() const { return 2 * inner() + bc() + heads; }
+  double state_elements() const { return heads * head_dim * state; }
+  double conv_state_elements() const { return conv_channels() * (kernel - 1); }
+};
+
+// The two kernels of a Mamba-2 layer's token mixing, as costs, for `seqs` independent
+// state sequences of `tokens` tokens each (decode: `tokens` is 1):
+//  - the causal depthwise conv over x, B, C (2 kernel FLOPs an element, its bias 1, SiLU 4);
+//  - the SSD scan: chunked over `chunk` tokens when !decode (from a zero state, the final
+//    state written), one recurrent step per token when decode (the state read and written).
+// Chunked, per chunk of Q tokens: C B^T once per group (Q^2 N multiply-adds), per head the
+// decay mask applied to it (3 FLOPs an element of Q^2: segment-sum difference, exp,
+// product), its product with x (Q^2 P), the chunk's state B^T x (Q N P), the output from
+// the entering state C S (Q N P), the state handed on (2 N P); per token and head the dt
+// and decay steps (softplus(dt + bias), dt A, its cumulative sum, the exps: 10) and the D
+// skip (2 P). Decode, per token and head: decay and write S <- a S + dt x B^T (3 N P),
+// y = S C (2 N P), the D skip (2 P), the dt steps (10).
+// layer_ops puts both into the layer's attention node.
+OpCost mamba2_conv_cost(const Mamba2Dims& m, double seqs, double tokens, bool decode, double act_bytes);
+OpCost mamba2_ssd_cost(const Mamba2Dims& m, double seqs, double tokens, bool decode, double act_bytes);
+
 // The sizes the ops of a model are made of, derived once per (backbone, method).
 struct OpDims {
   double D = 0, H = 0, G = 0;
@@ -115,6 +152,7 @@ struct OpDims {
   bool layernorm = false;                // LayerNorm (weight and bias) instead of RMSNorm
   double F = 0;                          // dense FFN width
   bool gelu = false;                     // dense FFN: GELU (up, down) instead of SwiGLU
+  bool relu2 = false;                    // dense FFN: squared ReLU (up, down) instead of SwiGLU
   bool mlp_bias = false;                 // dense FFN biases
   double position_rows = 0;              // learned position table rows (0: none)
   double E = 0, top_k = 0, Fe = 0, S = 0, Fs = 0;  // MoE
@@ -139,6 +177,7 @@ struct OpDims {
   bool injection = false;
   bool output_gate = false;  // gated attention: q_proj doubled, sigmoid(gate) * attention before o_proj
   GdnDims gdn;               // the linear-attention layers' sizes (all 0 without)
+  Mamba2Dims mamba;          // the mamba2 layers' sizes (all 0 without)
 };
 OpDims op_dims(const Backbone& b, const Method& m);
 
@@ -146,8 +185,10 @@ OpDims op_dims(const Backbone& b, const Method& m);
 struct LayerFeatures {
   bool moe = false;
   bool kv_from_source = false;  // KV mirror: K/V projected from an early layer's input
-  bool linear = false;          // a linear-attention (Gated DeltaNet) mixer instead of attention
+  MixerKind mixer = MixerKind::attention;  // the token mixer (none: an FFN-only layer)
   bool nope = false;            // no rotary positions (Llama 4's global layers): no RoPE op
+  bool ffn = true;              // the layer has its FFN (false: a mixer-only layer)
+  bool linear() const { return mixer == MixerKind::gated_deltanet || mixer == MixerKind::mamba2; }
 };
 LayerFeatures layer_features(const Backbone& b, std::int64_t layer);
 
@@ -173,7 +214,7 @@ struct LayerWork {
   // Linear-attention layers: independent recurrent states per sequence (HD intra-stream:
   // one per stream) and the tokens each runs over (rows_q / states).
   double recurrent_states = 1;
-  bool linear_mixer = false;  // the layer's mixer is linear attention (its attention node: conv + delta rule)
+  bool linear_mixer = false;  // the layer's mixer is linear attention (its attention node: conv + delta rule or SSD)
 };
 // The nodes of one layer with features `f` doing `w`; attention FLOPs from the executed
 // pairs when `count_executed`, else from the exact ones.

@@ -11,7 +11,8 @@ struct ParamCounts {
   std::int64_t embedding_input = 0;   // all input tables (HD: n tables; VWN: over-width)
   std::int64_t embedding_output = 0;  // LM head; 0 when tied to the input table
   std::int64_t attention = 0;         // q, k, v, o projections (+ biases)
-  std::int64_t linear_attention = 0;  // linear-attention mixers (Gated DeltaNet: projections, conv, A, dt, norm)
+  // linear-attention mixers (Gated DeltaNet, Mamba-2: projections, conv, A, dt, D, norm)
+  std::int64_t linear_attention = 0;
   std::int64_t qk_norm = 0;
   std::int64_t norms = 0;             // per-layer RMSNorms, final norm, VWN GroupNorm
   std::int64_t router = 0;

@@ -69,7 +69,11 @@ struct LayerSignature {
   bool kv_from_source = false;      // KV mirror: K/V projected from an early layer's input
   bool final_queries_only = false;  // HD KV mirror: only the final stream issues queries
   LoopRole role = LoopRole::none;
-  bool linear = false;  // a linear-attention (Gated DeltaNet) layer: a recurrent state, no KV cache
+  // The token mixer: attention, a linear-attention one (Gated DeltaNet, Mamba-2: a recurrent
+  // state, no KV cache) or none (an FFN-only layer); and whether the layer has its FFN.
+  model::MixerKind mixer = model::MixerKind::attention;
+  bool ffn = true;
+  bool linear() const { return mixer == model::MixerKind::gated_deltanet || mixer == model::MixerKind::mamba2; }
   bool operator==(const LayerSignature&) const = default;
 };
 

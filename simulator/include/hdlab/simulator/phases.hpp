@@ -62,10 +62,11 @@ void decode_pass(const model::Method& m, const ModelShape& s, const LayerPlan& p
 // intra layers everything; sliding / local(w) layers the last w - 1 positions (the next
 // step's rows make w, which decode reads); PHD the origins plus the last W hidden keys
 // the next token's copies can see (SWA: of all earlier tokens; CSWA: of the context % C
-// tokens already in the next token's chunk; plain: none).
+// tokens already in the next token's chunk; plain: none). A layer whose mixer is not
+// attention (linear attention keeps a state instead; an FFN-only layer nothing) keeps none.
 double kv_entries(const model::Method& m, const LayerSignature& sig, std::int64_t context);
 // KV-cache bytes of one sequence at `context` tokens, every layer (looped per-iteration
-// caches counted per iteration).
+// caches counted per iteration), linear layers' fixed recurrent and conv states included.
 double kv_cache_bytes_per_seq(const model::Method& m, const ModelShape& s, const LayerPlan& plan,
                               std::int64_t context);
 
