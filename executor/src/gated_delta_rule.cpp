@@ -74,8 +74,7 @@ struct ChunkHead {
   i64 h, kh, t0, c;
 };
 
-void chunk_head(const ChunkHead& ch, std::span<const float> q, std::span<const float> k, std::span<const float> v,
-                std::span<const float> g, std::span<const float> beta, float* S, std::span<float> out) {
+void chunk_head(const ChunkHead& ch, const GdnRows& in, float* S, float* out) {
   const GdnShape& s = ch.s;
   const i64 dk = s.dk, dv = s.dv, c = ch.c;
   std::vector<double> Q(at(c * dk)), K(at(c * dk)), G(at(c)), B(at(c)), A(at(c * c));
@@ -83,11 +82,11 @@ void chunk_head(const ChunkHead& ch, std::span<const float> q, std::span<const f
   double cum = 0;
   for (i64 i = 0; i < c; ++i) {
     const i64 t = ch.t0 + i;
-    l2_normalise(&q[at((t * s.hk + ch.kh) * dk)], dk, 1 / std::sqrt(static_cast<double>(dk)), &Q[at(i * dk)]);
-    l2_normalise(&k[at((t * s.hk + ch.kh) * dk)], dk, 1.0, &K[at(i * dk)]);
-    cum += g[at(t * s.hv + ch.h)];
+    l2_normalise(in.q + t * in.qk_stride + ch.kh * dk, dk, 1 / std::sqrt(static_cast<double>(dk)), &Q[at(i * dk)]);
+    l2_normalise(in.k + t * in.qk_stride + ch.kh * dk, dk, 1.0, &K[at(i * dk)]);
+    cum += in.g[t * s.hv + ch.h];
     G[at(i)] = cum;
-    B[at(i)] = beta[at(t * s.hv + ch.h)];
+    B[at(i)] = in.beta[t * s.hv + ch.h];
   }
   auto dot = [&](const std::vector<double>& x, i64 i, const std::vector<double>& y, i64 j) {
     double r = 0;
@@ -99,8 +98,9 @@ void chunk_head(const ChunkHead& ch, std::span<const float> q, std::span<const f
   // right-hand sides: W = beta exp(G) k, U = beta v; then (I + A) X = RHS row by row
   for (i64 i = 0; i < c; ++i) {
     const double e = B[at(i)] * std::exp(G[at(i)]);
+    const float* vi = in.v + (ch.t0 + i) * in.v_stride + ch.h * dv;
     for (i64 d = 0; d < dk; ++d) W[at(i * dk + d)] = e * K[at(i * dk + d)];
-    for (i64 d = 0; d < dv; ++d) U[at(i * dv + d)] = B[at(i)] * v[at(((ch.t0 + i) * s.hv + ch.h) * dv + d)];
+    for (i64 d = 0; d < dv; ++d) U[at(i * dv + d)] = B[at(i)] * vi[d];
     for (i64 j = 0; j < i; ++j) {
       const double a = A[at(i * c + j)];
       for (i64 d = 0; d < dk; ++d) W[at(i * dk + d)] -= a * W[at(j * dk + d)];
@@ -121,7 +121,7 @@ void chunk_head(const ChunkHead& ch, std::span<const float> q, std::span<const f
       for (i64 e = 0; e < dk; ++e) o += Q[at(i * dk + e)] * S[e * dv + d];
       o *= gi;
       for (i64 j = 0; j <= i; ++j) o += dot(Q, i, K, j) * std::exp(G[at(i)] - G[at(j)]) * U[at(j * dv + d)];
-      out[at(((ch.t0 + i) * s.hv + ch.h) * dv + d)] = static_cast<float>(o);
+      out[((ch.t0 + i) * s.hv + ch.h) * dv + d] = static_cast<float>(o);
     }
   }
   const double last = G[at(c - 1)];
@@ -135,17 +135,21 @@ void chunk_head(const ChunkHead& ch, std::span<const float> q, std::span<const f
 
 }  // namespace
 
+void gated_delta_rule_chunked_heads(const GdnRows& in, const GdnShape& s, std::int64_t chunk, std::int64_t h0,
+                                    std::int64_t h1, float* state, float* out) {
+  const i64 group = s.hv / s.hk;
+  for (i64 h = h0; h < h1; ++h)
+    for (i64 t0 = 0; t0 < s.tokens; t0 += chunk)
+      chunk_head(ChunkHead{s, h, h / group, t0, std::min(chunk, s.tokens - t0)}, in, state + h * s.dk * s.dv, out);
+}
+
 void gated_delta_rule_chunked(std::span<const float> q, std::span<const float> k, std::span<const float> v,
                               std::span<const float> g, std::span<const float> beta, const GdnShape& s,
                               std::int64_t chunk, std::span<float> state, std::span<float> out) {
   check(s, q.size(), k.size(), v.size(), g.size(), beta.size(), state.size(), out.size());
   if (chunk < 1) throw std::invalid_argument("gated_delta_rule_chunked: chunk must be >= 1, got " + std::to_string(chunk));
-  const i64 group = s.hv / s.hk;
-  for (i64 t0 = 0; t0 < s.tokens; t0 += chunk) {
-    const i64 c = std::min(chunk, s.tokens - t0);
-    for (i64 h = 0; h < s.hv; ++h)
-      chunk_head(ChunkHead{s, h, h / group, t0, c}, q, k, v, g, beta, &state[at(h * s.dk * s.dv)], out);
-  }
+  const GdnRows rows{q.data(), k.data(), v.data(), s.hk * s.dk, s.hv * s.dv, g.data(), beta.data()};
+  gated_delta_rule_chunked_heads(rows, s, chunk, 0, s.hv, state.data(), out.data());
 }
 
 }  // namespace hdlab::executor

@@ -133,18 +133,11 @@ void fill_groups(const ModelShape& s, const LayerPlan& plan, const PassOptions& 
 
 double expanded(const ModelShape& s) { return s.hd_n * s.phd_K; }
 
-// Independent recurrent states per sequence of a linear-attention layer (executor/README.md
-// "Linear attention under the designs"): an HD intra-stream layer keeps one per stream; any
-// other layer one, run over the whole (interleaved, expanded) sequence.
-double recurrent_states(const ModelShape& s, const LayerSignature& sig) {
-  return sig.hd_kind == HdLayerKind::intra ? s.hd_n : 1;
-}
-
 // A linear-attention layer: the rows the mask gives run through it, but no (query, key)
 // pairs and no KV entries: its state traffic is costed by layer_ops from the states.
-void linear_work(const ModelShape& s, const LayerSignature& sig, LayerWork& w) {
+void linear_work(const Method& m, const LayerSignature& sig, LayerWork& w) {
   if (!sig.linear) return;
-  w.recurrent_states = recurrent_states(s, sig);
+  w.recurrent_states = model::recurrent_states(m, role_of(sig));
   w.linear_mixer = true;
   w.pairs_exact = w.pairs_executed = w.longest_keys = 0;
   w.kv_read = w.kv_written = 0;
@@ -162,7 +155,7 @@ void train_forward_pass(const Config& c, const ModelShape& s, const LayerPlan& p
     mask_work(layer_mask(c, plan.groups[static_cast<std::size_t>(g)].first_layer, tokens), o, w);
     w.hidden_dropout = o.hidden_dropout;
     w.attention_dropout = o.attention_dropout && w.scores_materialised;
-    linear_work(s, plan.groups[static_cast<std::size_t>(g)].sig, w);
+    linear_work(c.design.method, plan.groups[static_cast<std::size_t>(g)].sig, w);
   }
   fill_groups(s, plan, o, out);
   const double L = d(tokens);
@@ -187,7 +180,7 @@ void prefill_pass(const Config& c, const ModelShape& s, const LayerPlan& plan, d
     // The cache keeps what the next token can see (kv_entries), written once per cache:
     // a looped design sharing one cache across K iterations writes it in the last one.
     w.kv_written = kv_entries(c.design.method, gp.sig, L) * gp.kv_caches / gp.passes;
-    linear_work(s, gp.sig, w);
+    linear_work(c.design.method, gp.sig, w);
     positions = w.rows_kv;
   }
   fill_groups(s, plan, o, out);
@@ -204,7 +197,7 @@ void decode_pass(const Method& m, const ModelShape& s, const LayerPlan& plan, do
     w.reads_cache = true;
     const LayerSignature& sig = plan.groups[static_cast<std::size_t>(g)].sig;
     set_decode_work(decode_attention(m, role_of(sig), c, o.layout, o.mirror_final_only_decode), w);
-    linear_work(s, sig, w);
+    linear_work(m, sig, w);
   }
   fill_groups(s, plan, o, out);
   outside_ops(s, OutsideWork{seqs, expanded(s), 1, 1, 0}, out.outside);
@@ -219,7 +212,7 @@ double kv_cache_bytes_per_seq(const Method& m, const ModelShape& s, const LayerP
   for (int g = 0; g < plan.count; ++g) {
     const LayerGroupPlan& gp = plan.groups[static_cast<std::size_t>(g)];
     if (gp.sig.linear)  // a fixed state, whatever the context: h_v d_k d_v plus the conv's last inputs
-      state_bytes += gp.kv_caches * recurrent_states(s, gp.sig) *
+      state_bytes += gp.kv_caches * model::recurrent_states(m, role_of(gp.sig)) *
                      (s.gdn.state_elements() + s.gdn.conv_state_elements()) * s.gdn.state_el_bytes;
     else
       entries += gp.kv_caches * kv_entries(m, gp.sig, context);

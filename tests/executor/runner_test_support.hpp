@@ -68,6 +68,47 @@ inline model::Backbone tiny_attn_variants(std::int64_t chunk = 37) {
   return b;
 }
 
+// Qwen3-Next-shaped hybrid on tiny_moe (or tiny_dense): 4 layers, Gated DeltaNet in layers
+// 0 and 2 (2 q/k heads of 8 shared by 4 value heads of 6, conv of 4 taps), gated
+// attention with QK-norm in layers 1 and 3, MoE with a sigmoid-gated shared expert.
+inline model::Backbone tiny_hybrid(bool moe = true) {
+  model::Backbone b = moe ? tiny_moe(model::RouterKind::softmax, 4) : tiny_dense(4);
+  b.name = "tiny-hybrid";
+  using model::MixerKind;
+  b.mixers = {MixerKind::gated_deltanet, MixerKind::attention, MixerKind::gated_deltanet, MixerKind::attention};
+  b.gdn = model::GatedDeltaNetConfig{2, 4, 8, 6, 4};
+  b.attention_output_gate = true;
+  b.qk_norm = true;
+  if (moe) b.moe->shared_expert_gate = true;
+  return b;
+}
+
+// `layers` Gated DeltaNet layers and nothing else (dense FFN): no positions anywhere.
+inline model::Backbone tiny_linear(std::int64_t layers = 1) {
+  model::Backbone b = tiny_dense(layers);
+  b.name = "tiny-linear";
+  b.mixers.assign(static_cast<std::size_t>(layers), model::MixerKind::gated_deltanet);
+  b.gdn = model::GatedDeltaNetConfig{2, 4, 8, 6, 4};
+  return b;
+}
+
+// A backbone's weights with stream `stream`'s HD table as its only embedding (names of
+// every other tensor are shared, so RandomWeights gives both models the same values).
+class TableOfStream : public WeightSource {
+ public:
+  TableOfStream(std::uint64_t seed, std::int64_t stream) : random_(seed), stream_(stream) {}
+  std::vector<float> values(const WeightSpec& spec) override {
+    if (spec.name != "model.embed_tokens.weight" || stream_ == 0) return random_.values(spec);
+    WeightSpec s = spec;
+    s.name = "hdlab.hd.embed_tokens." + std::to_string(stream_) + ".weight";
+    return random_.values(s);
+  }
+
+ private:
+  RandomWeights random_;
+  std::int64_t stream_;
+};
+
 inline model::Config make(const model::Backbone& b, const std::string& design_json) {
   const model::Design d = model::parse_design(model::Json::parse(design_json), b, "/design");
   return model::make_config(b, d);

@@ -56,6 +56,23 @@ Compared compare(const model::Config& c, Phase phase, std::int64_t tokens, RunOp
 
 }  // namespace
 
+namespace {
+
+// gpt-oss's expert FFN on tiny_moe: router and expert biases, the clamped SwiGLU, no
+// shared expert; q/k/v/o biases and sinks.
+model::Backbone tiny_gpt_oss_moe() {
+  model::Backbone b = tiny_moe(model::RouterKind::softmax, 2);
+  b.moe->num_shared_experts = 0;
+  b.moe->shared_expert_intermediate = b.moe->expert_intermediate;
+  b.moe->router_bias = b.moe->expert_bias = true;
+  b.moe->swiglu_limit = 7.0;
+  b.moe->swiglu_alpha = 1.702;
+  b.attention_bias = b.output_bias = b.attention_sinks = true;
+  return b;
+}
+
+}  // namespace
+
 TEST_CASE("executed FLOPs equal the simulator's op tables per op", "[runner][flops]") {
   model::Backbone mirror = tiny_dense(4);
   mirror.kv_mirror_layers = 1;
@@ -97,6 +114,17 @@ TEST_CASE("executed FLOPs equal the simulator's op tables per op", "[runner][flo
       // Sinks, chunked local attention across chunk boundaries, NoPE, interleaved MoE/dense.
       {tiny_attn_variants(), "{}", model::Layout::interleaved},
       {tiny_attn_variants(), R"({"hd": {"n": 2, "layers": {"rest": "intra"}}})", model::Layout::interleaved},
+      // Gated DeltaNet layers (chunked prefill, recurrent decode, states per HD stream or
+      // one over the expanded sequence), gated attention, the gated shared expert; PHD's
+      // hidden copies reading or writing the states; gpt-oss's biased, clamped experts.
+      {tiny_hybrid(), "{}", model::Layout::interleaved},
+      {tiny_hybrid(), R"({"hd": {"n": 3, "layers": ["intra", "full", "full", "intra"]}})", model::Layout::interleaved},
+      {tiny_hybrid(), R"({"hd": {"n": 2, "layers": ["full", "intra", "intra", "full"]}})", model::Layout::stream_major},
+      {tiny_hybrid(), R"({"phd": {"K": 3}})", model::Layout::phd_split},
+      {tiny_hybrid(), R"({"phd": {"K": 3, "variant": "cswa", "W": 16, "C": 64, "linear_state": "all_copies"}})",
+       model::Layout::phd_split},
+      {tiny_hybrid(), R"({"vwn": {"m": 2, "n": 3}})", model::Layout::interleaved},
+      {tiny_gpt_oss_moe(), "{}", model::Layout::interleaved},
   };
   for (const Case& k : cases) {
     const model::Config c = make(k.b, k.design);

@@ -1,0 +1,208 @@
+// Layers of today's HF families run by the runner and checked against computations written
+// here from the HF layouts alone: a Gated DeltaNet layer (Qwen3-Next's linear_attn.*
+// tensors as transformers groups them) in double precision, and gpt-oss's expert FFN
+// (router and expert biases, the clamped SwiGLU), sinks and output bias.
+#include <cmath>
+#include <map>
+
+#include "hdlab/executor/gated_delta_rule.hpp"
+#include "runner_test_support.hpp"
+
+namespace hdlab::executor::testing {
+
+namespace {
+
+using Vec = std::vector<double>;
+
+// Row-major [rows, in] x W^T with W [out, in].
+Vec linear(const Vec& x, std::int64_t rows, std::int64_t in, const std::vector<float>& w, std::int64_t out) {
+  Vec y(static_cast<std::size_t>(rows * out), 0.0);
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t o = 0; o < out; ++o) {
+      double s = 0;
+      for (std::int64_t i = 0; i < in; ++i) s += x[static_cast<std::size_t>(r * in + i)] * w[static_cast<std::size_t>(o * in + i)];
+      y[static_cast<std::size_t>(r * out + o)] = s;
+    }
+  return y;
+}
+
+Vec rms(const Vec& x, std::int64_t rows, std::int64_t dim, const std::vector<float>& w, double eps) {
+  Vec y(x.size());
+  for (std::int64_t r = 0; r < rows; ++r) {
+    double sq = 0;
+    for (std::int64_t d = 0; d < dim; ++d) sq += x[static_cast<std::size_t>(r * dim + d)] * x[static_cast<std::size_t>(r * dim + d)];
+    const double inv = 1 / std::sqrt(sq / static_cast<double>(dim) + eps);
+    for (std::int64_t d = 0; d < dim; ++d)
+      y[static_cast<std::size_t>(r * dim + d)] = x[static_cast<std::size_t>(r * dim + d)] * inv * w[static_cast<std::size_t>(d)];
+  }
+  return y;
+}
+
+double silu(double x) { return x / (1 + std::exp(-x)); }
+
+// One Qwen3-Next linear-attention layer plus its FFN on the embeddings of `t`, from the
+// tensors as HF names and lays them out (transformers' Qwen3NextGatedDeltaNet: the
+// projections grouped per key head, a causal depthwise conv, the gates, the recurrence,
+// RMSNormGated, out_proj).
+Vec hf_linear_layer(const model::Backbone& b, WeightSource& src, const std::vector<std::int32_t>& t) {
+  std::map<std::string, std::vector<float>> w;
+  for (const WeightSpec& s : weight_specs(b, model::Method{})) w[s.name] = src.values(s);
+  const model::GatedDeltaNetConfig& g = *b.gdn;
+  const std::int64_t T = static_cast<std::int64_t>(t.size()), D = b.hidden, hk = g.num_key_heads, hv = g.num_value_heads;
+  const std::int64_t dk = g.key_head_dim, dv = g.value_head_dim, r = hv / hk, K = g.conv_kernel, C = g.conv_channels();
+  const std::string p = "model.layers.0.";
+  Vec x(static_cast<std::size_t>(T * D));
+  for (std::int64_t i = 0; i < T; ++i)
+    for (std::int64_t d = 0; d < D; ++d) x[static_cast<std::size_t>(i * D + d)] = w["model.embed_tokens.weight"][static_cast<std::size_t>(t[static_cast<std::size_t>(i)] * D + d)];
+  const Vec n = rms(x, T, D, w[p + "input_layernorm.weight"], b.norm_eps);
+  const std::int64_t group = 2 * dk + 2 * r * dv;
+  const Vec qkvz = linear(n, T, D, w[p + "linear_attn.in_proj_qkvz.weight"], hk * group);
+  const Vec ba = linear(n, T, D, w[p + "linear_attn.in_proj_ba.weight"], 2 * hv);
+  // mixed = [q of every key head | k | v of every value head], z per value head
+  Vec mixed(static_cast<std::size_t>(T * C)), z(static_cast<std::size_t>(T * hv * dv));
+  for (std::int64_t i = 0; i < T; ++i)
+    for (std::int64_t kh = 0; kh < hk; ++kh) {
+      const double* row = &qkvz[static_cast<std::size_t>(i * hk * group + kh * group)];
+      for (std::int64_t d = 0; d < dk; ++d) {
+        mixed[static_cast<std::size_t>(i * C + kh * dk + d)] = row[d];
+        mixed[static_cast<std::size_t>(i * C + hk * dk + kh * dk + d)] = row[dk + d];
+      }
+      for (std::int64_t d = 0; d < r * dv; ++d) {
+        mixed[static_cast<std::size_t>(i * C + 2 * hk * dk + kh * r * dv + d)] = row[2 * dk + d];
+        z[static_cast<std::size_t>(i * hv * dv + kh * r * dv + d)] = row[2 * dk + r * dv + d];
+      }
+    }
+  // causal depthwise conv (weight [C, 1, K], zero history) and SiLU
+  Vec conv(mixed.size());
+  const std::vector<float>& cw = w[p + "linear_attn.conv1d.weight"];
+  for (std::int64_t i = 0; i < T; ++i)
+    for (std::int64_t c = 0; c < C; ++c) {
+      double s = 0;
+      for (std::int64_t j = 0; j < K; ++j) {
+        const std::int64_t src_row = i - (K - 1) + j;
+        if (src_row >= 0) s += cw[static_cast<std::size_t>(c * K + j)] * mixed[static_cast<std::size_t>(src_row * C + c)];
+      }
+      conv[static_cast<std::size_t>(i * C + c)] = silu(s);
+    }
+  Vec q, k, v, gl(static_cast<std::size_t>(T * hv)), beta(gl.size());
+  for (std::int64_t i = 0; i < T; ++i) {
+    const double* row = &conv[static_cast<std::size_t>(i * C)];
+    q.insert(q.end(), row, row + hk * dk);
+    k.insert(k.end(), row + hk * dk, row + 2 * hk * dk);
+    v.insert(v.end(), row + 2 * hk * dk, row + C);
+    for (std::int64_t kh = 0; kh < hk; ++kh)
+      for (std::int64_t j = 0; j < r; ++j) {
+        const std::int64_t h = kh * r + j;
+        const double bb = ba[static_cast<std::size_t>(i * 2 * hv + kh * 2 * r + j)];
+        const double aa = ba[static_cast<std::size_t>(i * 2 * hv + kh * 2 * r + r + j)];
+        const double sp = std::log1p(std::exp(aa + w[p + "linear_attn.dt_bias"][static_cast<std::size_t>(h)]));
+        gl[static_cast<std::size_t>(i * hv + h)] = -std::exp(w[p + "linear_attn.A_log"][static_cast<std::size_t>(h)]) * sp;
+        beta[static_cast<std::size_t>(i * hv + h)] = 1 / (1 + std::exp(-bb));
+      }
+  }
+  Vec state(static_cast<std::size_t>(hv * dk * dv), 0.0), o(static_cast<std::size_t>(T * hv * dv));
+  gated_delta_rule_reference(q, k, v, gl, beta, GdnShape{T, hk, hv, dk, dv}, state, o);
+  Vec gated = rms(o, T * hv, dv, w[p + "linear_attn.norm.weight"], b.norm_eps);
+  for (std::size_t i = 0; i < gated.size(); ++i) gated[i] *= silu(z[i]);
+  const Vec y = linear(gated, T, hv * dv, w[p + "linear_attn.out_proj.weight"], D);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] += y[i];
+  // the dense SwiGLU FFN
+  const Vec m = rms(x, T, D, w[p + "post_attention_layernorm.weight"], b.norm_eps);
+  const std::int64_t F = b.intermediate;
+  const Vec gate = linear(m, T, D, w[p + "mlp.gate_proj.weight"], F), up = linear(m, T, D, w[p + "mlp.up_proj.weight"], F);
+  Vec act(gate.size());
+  for (std::size_t i = 0; i < act.size(); ++i) act[i] = silu(gate[i]) * up[i];
+  const Vec f = linear(act, T, F, w[p + "mlp.down_proj.weight"], D);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] += f[i];
+  return x;
+}
+
+}  // namespace
+
+TEST_CASE("a Gated DeltaNet layer equals its HF definition computed in double", "[runner][linear][hf]") {
+  const model::Backbone b = tiny_linear(1);
+  const auto t = tokens(23);
+  RandomWeights src(12);
+  const Vec want = hf_linear_layer(b, src, t);
+  Model m = build(make(b, "{}"), 12);
+  std::vector<float> got;
+  m.runner->set_hidden_observer([&](const HiddenState& h) {
+    if (h.layer == 0) got = m.backend->download_f32(h.x);
+  });
+  (void)m.runner->train_forward(t);
+  REQUIRE(got.size() == want.size());
+  double worst = 0, scale = 1;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    worst = std::max(worst, std::abs(got[i] - want[i]));
+    scale = std::max(scale, std::abs(want[i]));
+  }
+  // f32 against double through one layer: well inside 1e-5 of the largest entry
+  CHECK(worst / scale < 1e-5);
+}
+
+namespace {
+
+// gpt-oss in small: 4 layers alternating sliding (5) and full attention with sinks, q/k/v/o
+// biases, 8 experts top-2 with a router bias, expert biases and the clamped SwiGLU.
+model::Backbone tiny_gpt_oss(double limit = 7.0) {
+  model::Backbone b = tiny_moe(model::RouterKind::softmax, 4);
+  b.name = "tiny-gpt-oss";
+  b.moe->num_shared_experts = 0;
+  b.moe->shared_expert_intermediate = b.moe->expert_intermediate;
+  b.moe->router_bias = b.moe->expert_bias = true;
+  b.moe->swiglu_limit = limit;
+  b.moe->swiglu_alpha = 1.702;
+  b.attention_bias = b.output_bias = b.attention_sinks = true;
+  for (std::size_t l = 0; l < 4; l += 2) b.layers[l] = {model::AttentionKind::sliding, 5};
+  return b;
+}
+
+// Zeroes the biases whose names contain `part`.
+class WithoutBiases : public WeightSource {
+ public:
+  WithoutBiases(std::uint64_t seed, std::string part) : random_(seed), part_(std::move(part)) {}
+  std::vector<float> values(const WeightSpec& spec) override {
+    const std::string& n = spec.name;
+    const bool bias = n.size() > 5 && n.compare(n.size() - 5, 5, ".bias") == 0;
+    if (bias && n.find(part_) != std::string::npos) return std::vector<float>(static_cast<std::size_t>(element_count(spec.shape)), 0.0f);
+    return random_.values(spec);
+  }
+
+ private:
+  RandomWeights random_;
+  std::string part_;
+};
+
+}  // namespace
+
+TEST_CASE("gpt-oss's experts, sinks and biases: decode equals the full forward, each part counts",
+          "[runner][gpt-oss]") {
+  const model::Backbone b = tiny_gpt_oss();
+  for (const char* design : {"{}", R"({"hd": {"n": 2, "layers": {"rest": "intra"}}})"}) {
+    INFO(design);
+    Model m = build(make(b, design), 3);
+    const auto t = tokens(14);
+    const auto full = m.backend->download_f32(m.runner->train_forward(t).logits);
+    const auto dec = decoded_logits(m, t, 6);
+    CHECK(rel_diff(dec, rows_of(full, b.padded_vocab(), 5, 9)) < kSameFunction);
+  }
+  const auto t = tokens(14);
+  const model::Config c = make(b, "{}");
+  auto logits = [&](WeightSource& src, const model::Config& cc) {
+    Model m = build(cc, src);
+    return m.backend->download_f32(m.runner->train_forward(t).logits);
+  };
+  RandomWeights all(3);
+  const auto ref = logits(all, c);
+  // the router bias, the expert biases and the output bias each change the function
+  for (const char* part : {"mlp.gate.bias", "mlp.experts", "o_proj.bias"}) {
+    INFO(part);
+    WithoutBiases without(3, part);
+    CHECK(rel_diff(logits(without, c), ref) > 1e-3);
+  }
+  // a tighter clamp changes it too (7 leaves most of these activations alone)
+  RandomWeights same(3);
+  CHECK(rel_diff(logits(same, make(tiny_gpt_oss(0.05), "{}")), ref) > 1e-3);
+}
+
+}  // namespace hdlab::executor::testing
