@@ -45,12 +45,16 @@ struct Workspace {
 
 // Whether the runner puts a linear layer's rows into state order and back (runner_linear.cpp):
 // each state's rows in logical order, states one after another. One state: unless the
-// largest call's physical order is the logical one (interleaved, or one copy per token);
-// HD intra layers' n states: unless the layout is stream-major.
+// largest call's physical order is the logical one (interleaved, one copy per token, or a
+// PHD prefill whose only hidden copies are the last token's, which every layout puts
+// after the origins); HD intra layers' n states: unless the layout is stream-major.
 bool linear_rows_permuted(const model::Config& c, const ForwardRun& run, double states) {
   const std::int64_t copies = model::copies_per_token(c.design.method);
   if (copies == 1) return false;
-  return states > 1 ? run.layout != Layout::stream_major : run.layout != Layout::interleaved;
+  if (states > 1) return run.layout != Layout::stream_major;
+  const auto tail = model::prefill_tail(c.design.method, run.tokens);
+  const bool last_token_tail = run.phase != ForwardPhase::train_forward && tail && *tail <= 1;
+  return run.layout != Layout::interleaved && !last_token_tail;
 }
 
 // Gated DeltaNet layers' buffers: the projections (qkv, z, ba), the conv's output, the
