@@ -307,8 +307,8 @@ void CudaBackend::rope_impl(const Tensor& x, const Tensor& positions, double the
 
 void CudaBackend::swiglu_impl(const Tensor& gate_up, const Tensor& out, SwigluClamp clamp) {
   bind_device(device_);
-  launch_swiglu(elem_of(out), gate_up.data(), out.data(), out.matrix_rows(), out.matrix_cols(), clamp.limit, clamp.alpha,
-                stream_);
+  launch_swiglu(elem_of(out), gate_up.data(), out.data(), out.matrix_rows(), out.matrix_cols(), clamp.limit,
+                clamp.alpha, stream_);
 }
 
 // ---- linear attention (kernels in cuda_linear.cu) ---------------------------------------------

@@ -173,7 +173,8 @@ void launch_gated_delta_rule(const GdnLaunch& a, cudaStream_t stream) {
   unsigned threads = 32;
   while (threads < a.dv) threads *= 2;
   const std::size_t shared = static_cast<std::size_t>(2 * a.dk + threads) * sizeof(float);
-  HDLAB_LINEAR_DISPATCH(a.elem, gated_delta_rule_kernel<T><<<static_cast<unsigned>(a.hv), threads, shared, stream>>>(a));
+  HDLAB_LINEAR_DISPATCH(a.elem,
+                        gated_delta_rule_kernel<T><<<static_cast<unsigned>(a.hv), threads, shared, stream>>>(a));
 }
 
 void launch_gated_rms_norm(Elem e, const void* x, const void* gate, const float* weight, void* out, std::int64_t rows,

@@ -438,7 +438,8 @@ void Backend::gated_delta_rule(const Tensor& qkv, const Tensor& ba, const Tensor
           "qkv columns " + std::to_string(qkv.dim(1)) + " are not 2 hk dk + hv dv for state " + shape_of(state));
   const std::int64_t hk = qk2 / (2 * dk);
   require(hv % hk == 0, op, std::to_string(hv) + " value heads cannot share " + std::to_string(hk) + " q/k heads");
-  for (const Tensor* t : {&ba, &state, &out}) require(t->type() == qkv.type(), op, "ba, state and out must have qkv's type");
+  for (const Tensor* t : {&ba, &state, &out})
+    require(t->type() == qkv.type(), op, "ba, state and out must have qkv's type");
   require_shape(ba, {rows, 2 * hv}, op, "ba");
   require_type(a_log, ScalarType::f32, op, "a_log");
   require_type(dt_bias, ScalarType::f32, op, "dt_bias");

@@ -97,6 +97,21 @@ ChunkInputs chunk_inputs(const ChunkHead& ch, const GdnRows& in) {
   return x;
 }
 
+// The state after the chunk: S = exp(G_last) S_0 + sum_j exp(G_last - G_j) k_j u_j^T.
+void update_state(const ChunkInputs& x, const std::vector<double>& U, i64 c, i64 dk, i64 dv, float* S) {
+  const double last = x.G[at(c - 1)], keep = std::exp(last);
+  std::vector<double> Sn(at(dk * dv));
+  for (i64 e = 0; e < dk * dv; ++e) Sn[at(e)] = keep * S[e];
+  for (i64 j = 0; j < c; ++j) {
+    const double decay = std::exp(last - x.G[at(j)]);
+    for (i64 e = 0; e < dk; ++e) {
+      const double kd = decay * x.K[at(j * dk + e)];
+      for (i64 d = 0; d < dv; ++d) Sn[at(e * dv + d)] += kd * U[at(j * dv + d)];
+    }
+  }
+  for (i64 e = 0; e < dk * dv; ++e) S[e] = static_cast<float>(Sn[at(e)]);
+}
+
 // One chunk of one value head (the WY form in gated_delta_rule.hpp): updates S [dk, dv]
 // and writes the outputs. O(c^2 (dk + dv) + c dk dv).
 void chunk_head(const ChunkHead& ch, const GdnRows& in, float* S, float* out) {
@@ -149,18 +164,7 @@ void chunk_head(const ChunkHead& ch, const GdnRows& in, float* S, float* out) {
     }
     for (i64 d = 0; d < dv; ++d) out[((ch.t0 + i) * s.hv + ch.h) * dv + d] = static_cast<float>(row[at(d)]);
   }
-  // S = exp(G_last) S_0 + sum_j exp(G_last - G_j) k_j u_j^T
-  const double last = G[at(c - 1)], keep = std::exp(last);
-  std::vector<double> Sn(at(dk * dv));
-  for (i64 e = 0; e < dk * dv; ++e) Sn[at(e)] = keep * S[e];
-  for (i64 j = 0; j < c; ++j) {
-    const double decay = std::exp(last - G[at(j)]);
-    for (i64 e = 0; e < dk; ++e) {
-      const double kd = decay * K[at(j * dk + e)];
-      for (i64 d = 0; d < dv; ++d) Sn[at(e * dv + d)] += kd * U[at(j * dv + d)];
-    }
-  }
-  for (i64 e = 0; e < dk * dv; ++e) S[e] = static_cast<float>(Sn[at(e)]);
+  update_state(x, U, c, dk, dv, S);
 }
 
 }  // namespace

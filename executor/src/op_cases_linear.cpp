@@ -131,7 +131,9 @@ OpCase gated_delta_rule_case(const GdnCaseShape& shape, ScalarType type, std::ui
     p->input(tdt, dt_bias);
     p->input(ts, state0);
     if (shape.writes) p->input(twr, writes);
-    p->set([bp = &be, tq, tba, ta, tdt, ts, to, chunk, twr] { bp->gated_delta_rule(tq, tba, ta, tdt, ts, to, chunk, twr); },
+    p->set([bp = &be, tq, tba, ta, tdt, ts, to, chunk, twr] {
+             bp->gated_delta_rule(tq, tba, ta, tdt, ts, to, chunk, twr);
+           },
            [bp = &be, to, ts, ref, tol] {
              return merge(compare(bp->download_f32(to), ref->get().out, tol, "out"),
                           compare(bp->download_f32(ts), ref->get().state, tol, "state"));
@@ -188,7 +190,8 @@ OpCase sigmoid_gate_case(std::int64_t rows, std::int64_t width, bool per_row, Sc
   c.tolerance = vector_tolerance(type);
   auto x = host_floats(static_cast<std::size_t>(rows * width), seed, type);
   auto gate = host_floats(static_cast<std::size_t>(rows * gate_cols), seed + 1, type, -4.0f, 4.0f);
-  auto ref = lazy<Doubles>([=] { return sigmoid_gate_reference(to_doubles(*x), to_doubles(*gate), rows, width, gate_cols); });
+  auto ref =
+      lazy<Doubles>([=] { return sigmoid_gate_reference(to_doubles(*x), to_doubles(*gate), rows, width, gate_cols); });
   const Tolerance tol = c.tolerance;
   c.prepare = [=](Backend& be) {
     auto p = std::make_unique<PreparedLambda>(be);

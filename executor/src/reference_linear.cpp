@@ -90,7 +90,8 @@ Doubles sigmoid_gate_reference(DoubleSpan x, DoubleSpan gate, std::int64_t rows,
   Doubles out(at(rows * width));
   for (std::int64_t r = 0; r < rows; ++r)
     for (std::int64_t c = 0; c < width; ++c)
-      out[at(r * width + c)] = x[at(r * width + c)] * detail::sigmoid(gate[at(r * gate_cols + (gate_cols == 1 ? 0 : c))]);
+      out[at(r * width + c)] =
+          x[at(r * width + c)] * detail::sigmoid(gate[at(r * gate_cols + (gate_cols == 1 ? 0 : c))]);
   return out;
 }
 

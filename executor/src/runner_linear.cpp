@@ -164,7 +164,8 @@ void Runner::Impl::linear_mix(Pass& p, const LayerRun& r, const detail::LinearPl
   if (p.kind == PassKind::train) {
     const Tensor st = ws.get(Buf::lin_state, {S * hv, gdn.key_head_dim, gdn.value_head_dim}, opt.dtype);
     const Tensor cs = ws.get(Buf::lin_conv_state, {S * (K - 1), C}, opt.dtype);
-    for (std::int64_t s = 0; s < S; ++s) scratch.push_back({st.slice_rows(s * hv, hv), cs.slice_rows(s * (K - 1), K - 1)});
+    for (std::int64_t s = 0; s < S; ++s)
+      scratch.push_back({st.slice_rows(s * hv, hv), cs.slice_rows(s * (K - 1), K - 1)});
   }
   const std::vector<detail::LinearState>& states =
       scratch.empty() ? linear_states[static_cast<std::size_t>(r.cache_slot)] : scratch;

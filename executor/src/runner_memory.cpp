@@ -62,7 +62,8 @@ MemoryEstimate estimate_memory(const model::Config& c, const RunShape& shape, co
   const std::int64_t wide = f.residual_width(b.hidden);
   const std::int64_t output = logit_rows * (b.padded_vocab() + 3 * wide + 2 * b.hidden);
   // A training pass's linear layers run from workspace states: the largest layer's.
-  const std::int64_t train_states = shape.phase == Phase::train_forward ? model::linear_state_elements_per_sequence(c) : 0;
+  const std::int64_t train_states =
+      shape.phase == Phase::train_forward ? model::linear_state_elements_per_sequence(c) : 0;
   // Workspace buffers grow with 25% headroom.
   e.activations = (sz(rows * row_elements(c)) + sz(output) + sz(train_states)) * bytes * 5 / 4;
   return e;

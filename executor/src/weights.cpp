@@ -105,7 +105,8 @@ void add_attention(std::vector<WeightSpec>& out, const std::string& p, const Bac
   }
   // Sink logits of the order of the scores, so that they take a visible share.
   if (b.attention_sinks) out.push_back({p + "sinks", {H}, WeightInit::normal, 1.0, true});
-  out.push_back({p + "o_proj.weight", {D, H * hd}, WeightInit::normal, 1.0 / std::sqrt(static_cast<double>(H * hd) * depth)});
+  out.push_back(
+      {p + "o_proj.weight", {D, H * hd}, WeightInit::normal, 1.0 / std::sqrt(static_cast<double>(H * hd) * depth)});
   if (b.output_bias) out.push_back({p + "o_proj.bias", {D}, WeightInit::normal, 0.02});
 }
 

@@ -94,14 +94,16 @@ bool place_regrouped(Uploader& up, const WeightSpec& spec, const std::vector<flo
   const std::string& name = spec.name;
   const model::Backbone& b = c.effective;
   const std::int64_t cols = spec.shape.size() > 1 ? spec.shape[1] : 1;
-  if (b.attention_output_gate && (ends_with(name, "self_attn.q_proj.weight") || ends_with(name, "self_attn.q_proj.bias"))) {
+  if (b.attention_output_gate &&
+      (ends_with(name, "self_attn.q_proj.weight") || ends_with(name, "self_attn.q_proj.bias"))) {
     const bool weight = ends_with(name, "weight");
     const std::string stem = name.substr(0, name.size() - std::string(weight ? "weight" : "bias").size());
     const std::int64_t rows = b.num_heads * b.head_dim;
     const Shape shape = weight ? Shape{rows, cols} : Shape{1, rows};
-    up.put(stem + (weight ? "weight" : "bias"), shape, rows_of(v, cols, gated_q_rows(b.num_heads, b.head_dim, false)), false);
-    up.put(stem + (weight ? "gate.weight" : "gate.bias"), shape, rows_of(v, cols, gated_q_rows(b.num_heads, b.head_dim, true)),
+    up.put(stem + (weight ? "weight" : "bias"), shape, rows_of(v, cols, gated_q_rows(b.num_heads, b.head_dim, false)),
            false);
+    up.put(stem + (weight ? "gate.weight" : "gate.bias"), shape,
+           rows_of(v, cols, gated_q_rows(b.num_heads, b.head_dim, true)), false);
     return true;
   }
   if (!b.gdn || name.find(".linear_attn.") == std::string::npos) return false;
@@ -139,7 +141,8 @@ void place(Uploader& up, const WeightSpec& spec, std::vector<float> v, std::vect
   }
   if (ends_with(name, ".up_proj.weight") || ends_with(name, ".up_proj.bias")) {
     const bool weight = ends_with(name, "weight");
-    const std::string prefix = name.substr(0, name.size() - std::string(weight ? "up_proj.weight" : "up_proj.bias").size());
+    const std::string prefix =
+        name.substr(0, name.size() - std::string(weight ? "up_proj.weight" : "up_proj.bias").size());
     std::vector<float> fused = std::move(pending_gate);
     fused.insert(fused.end(), v.begin(), v.end());
     if (weight) up.put(prefix + "gate_up", {2 * spec.shape[0], spec.shape[1]}, fused, false);

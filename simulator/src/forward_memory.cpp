@@ -69,7 +69,8 @@ void linear_buffers(const model::Config& c, const ForwardRun& run, double R, Wor
   const double v = static_cast<double>(g.v_width()), hv = static_cast<double>(g.num_value_heads);
   std::vector<double> states;  // the distinct state counts: one plan each per call
   for (std::int64_t l = 0; l < b.num_layers; ++l) {
-    const double s = b.is_linear_layer(l) ? model::recurrent_states(c.design.method, model::layer_role(c.design.method, b, l)) : 0;
+    const double s =
+        b.is_linear_layer(l) ? model::recurrent_states(c.design.method, model::layer_role(c.design.method, b, l)) : 0;
     if (s > 0 && std::find(states.begin(), states.end(), s) == states.end()) states.push_back(s);
   }
   bool permuted = false;

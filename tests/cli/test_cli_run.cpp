@@ -156,10 +156,10 @@ TEST_CASE("hdlab run: today's backbones - a Qwen3-Next-shaped hybrid and a gpt-o
     const char* phase;
     std::int64_t rows;  // per layer pass, tokens = 24
   };
-  for (const Case& c : {Case{"baseline", "decode", 1}, Case{"baseline", "train-forward", 24}, Case{"hd:n=2", "prefill", 48},
-                        Case{"{\"hd\":{\"n\":2,\"layers\":\"intra\"}}", "decode", 2},
-                        Case{"{\"phd\":{\"K\":3}}", "prefill", 24 + 2},
-                        Case{"{\"phd\":{\"K\":3,\"linear_state\":\"all_copies\"}}", "prefill", 72}}) {
+  for (const Case& c :
+       {Case{"baseline", "decode", 1}, Case{"baseline", "train-forward", 24}, Case{"hd:n=2", "prefill", 48},
+        Case{"{\"hd\":{\"n\":2,\"layers\":\"intra\"}}", "decode", 2}, Case{"{\"phd\":{\"K\":3}}", "prefill", 24 + 2},
+        Case{"{\"phd\":{\"K\":3,\"linear_state\":\"all_copies\"}}", "prefill", 72}}) {
     INFO(c.design << " " << c.phase);
     const auto r = run_cli({"run", "profiles/models/tiny-hybrid.json", "--design", c.design, "--phase", c.phase,
                             "--tokens", "24", "--repeats", "1", "--warmup", "0", "--json", "--backend", "cpu"});

@@ -71,6 +71,27 @@ model::Backbone tiny_gpt_oss_moe() {
   return b;
 }
 
+struct FlopsCase {
+  model::Backbone b;
+  const char* design;
+  model::Layout layout;
+};
+
+// Every op's FLOPs in every phase, 150 tokens: whole tiles, partial tiles and, for HD,
+// many tiles per stream.
+void check_flops(const std::vector<FlopsCase>& cases) {
+  for (const FlopsCase& k : cases) {
+    const model::Config c = make(k.b, k.design);
+    RunOptions o;
+    o.layout = k.layout;
+    for (Phase phase : {Phase::train_forward, Phase::prefill, Phase::decode}) {
+      const Compared r = compare(c, phase, 150, o);
+      INFO(k.design << " " << model::to_string(k.layout) << " " << to_string(phase) << ": " << r.worst);
+      CHECK(r.worst.empty());
+    }
+  }
+}
+
 }  // namespace
 
 TEST_CASE("executed FLOPs equal the simulator's op tables per op", "[runner][flops]") {
@@ -78,14 +99,9 @@ TEST_CASE("executed FLOPs equal the simulator's op tables per op", "[runner][flo
   mirror.kv_mirror_layers = 1;
   mirror.layers[1] = {model::AttentionKind::sliding, 40};
   const model::Backbone moe = tiny_moe();
-  struct Case {
-    model::Backbone b;
-    const char* design;
-    model::Layout layout;
-  };
   const char* plain_phd = R"({"phd": {"K": 3}})";
   const char* cswa = R"({"phd": {"K": 3, "variant": "cswa", "W": 16, "C": 64}})";
-  const std::vector<Case> cases = {
+  const std::vector<FlopsCase> cases = {
       {tiny_dense(), "{}", model::Layout::interleaved},
       {moe, "{}", model::Layout::interleaved},
       {mirror, R"({"hd": {"n": 3, "layers": ["full", "local", "intra", "intra"], "window": 90, "kv_mirror": true}})",
@@ -114,9 +130,15 @@ TEST_CASE("executed FLOPs equal the simulator's op tables per op", "[runner][flo
       // Sinks, chunked local attention across chunk boundaries, NoPE, interleaved MoE/dense.
       {tiny_attn_variants(), "{}", model::Layout::interleaved},
       {tiny_attn_variants(), R"({"hd": {"n": 2, "layers": {"rest": "intra"}}})", model::Layout::interleaved},
-      // Gated DeltaNet layers (chunked prefill, recurrent decode, states per HD stream or
-      // one over the expanded sequence), gated attention, the gated shared expert; PHD's
-      // hidden copies reading or writing the states; gpt-oss's biased, clamped experts.
+  };
+  check_flops(cases);
+}
+
+TEST_CASE("executed FLOPs equal the simulator's on today's backbones", "[runner][flops][linear]") {
+  // Gated DeltaNet layers (chunked prefill, recurrent decode, states per HD stream or one
+  // over the expanded sequence), gated attention, the gated shared expert; PHD's hidden
+  // copies reading or writing the states; gpt-oss's biased, clamped experts.
+  check_flops({
       {tiny_hybrid(), "{}", model::Layout::interleaved},
       {tiny_hybrid(), R"({"hd": {"n": 3, "layers": ["intra", "full", "full", "intra"]}})", model::Layout::interleaved},
       {tiny_hybrid(), R"({"hd": {"n": 2, "layers": ["full", "intra", "intra", "full"]}})", model::Layout::stream_major},
@@ -125,18 +147,7 @@ TEST_CASE("executed FLOPs equal the simulator's op tables per op", "[runner][flo
        model::Layout::phd_split},
       {tiny_hybrid(), R"({"vwn": {"m": 2, "n": 3}})", model::Layout::interleaved},
       {tiny_gpt_oss_moe(), "{}", model::Layout::interleaved},
-  };
-  for (const Case& k : cases) {
-    const model::Config c = make(k.b, k.design);
-    RunOptions o;
-    o.layout = k.layout;
-    for (Phase phase : {Phase::train_forward, Phase::prefill, Phase::decode}) {
-      // 150 tokens: whole tiles, partial tiles and, for HD, many tiles per stream.
-      const Compared r = compare(c, phase, 150, o);
-      INFO(k.design << " " << model::to_string(k.layout) << " " << to_string(phase) << ": " << r.worst);
-      CHECK(r.worst.empty());
-    }
-  }
+  });
 }
 
 TEST_CASE("the formerly divergent ops, by hand", "[runner][flops]") {

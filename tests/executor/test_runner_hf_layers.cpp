@@ -20,7 +20,8 @@ Vec linear(const Vec& x, std::int64_t rows, std::int64_t in, const std::vector<f
   for (std::int64_t r = 0; r < rows; ++r)
     for (std::int64_t o = 0; o < out; ++o) {
       double s = 0;
-      for (std::int64_t i = 0; i < in; ++i) s += x[static_cast<std::size_t>(r * in + i)] * w[static_cast<std::size_t>(o * in + i)];
+      for (std::int64_t i = 0; i < in; ++i)
+        s += x[static_cast<std::size_t>(r * in + i)] * w[static_cast<std::size_t>(o * in + i)];
       y[static_cast<std::size_t>(r * out + o)] = s;
     }
   return y;
@@ -30,86 +31,118 @@ Vec rms(const Vec& x, std::int64_t rows, std::int64_t dim, const std::vector<flo
   Vec y(x.size());
   for (std::int64_t r = 0; r < rows; ++r) {
     double sq = 0;
-    for (std::int64_t d = 0; d < dim; ++d) sq += x[static_cast<std::size_t>(r * dim + d)] * x[static_cast<std::size_t>(r * dim + d)];
+    for (std::int64_t d = 0; d < dim; ++d)
+      sq += x[static_cast<std::size_t>(r * dim + d)] * x[static_cast<std::size_t>(r * dim + d)];
     const double inv = 1 / std::sqrt(sq / static_cast<double>(dim) + eps);
     for (std::int64_t d = 0; d < dim; ++d)
-      y[static_cast<std::size_t>(r * dim + d)] = x[static_cast<std::size_t>(r * dim + d)] * inv * w[static_cast<std::size_t>(d)];
+      y[static_cast<std::size_t>(r * dim + d)] =
+          x[static_cast<std::size_t>(r * dim + d)] * inv * w[static_cast<std::size_t>(d)];
   }
   return y;
 }
 
 double silu(double x) { return x / (1 + std::exp(-x)); }
 
-// One Qwen3-Next linear-attention layer plus its FFN on the embeddings of `t`, from the
-// tensors as HF names and lays them out (transformers' Qwen3NextGatedDeltaNet: the
-// projections grouped per key head, a causal depthwise conv, the gates, the recurrence,
-// RMSNormGated, out_proj).
-Vec hf_linear_layer(const model::Backbone& b, WeightSource& src, const std::vector<std::int32_t>& t) {
-  std::map<std::string, std::vector<float>> w;
-  for (const WeightSpec& s : weight_specs(b, model::Method{})) w[s.name] = src.values(s);
-  const model::GatedDeltaNetConfig& g = *b.gdn;
-  const std::int64_t T = static_cast<std::int64_t>(t.size()), D = b.hidden, hk = g.num_key_heads, hv = g.num_value_heads;
-  const std::int64_t dk = g.key_head_dim, dv = g.value_head_dim, r = hv / hk, K = g.conv_kernel, C = g.conv_channels();
-  const std::string p = "model.layers.0.";
-  Vec x(static_cast<std::size_t>(T * D));
-  for (std::int64_t i = 0; i < T; ++i)
-    for (std::int64_t d = 0; d < D; ++d) x[static_cast<std::size_t>(i * D + d)] = w["model.embed_tokens.weight"][static_cast<std::size_t>(t[static_cast<std::size_t>(i)] * D + d)];
-  const Vec n = rms(x, T, D, w[p + "input_layernorm.weight"], b.norm_eps);
-  const std::int64_t group = 2 * dk + 2 * r * dv;
-  const Vec qkvz = linear(n, T, D, w[p + "linear_attn.in_proj_qkvz.weight"], hk * group);
-  const Vec ba = linear(n, T, D, w[p + "linear_attn.in_proj_ba.weight"], 2 * hv);
-  // mixed = [q of every key head | k | v of every value head], z per value head
-  Vec mixed(static_cast<std::size_t>(T * C)), z(static_cast<std::size_t>(T * hv * dv));
+using Weights = std::map<std::string, std::vector<float>>;
+
+struct Mixed {
+  Vec qkv;  // [T, C]: q of every key head, k, v of every value head (the conv's channels)
+  Vec z;    // [T, hv dv]
+  Vec ba;   // [T, 2 hv] as HF stores it: per key head [b r | a r]
+};
+
+// in_proj_qkvz's output grouped per key head [q dk | k dk | v r dv | z r dv] (transformers'
+// fix_query_key_value_ordering), split into the conv's input and the gate z.
+Mixed hf_projections(const model::GatedDeltaNetConfig& g, Weights& w, const Vec& n, std::int64_t T, std::int64_t D) {
+  const std::int64_t hk = g.num_key_heads, hv = g.num_value_heads, dk = g.key_head_dim, dv = g.value_head_dim;
+  const std::int64_t r = hv / hk, C = g.conv_channels(), group = 2 * dk + 2 * r * dv;
+  const std::string p = "model.layers.0.linear_attn.";
+  const Vec qkvz = linear(n, T, D, w[p + "in_proj_qkvz.weight"], hk * group);
+  Mixed m{Vec(static_cast<std::size_t>(T * C)), Vec(static_cast<std::size_t>(T * hv * dv)),
+          linear(n, T, D, w[p + "in_proj_ba.weight"], 2 * hv)};
+  auto at = [](std::int64_t i) { return static_cast<std::size_t>(i); };
   for (std::int64_t i = 0; i < T; ++i)
     for (std::int64_t kh = 0; kh < hk; ++kh) {
-      const double* row = &qkvz[static_cast<std::size_t>(i * hk * group + kh * group)];
+      const double* row = &qkvz[at(i * hk * group + kh * group)];
       for (std::int64_t d = 0; d < dk; ++d) {
-        mixed[static_cast<std::size_t>(i * C + kh * dk + d)] = row[d];
-        mixed[static_cast<std::size_t>(i * C + hk * dk + kh * dk + d)] = row[dk + d];
+        m.qkv[at(i * C + kh * dk + d)] = row[d];
+        m.qkv[at(i * C + hk * dk + kh * dk + d)] = row[dk + d];
       }
       for (std::int64_t d = 0; d < r * dv; ++d) {
-        mixed[static_cast<std::size_t>(i * C + 2 * hk * dk + kh * r * dv + d)] = row[2 * dk + d];
-        z[static_cast<std::size_t>(i * hv * dv + kh * r * dv + d)] = row[2 * dk + r * dv + d];
+        m.qkv[at(i * C + 2 * hk * dk + kh * r * dv + d)] = row[2 * dk + d];
+        m.z[at(i * hv * dv + kh * r * dv + d)] = row[2 * dk + r * dv + d];
       }
     }
-  // causal depthwise conv (weight [C, 1, K], zero history) and SiLU
+  return m;
+}
+
+// The causal depthwise conv (weight [C, 1, K], zero history) and SiLU.
+Vec hf_conv(const Vec& mixed, const std::vector<float>& cw, std::int64_t T, std::int64_t C, std::int64_t K) {
   Vec conv(mixed.size());
-  const std::vector<float>& cw = w[p + "linear_attn.conv1d.weight"];
   for (std::int64_t i = 0; i < T; ++i)
     for (std::int64_t c = 0; c < C; ++c) {
       double s = 0;
       for (std::int64_t j = 0; j < K; ++j) {
         const std::int64_t src_row = i - (K - 1) + j;
-        if (src_row >= 0) s += cw[static_cast<std::size_t>(c * K + j)] * mixed[static_cast<std::size_t>(src_row * C + c)];
+        if (src_row >= 0)
+          s += cw[static_cast<std::size_t>(c * K + j)] * mixed[static_cast<std::size_t>(src_row * C + c)];
       }
       conv[static_cast<std::size_t>(i * C + c)] = silu(s);
     }
-  Vec q, k, v, gl(static_cast<std::size_t>(T * hv)), beta(gl.size());
+  return conv;
+}
+
+// The mixer's output [T, hv dv] before out_proj: the gates, the recurrence from a zero
+// state, RMSNormGated.
+Vec hf_rule(const model::Backbone& b, Weights& w, const Vec& conv, const Mixed& m, std::int64_t T) {
+  const model::GatedDeltaNetConfig& g = *b.gdn;
+  const std::int64_t hk = g.num_key_heads, hv = g.num_value_heads, dk = g.key_head_dim, dv = g.value_head_dim;
+  const std::int64_t r = hv / hk, C = g.conv_channels();
+  const std::string p = "model.layers.0.linear_attn.";
+  auto at = [](std::int64_t i) { return static_cast<std::size_t>(i); };
+  Vec q, k, v, gl(at(T * hv)), beta(gl.size());
   for (std::int64_t i = 0; i < T; ++i) {
-    const double* row = &conv[static_cast<std::size_t>(i * C)];
+    const double* row = &conv[at(i * C)];
     q.insert(q.end(), row, row + hk * dk);
     k.insert(k.end(), row + hk * dk, row + 2 * hk * dk);
     v.insert(v.end(), row + 2 * hk * dk, row + C);
     for (std::int64_t kh = 0; kh < hk; ++kh)
       for (std::int64_t j = 0; j < r; ++j) {
         const std::int64_t h = kh * r + j;
-        const double bb = ba[static_cast<std::size_t>(i * 2 * hv + kh * 2 * r + j)];
-        const double aa = ba[static_cast<std::size_t>(i * 2 * hv + kh * 2 * r + r + j)];
-        const double sp = std::log1p(std::exp(aa + w[p + "linear_attn.dt_bias"][static_cast<std::size_t>(h)]));
-        gl[static_cast<std::size_t>(i * hv + h)] = -std::exp(w[p + "linear_attn.A_log"][static_cast<std::size_t>(h)]) * sp;
-        beta[static_cast<std::size_t>(i * hv + h)] = 1 / (1 + std::exp(-bb));
+        const double bb = m.ba[at(i * 2 * hv + kh * 2 * r + j)], aa = m.ba[at(i * 2 * hv + kh * 2 * r + r + j)];
+        const double sp = std::log1p(std::exp(aa + w[p + "dt_bias"][at(h)]));
+        gl[at(i * hv + h)] = -std::exp(w[p + "A_log"][at(h)]) * sp;
+        beta[at(i * hv + h)] = 1 / (1 + std::exp(-bb));
       }
   }
-  Vec state(static_cast<std::size_t>(hv * dk * dv), 0.0), o(static_cast<std::size_t>(T * hv * dv));
+  Vec state(at(hv * dk * dv), 0.0), o(at(T * hv * dv));
   gated_delta_rule_reference(q, k, v, gl, beta, GdnShape{T, hk, hv, dk, dv}, state, o);
-  Vec gated = rms(o, T * hv, dv, w[p + "linear_attn.norm.weight"], b.norm_eps);
-  for (std::size_t i = 0; i < gated.size(); ++i) gated[i] *= silu(z[i]);
-  const Vec y = linear(gated, T, hv * dv, w[p + "linear_attn.out_proj.weight"], D);
+  Vec gated = rms(o, T * hv, dv, w[p + "norm.weight"], b.norm_eps);
+  for (std::size_t i = 0; i < gated.size(); ++i) gated[i] *= silu(m.z[i]);
+  return gated;
+}
+
+// One Qwen3-Next linear-attention layer plus its dense FFN on the embeddings of `t`, from
+// the tensors as HF names and lays them out (transformers' Qwen3NextGatedDeltaNet).
+Vec hf_linear_layer(const model::Backbone& b, WeightSource& src, const std::vector<std::int32_t>& t) {
+  Weights w;
+  for (const WeightSpec& s : weight_specs(b, model::Method{})) w[s.name] = src.values(s);
+  const model::GatedDeltaNetConfig& g = *b.gdn;
+  const std::int64_t T = static_cast<std::int64_t>(t.size()), D = b.hidden, F = b.intermediate;
+  const std::string p = "model.layers.0.";
+  Vec x(static_cast<std::size_t>(T * D));
+  for (std::int64_t i = 0; i < T; ++i)
+    for (std::int64_t d = 0; d < D; ++d)
+      x[static_cast<std::size_t>(i * D + d)] =
+          w["model.embed_tokens.weight"][static_cast<std::size_t>(t[static_cast<std::size_t>(i)] * D + d)];
+  const Vec n = rms(x, T, D, w[p + "input_layernorm.weight"], b.norm_eps);
+  const Mixed m = hf_projections(g, w, n, T, D);
+  const Vec conv = hf_conv(m.qkv, w[p + "linear_attn.conv1d.weight"], T, g.conv_channels(), g.conv_kernel);
+  const Vec y = linear(hf_rule(b, w, conv, m, T), T, g.v_width(), w[p + "linear_attn.out_proj.weight"], D);
   for (std::size_t i = 0; i < x.size(); ++i) x[i] += y[i];
-  // the dense SwiGLU FFN
-  const Vec m = rms(x, T, D, w[p + "post_attention_layernorm.weight"], b.norm_eps);
-  const std::int64_t F = b.intermediate;
-  const Vec gate = linear(m, T, D, w[p + "mlp.gate_proj.weight"], F), up = linear(m, T, D, w[p + "mlp.up_proj.weight"], F);
+  const Vec h = rms(x, T, D, w[p + "post_attention_layernorm.weight"], b.norm_eps);
+  const Vec gate = linear(h, T, D, w[p + "mlp.gate_proj.weight"], F),
+            up = linear(h, T, D, w[p + "mlp.up_proj.weight"], F);
   Vec act(gate.size());
   for (std::size_t i = 0; i < act.size(); ++i) act[i] = silu(gate[i]) * up[i];
   const Vec f = linear(act, T, F, w[p + "mlp.down_proj.weight"], D);
@@ -164,7 +197,8 @@ class WithoutBiases : public WeightSource {
   std::vector<float> values(const WeightSpec& spec) override {
     const std::string& n = spec.name;
     const bool bias = n.size() > 5 && n.compare(n.size() - 5, 5, ".bias") == 0;
-    if (bias && n.find(part_) != std::string::npos) return std::vector<float>(static_cast<std::size_t>(element_count(spec.shape)), 0.0f);
+    if (bias && n.find(part_) != std::string::npos)
+      return std::vector<float>(static_cast<std::size_t>(element_count(spec.shape)), 0.0f);
     return random_.values(spec);
   }
 

@@ -91,7 +91,8 @@ TEST_CASE("HD on a hybrid: decode equals the full forward, stream-major equals i
                              R"({"hd": {"n": 3, "layers": ["full", "intra", "intra", "full"]}})"}) {
     INFO(design);
     const model::Config c = make(b, design);
-    Model inter = build(c, 9, layout(model::Layout::interleaved)), major = build(c, 9, layout(model::Layout::stream_major));
+    Model inter = build(c, 9, layout(model::Layout::interleaved)),
+          major = build(c, 9, layout(model::Layout::stream_major));
     const auto t = tokens(15);
     CHECK(rel_diff(train_logits(major, t), train_logits(inter, t)) < kSameFunction);
     check_decode_matches_train(c, 15, 6, layout(model::Layout::interleaved));
@@ -169,7 +170,8 @@ TEST_CASE("PHD on a hybrid: decode equals the full forward, every variant, layou
           "[runner][linear][phd]") {
   const model::Backbone b = tiny_hybrid();
   for (const char* state : {"origins", "all_copies"})
-    for (const char* variant : {R"("K": 3)", R"("K": 2, "variant": "swa", "W": 3)", R"("K": 3, "variant": "cswa", "W": 2, "C": 4)"}) {
+    for (const char* variant :
+         {R"("K": 3)", R"("K": 2, "variant": "swa", "W": 3)", R"("K": 3, "variant": "cswa", "W": 2, "C": 4)"}) {
       const model::Config c =
           make(b, std::string(R"({"phd": {)") + variant + R"(, "linear_state": ")" + state + "\"}}");
       check_decode_matches_train(c, 13, 6, layout(model::Layout::phd_split));
@@ -197,7 +199,9 @@ class GatesAtHalf : public WeightSource {
   GatesAtHalf(std::uint64_t seed, std::int64_t heads, std::int64_t hd) : random_(seed), heads_(heads), hd_(hd) {}
   std::vector<float> values(const WeightSpec& spec) override {
     const std::string& n = spec.name;
-    auto ends = [&](const std::string& s) { return n.size() >= s.size() && n.compare(n.size() - s.size(), s.size(), s) == 0; };
+    auto ends = [&](const std::string& s) {
+      return n.size() >= s.size() && n.compare(n.size() - s.size(), s.size(), s) == 0;
+    };
     if (ends("self_attn.q_proj.weight")) {
       WeightSpec base = spec;
       base.shape[0] /= 2;

@@ -115,8 +115,9 @@ TEST_CASE("PHD on a hybrid: origins keep plain PHD's partial prefill, all_copies
 }
 
 TEST_CASE("designs that do not apply to linear layers are refused by pointer", "[linear][errors]") {
-  CHECK(fixtures::error_of([] { fixtures::config(fixtures::tiny_dense(), R"({"phd": {"K": 2, "linear_state": "origins"}})"); })
-            .rfind("/design/phd/linear_state", 0) == 0);
+  CHECK(fixtures::error_of([] {
+          fixtures::config(fixtures::tiny_dense(), R"({"phd": {"K": 2, "linear_state": "origins"}})");
+        }).rfind("/design/phd/linear_state", 0) == 0);
   CHECK(fixtures::error_of([] { fixtures::config(tiny_hybrid(), R"({"phd": {"K": 2, "linear_state": "some"}})"); })
             .rfind("/design/phd/linear_state", 0) == 0);
   CHECK(fixtures::error_of([] { fixtures::config(tiny_hybrid(), R"({"looped": {"iterations": 2}})"); })
