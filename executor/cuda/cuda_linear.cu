@@ -14,41 +14,19 @@
 #include "../src/activation_math.hpp"
 #include "cuda_check.hpp"
 #include "cuda_kernels.hpp"
+#include "cuda_launch.cuh"
 #include "cuda_scalar.cuh"
 
 namespace hdlab::executor::cuda {
 
 namespace {
 
-constexpr int kBlock = 256;
-
-unsigned blocks_for(std::int64_t n) {
-  const std::int64_t b = (n + kBlock - 1) / kBlock;
-  return static_cast<unsigned>(b < 1 ? 1 : (b > 65535 ? 65535 : b));
-}
-
-#define HDLAB_LINEAR_GRID_STRIDE(i, n) \
-  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < (n); \
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
-
-#define HDLAB_LINEAR_DISPATCH(e, ...)     \
-  do {                                    \
-    if ((e) == Elem::f32) {               \
-      using T = float;                    \
-      __VA_ARGS__;                        \
-    } else {                              \
-      using T = __nv_bfloat16;            \
-      __VA_ARGS__;                        \
-    }                                     \
-    HDLAB_CUDA_CHECK(cudaGetLastError()); \
-  } while (0)
-
 __device__ bool writes_row(const std::int32_t* writes, std::int64_t r) { return writes == nullptr || writes[r] != 0; }
 
 template <class T>
 __global__ void causal_conv1d_kernel(const T* x, const T* w, const float* bias, T* state, T* out,
                                      const std::int32_t* writes, std::int64_t rows, std::int64_t C, std::int64_t K) {
-  HDLAB_LINEAR_GRID_STRIDE(c, C) {
+  HDLAB_GRID_STRIDE(c, C) {
     float ring[kMaxConvTaps - 1];
     for (std::int64_t j = 0; j + 1 < K; ++j) ring[j] = to_float(state[j * C + c]);
     std::int64_t oldest = 0;
@@ -152,7 +130,7 @@ __global__ void gated_rms_norm_kernel(const T* x, const T* gate, const float* w,
 template <class T>
 __global__ void sigmoid_gate_kernel(const T* x, const T* gate, T* out, std::int64_t rows, std::int64_t width,
                                     std::int64_t gate_cols) {
-  HDLAB_LINEAR_GRID_STRIDE(i, rows * width) {
+  HDLAB_GRID_STRIDE(i, rows * width) {
     const std::int64_t r = i / width, c = i % width;
     out[i] = from_float<T>(to_float(x[i]) * detail::sigmoid(to_float(gate[r * gate_cols + (gate_cols == 1 ? 0 : c)])));
   }
@@ -163,7 +141,7 @@ __global__ void sigmoid_gate_kernel(const T* x, const T* gate, T* out, std::int6
 void launch_causal_conv1d(Elem e, const void* x, const void* weight, const float* bias, void* state, void* out,
                           const std::int32_t* writes, std::int64_t rows, std::int64_t channels, std::int64_t taps,
                           cudaStream_t stream) {
-  HDLAB_LINEAR_DISPATCH(e, causal_conv1d_kernel<T><<<blocks_for(channels), kBlock, 0, stream>>>(
+  HDLAB_DISPATCH(e, causal_conv1d_kernel<T><<<blocks_for(channels), kBlock, 0, stream>>>(
                                static_cast<const T*>(x), static_cast<const T*>(weight), bias, static_cast<T*>(state),
                                static_cast<T*>(out), writes, rows, channels, taps));
 }
@@ -173,20 +151,20 @@ void launch_gated_delta_rule(const GdnLaunch& a, cudaStream_t stream) {
   unsigned threads = 32;
   while (threads < a.dv) threads *= 2;
   const std::size_t shared = static_cast<std::size_t>(2 * a.dk + threads) * sizeof(float);
-  HDLAB_LINEAR_DISPATCH(a.elem,
+  HDLAB_DISPATCH(a.elem,
                         gated_delta_rule_kernel<T><<<static_cast<unsigned>(a.hv), threads, shared, stream>>>(a));
 }
 
 void launch_gated_rms_norm(Elem e, const void* x, const void* gate, const float* weight, void* out, std::int64_t rows,
                            std::int64_t dim, float eps, cudaStream_t stream) {
-  HDLAB_LINEAR_DISPATCH(e, gated_rms_norm_kernel<T><<<static_cast<unsigned>(rows), kBlock, 0, stream>>>(
+  HDLAB_DISPATCH(e, gated_rms_norm_kernel<T><<<static_cast<unsigned>(rows), kBlock, 0, stream>>>(
                                static_cast<const T*>(x), static_cast<const T*>(gate), weight, static_cast<T*>(out), dim,
                                eps));
 }
 
 void launch_sigmoid_gate(Elem e, const void* x, const void* gate, void* out, std::int64_t rows, std::int64_t width,
                          std::int64_t gate_cols, cudaStream_t stream) {
-  HDLAB_LINEAR_DISPATCH(e, sigmoid_gate_kernel<T><<<blocks_for(rows * width), kBlock, 0, stream>>>(
+  HDLAB_DISPATCH(e, sigmoid_gate_kernel<T><<<blocks_for(rows * width), kBlock, 0, stream>>>(
                                static_cast<const T*>(x), static_cast<const T*>(gate), static_cast<T*>(out), rows, width,
                                gate_cols));
 }

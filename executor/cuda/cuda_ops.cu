@@ -12,37 +12,12 @@
 #include "../src/mhc_coefficients.hpp"
 #include "cuda_check.hpp"
 #include "cuda_kernels.hpp"
+#include "cuda_launch.cuh"
 #include "cuda_scalar.cuh"
 
 namespace hdlab::executor::cuda {
 
 namespace {
-
-constexpr int kBlock = 256;
-
-// Blocks for n independent items, capped; kernels stride over the rest.
-unsigned blocks_for(std::int64_t n) {
-  const std::int64_t b = (n + kBlock - 1) / kBlock;
-  return static_cast<unsigned>(b < 1 ? 1 : (b > 65535 ? 65535 : b));
-}
-
-#define HDLAB_GRID_STRIDE(i, n) \
-  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < (n); \
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
-
-// Runs the statements with T = float or __nv_bfloat16 (the tensor types), then checks
-// the launch.
-#define HDLAB_DISPATCH(e, ...)          \
-  do {                                  \
-    if ((e) == Elem::f32) {             \
-      using T = float;                  \
-      __VA_ARGS__;                      \
-    } else {                            \
-      using T = __nv_bfloat16;          \
-      __VA_ARGS__;                      \
-    }                                   \
-    HDLAB_CUDA_CHECK(cudaGetLastError()); \
-  } while (0)
 
 template <class From, class To>
 __global__ void convert_kernel(const From* src, To* dst, std::int64_t n) {

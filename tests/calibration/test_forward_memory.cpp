@@ -4,6 +4,7 @@
 // design conformance suite's memory check, issue 13).
 #include <catch2/catch.hpp>
 
+#include "executor/runner_test_support.hpp"
 #include "hdlab/calibration/validation.hpp"
 #include "hdlab/executor/backends.hpp"
 #include "hdlab/model/config_io.hpp"
@@ -56,19 +57,6 @@ model::Backbone small_hybrid(bool moe) {
   return b;
 }
 
-// gpt-oss's expert FFN on `small`: router and expert biases, the clamped SwiGLU, no shared
-// expert; q/k/v/o biases and sinks.
-model::Backbone small_gpt_oss() {
-  model::Backbone b = small(true);
-  b.moe->num_shared_experts = 0;
-  b.moe->shared_expert_intermediate = b.moe->expert_intermediate;
-  b.moe->router_bias = b.moe->expert_bias = true;
-  b.moe->swiglu_limit = 7.0;
-  b.moe->swiglu_alpha = 1.702;
-  b.attention_bias = b.output_bias = b.attention_sinks = true;
-  return b;
-}
-
 // Any valid profile: only the memory half of the prediction is checked here.
 simulator::HardwareProfile some_cpu() {
   simulator::HardwareProfile h;
@@ -113,7 +101,7 @@ TEST_CASE("forward_memory predicts the executor's peak within 2% for every desig
   designs.push_back({small_hybrid(true), R"({"hd": {"n": 3, "layers": ["intra", "full", "full", "intra"]}})",
                      model::Layout::stream_major});
   designs.push_back({small_hybrid(false), R"({"phd": {"K": 3, "linear_state": "all_copies"}})", {}});
-  designs.push_back({small_gpt_oss(), "{}", {}});
+  designs.push_back({executor::testing::with_gpt_oss_experts(small(true)), "{}", {}});
   auto backend = executor::make_cpu_backend(executor::CpuOptions{1, "auto"});
   ValidationSpec spec;
   spec.warmup = 1;

@@ -83,6 +83,18 @@ inline model::Backbone tiny_hybrid(bool moe = true) {
   return b;
 }
 
+// gpt-oss's expert FFN on an MoE backbone: router and expert biases, the clamped SwiGLU
+// (limit `limit`, alpha 1.702), no shared expert; q/k/v/o biases and sinks.
+inline model::Backbone with_gpt_oss_experts(model::Backbone b, double limit = 7.0) {
+  b.moe->num_shared_experts = 0;
+  b.moe->shared_expert_intermediate = b.moe->expert_intermediate;
+  b.moe->router_bias = b.moe->expert_bias = true;
+  b.moe->swiglu_limit = limit;
+  b.moe->swiglu_alpha = 1.702;
+  b.attention_bias = b.output_bias = b.attention_sinks = true;
+  return b;
+}
+
 // `layers` Gated DeltaNet layers and nothing else (dense FFN): no positions anywhere.
 inline model::Backbone tiny_linear(std::int64_t layers = 1) {
   model::Backbone b = tiny_dense(layers);
@@ -173,9 +185,25 @@ inline std::vector<float> decoded_logits(Model& m, const std::vector<std::int32_
   return out;
 }
 
+inline std::vector<float> train_logits(Model& m, const std::vector<std::int32_t>& t) {
+  return m.backend->download_f32(m.runner->train_forward(t).logits);
+}
+
 // Relative tolerance for two f32 computations of the same function in different
 // association orders (different row counts per GEMM, tile order, layouts): a few ulps
 // amplified through a few layers.
 inline constexpr double kSameFunction = 2e-5;
+
+// Decode from a prompt of `prompt` tokens must reproduce the training forward's logits
+// of every token from the prompt's last on.
+inline void check_decode_matches_train(const model::Config& c, std::int64_t L, std::int64_t prompt, RunOptions o = {}) {
+  Model m = build(c, 3, o);
+  const auto t = tokens(L);
+  const auto full = train_logits(m, t);
+  const auto dec = decoded_logits(m, t, prompt);
+  const std::int64_t V = c.effective.padded_vocab();
+  INFO(model::describe(c.design) << " layout " << model::to_string(m.runner->layout()));
+  CHECK(rel_diff(dec, rows_of(full, V, prompt - 1, L - prompt + 1)) < kSameFunction);
+}
 
 }  // namespace hdlab::executor::testing

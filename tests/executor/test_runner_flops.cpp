@@ -58,18 +58,6 @@ Compared compare(const model::Config& c, Phase phase, std::int64_t tokens, RunOp
 
 namespace {
 
-// gpt-oss's expert FFN on tiny_moe: router and expert biases, the clamped SwiGLU, no
-// shared expert; q/k/v/o biases and sinks.
-model::Backbone tiny_gpt_oss_moe() {
-  model::Backbone b = tiny_moe(model::RouterKind::softmax, 2);
-  b.moe->num_shared_experts = 0;
-  b.moe->shared_expert_intermediate = b.moe->expert_intermediate;
-  b.moe->router_bias = b.moe->expert_bias = true;
-  b.moe->swiglu_limit = 7.0;
-  b.moe->swiglu_alpha = 1.702;
-  b.attention_bias = b.output_bias = b.attention_sinks = true;
-  return b;
-}
 
 struct FlopsCase {
   model::Backbone b;
@@ -146,7 +134,7 @@ TEST_CASE("executed FLOPs equal the simulator's on today's backbones", "[runner]
       {tiny_hybrid(), R"({"phd": {"K": 3, "variant": "cswa", "W": 16, "C": 64, "linear_state": "all_copies"}})",
        model::Layout::phd_split},
       {tiny_hybrid(), R"({"vwn": {"m": 2, "n": 3}})", model::Layout::interleaved},
-      {tiny_gpt_oss_moe(), "{}", model::Layout::interleaved},
+      {with_gpt_oss_experts(tiny_moe()), "{}", model::Layout::interleaved},
   });
 }
 

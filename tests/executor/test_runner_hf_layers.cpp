@@ -178,14 +178,8 @@ namespace {
 // gpt-oss in small: 4 layers alternating sliding (5) and full attention with sinks, q/k/v/o
 // biases, 8 experts top-2 with a router bias, expert biases and the clamped SwiGLU.
 model::Backbone tiny_gpt_oss(double limit = 7.0) {
-  model::Backbone b = tiny_moe(model::RouterKind::softmax, 4);
+  model::Backbone b = with_gpt_oss_experts(tiny_moe(model::RouterKind::softmax, 4), limit);
   b.name = "tiny-gpt-oss";
-  b.moe->num_shared_experts = 0;
-  b.moe->shared_expert_intermediate = b.moe->expert_intermediate;
-  b.moe->router_bias = b.moe->expert_bias = true;
-  b.moe->swiglu_limit = limit;
-  b.moe->swiglu_alpha = 1.702;
-  b.attention_bias = b.output_bias = b.attention_sinks = true;
   for (std::size_t l = 0; l < 4; l += 2) b.layers[l] = {model::AttentionKind::sliding, 5};
   return b;
 }

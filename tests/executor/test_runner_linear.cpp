@@ -11,20 +11,6 @@ namespace hdlab::executor::testing {
 
 namespace {
 
-std::vector<float> train_logits(Model& m, const std::vector<std::int32_t>& t) {
-  return m.backend->download_f32(m.runner->train_forward(t).logits);
-}
-
-void check_decode_matches_train(const model::Config& c, std::int64_t L, std::int64_t prompt, RunOptions o = {}) {
-  Model m = build(c, 3, o);
-  const auto t = tokens(L);
-  const auto full = train_logits(m, t);
-  const auto dec = decoded_logits(m, t, prompt);
-  const std::int64_t V = c.effective.padded_vocab();
-  INFO(model::describe(c.design) << " layout " << model::to_string(m.runner->layout()));
-  CHECK(rel_diff(dec, rows_of(full, V, prompt - 1, L - prompt + 1)) < kSameFunction);
-}
-
 RunOptions layout(model::Layout l) {
   RunOptions o;
   o.layout = l;
