@@ -8,19 +8,26 @@
 //   model.embed_tokens.weight                       [V, D]  (VWN full embedding: [V, D'])
 //   hdlab.hd.embed_tokens.{k}.weight                [V, D]  HD stream k = 1..n-1 (stream 0: model.embed_tokens)
 //   model.layers.{l}.input_layernorm.weight         [D]     pre-attention RMSNorm
-//   model.layers.{l}.self_attn.q_proj.weight        [H*hd, D]   (+ .bias [H*hd] with attention_bias)
+//   model.layers.{l}.self_attn.q_proj.weight        [H*hd, D]   (+ .bias [H*hd] with attention_bias;
+//     attention_output_gate: [2*H*hd, D], each head's rows [query hd | gate hd] as HF's Qwen3-Next)
 //   model.layers.{l}.self_attn.k_proj.weight        [G*hd, D]   (+ .bias)
 //   model.layers.{l}.self_attn.v_proj.weight        [G*hd, D]   (+ .bias)
 //   model.layers.{l}.self_attn.q_norm.weight        [hd]    (qk_norm; k_norm likewise)
 //   model.layers.{l}.self_attn.sinks                [H]     (attention_sinks: a logit per query head)
-//   model.layers.{l}.self_attn.o_proj.weight        [D, H*hd]
+//   model.layers.{l}.self_attn.o_proj.weight        [D, H*hd]   (+ .bias [D] with output_bias)
+//   model.layers.{l}.linear_attn.*                  a Gated DeltaNet layer instead of self_attn (HF's
+//     Qwen3-Next names and layouts): in_proj_qkvz.weight [2hk*dk + 2hv*dv, D] grouped per key
+//     head [q | k | v | z], in_proj_ba.weight [2hv, D] per key head [b | a], conv1d.weight
+//     [2hk*dk + hv*dv, 1, K], dt_bias [hv], A_log [hv], norm.weight [dv], out_proj.weight [D, hv*dv]
 //   model.layers.{l}.post_attention_layernorm.weight [D]    norms_per_layer 2: the pre-FFN norm (Qwen/Llama)
 //     norms_per_layer 4 (Gemma): post_attention_layernorm is the post-attention norm, and
 //     pre_feedforward_layernorm / post_feedforward_layernorm wrap the FFN
 //   model.layers.{l}.mlp.{gate,up,down}_proj.weight [F, D], [F, D], [D, F]   dense SwiGLU
-//   model.layers.{l}.mlp.gate.weight                [E, D]  MoE router
+//   model.layers.{l}.mlp.gate.weight                [E, D]  MoE router (+ mlp.gate.bias [E] with router_bias)
 //   model.layers.{l}.mlp.experts.{e}.{gate,up,down}_proj.weight          routed expert e
+//     (+ .bias [F], [F], [D] with expert_bias: gpt-oss's, stored per expert, not packed)
 //   model.layers.{l}.mlp.shared_experts.{s}.{gate,up,down}_proj.weight   shared expert s
+//   model.layers.{l}.mlp.shared_expert_gate.weight  [1, D]  sigmoid gate of the shared experts (Qwen3-Next)
 //   model.layers.{l}.hdlab_ghc.{attn,ffn}.static_a  [n, m+n] VWN GHC around attention / FFN
 //   model.layers.{l}.hdlab_ghc.{attn,ffn}.static_b  [m, n]
 //   model.layers.{l}.hdlab_ghc.{attn,ffn}.norm.weight     [D/m]        (dynamic GHC)
