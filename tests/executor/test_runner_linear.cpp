@@ -86,6 +86,17 @@ TEST_CASE("HD on a hybrid: decode equals the full forward, stream-major equals i
   }
 }
 
+TEST_CASE("a linear layer as a KV-mirror source: decode equals the full forward", "[runner][linear][hd]") {
+  // Layer 3 (attention) takes its K/V from layer 0's input, layer 0 being Gated DeltaNet;
+  // under HD's KV mirror only the final stream runs from layer 3 on.
+  model::Backbone b = tiny_hybrid();
+  b.kv_mirror_layers = 1;
+  check_decode_matches_train(make(b, "{}"), 13, 5);
+  for (model::Layout l : {model::Layout::interleaved, model::Layout::stream_major})
+    check_decode_matches_train(make(b, R"({"hd": {"n": 2, "layers": ["intra", "full", "full", "full"], "kv_mirror": true}})"),
+                               13, 5, layout(l));
+}
+
 TEST_CASE("HD intra-stream linear layers keep n independent states", "[runner][linear][hd]") {
   // Every layer intra, token-index RoPE: the final stream is the baseline run on its own
   // with table E_{n-1}, the linear layers included (one state per stream).
