@@ -178,7 +178,7 @@ TEST_CASE("hdlab run: today's backbones - a Qwen3-Next-shaped hybrid and a gpt-o
 
 TEST_CASE("hdlab run: bad hybrid configs are named by pointer, exit 2", "[cli][run][linear][bad-input]") {
   namespace fs = std::filesystem;
-  json doc = json::parse(std::ifstream("profiles/models/tiny-hybrid.json"));
+  json doc = json::parse(std::ifstream(hdlab::testing::source_path("profiles/models/tiny-hybrid.json")));
   struct Case {
     std::function<void(json&)> edit;
     const char* design;

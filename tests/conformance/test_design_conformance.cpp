@@ -145,7 +145,7 @@ TEST_CASE("conformance: the registry offers an example of every design, parsed b
   }
 }
 
-TEST_CASE("conformance: every design but looped runs on a hybrid backbone; refusals name the design",
+TEST_CASE("conformance: every design but looped runs on a hybrid backbone, refusals name the design",
           "[conformance][linear]") {
   std::vector<Refusal> refused;
   const std::vector<Example> all = examples(&refused);
