@@ -21,6 +21,9 @@ Backbone grow(const Backbone& base, const GrowthDesign& g) {
     const auto src = grown_layer_sources(base.num_layers, g);
     b.layers.clear();
     for (std::int64_t s : src) b.layers.push_back(base.layers[static_cast<std::size_t>(s)]);
+    b.mixers.clear();  // a grown layer keeps its source's token mixer (linear attention or attention)
+    for (std::int64_t s = 0; s < static_cast<std::int64_t>(src.size()) && !base.mixers.empty(); ++s)
+      b.mixers.push_back(base.mixer(src[static_cast<std::size_t>(s)]));
     b.num_layers = static_cast<std::int64_t>(src.size());
     // Interposition keeps the U-shaped mirror pairs and the leading dense block in place,
     // each k times longer (stacking with either is refused by validation).

@@ -135,6 +135,7 @@ TEST_CASE("executed FLOPs equal the simulator's on today's backbones", "[runner]
        model::Layout::phd_split},
       {tiny_hybrid(), R"({"vwn": {"m": 2, "n": 3}})", model::Layout::interleaved},
       {with_gpt_oss_experts(tiny_moe()), "{}", model::Layout::interleaved},
+      {tiny_hybrid(), R"({"growth": {"depth_factor": 2, "width_factor": 2}})", model::Layout::interleaved},
   });
 }
 

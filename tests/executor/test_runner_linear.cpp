@@ -184,6 +184,30 @@ TEST_CASE("PHD on a hybrid: decode equals the full forward, every variant, layou
   CHECK(origins.runner->last_profile().rows == 9 + 2);
 }
 
+TEST_CASE("growth of a hybrid: grown layers keep their source's mixer; width growth at alpha 0 is the base",
+          "[runner][linear][growth]") {
+  const model::Backbone b = tiny_hybrid();
+  const auto t = tokens(11);
+  RandomWeights base_weights(7);
+  Model base = build(make(b, "{}"), base_weights);
+  const auto base_logits = train_logits(base, t);
+  const model::Config wide = make(b, R"({"growth": {"width_factor": 2}})");
+  GrownWeights widened(wide, base_weights, 5, true);
+  Model w = build(wide, widened);
+  CHECK(rel_diff(train_logits(w, t), base_logits) < kSameFunction);
+  for (const char* mode : {"interpose", "stack"}) {
+    INFO(mode);
+    const model::Config deep = make(b, std::string(R"({"growth": {"depth_factor": 2, "depth_mode": ")") + mode + "\"}}");
+    const std::vector<std::int64_t> src = model::grown_layer_sources(b.num_layers, *deep.design.growth);
+    for (std::int64_t l = 0; l < deep.effective.num_layers; ++l)
+      CHECK(deep.effective.mixer(l) == b.mixer(src[static_cast<std::size_t>(l)]));
+    GrownWeights deepened(deep, base_weights, 5, true);
+    Model d = build(deep, deepened);
+    CHECK(std::isfinite(train_logits(d, t)[0]));
+    check_decode_matches_train(deep, 11, 4);
+  }
+}
+
 namespace {
 
 // Weights of a gated model built from an ungated one's (same seed): each head's gate rows
