@@ -184,7 +184,7 @@ TEST_CASE("PHD on a hybrid: decode equals the full forward, every variant, layou
   CHECK(origins.runner->last_profile().rows == 9 + 2);
 }
 
-TEST_CASE("growth of a hybrid: grown layers keep their source's mixer; width growth at alpha 0 is the base",
+TEST_CASE("growth of a hybrid: grown layers keep their source's mixer, width growth at alpha 0 is the base",
           "[runner][linear][growth]") {
   const model::Backbone b = tiny_hybrid();
   const auto t = tokens(11);
