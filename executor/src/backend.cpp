@@ -92,6 +92,7 @@ void Backend::upload(const Tensor& dst, std::span<const float> host) {
   check_owned(dst, "upload");
   require(static_cast<std::int64_t>(host.size()) == dst.numel(), "upload",
           std::to_string(host.size()) + " floats into " + shape_of(dst));
+  if (host.empty()) return;  // an empty tensor has no storage to copy into
   if (dst.type() == ScalarType::f32) return copy_from_host(dst, host.data());
   require(dst.type() == ScalarType::bf16, "upload", std::string("floats into a tensor of ") + to_string(dst.type()));
   std::vector<std::uint16_t> staged(host.size());
@@ -104,7 +105,7 @@ void Backend::upload(const Tensor& dst, std::span<const std::int32_t> host) {
   require_type(dst, ScalarType::i32, "upload", "destination");
   require(static_cast<std::int64_t>(host.size()) == dst.numel(), "upload",
           std::to_string(host.size()) + " ints into " + shape_of(dst));
-  copy_from_host(dst, host.data());
+  if (!host.empty()) copy_from_host(dst, host.data());
 }
 
 std::vector<float> Backend::download_f32(const Tensor& src) {
