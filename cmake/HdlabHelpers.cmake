@@ -37,8 +37,16 @@ endfunction()
 function(hdlab_add_test)
   cmake_parse_arguments(T "" "NAME" "SOURCES;LIBS" ${ARGN})
   cmake_path(GET CMAKE_CURRENT_FUNCTION_LIST_DIR PARENT_PATH hdlab_root)
-  add_executable(${T_NAME} ${T_SOURCES} ${hdlab_root}/tests/catch_main.cpp)
-  target_link_libraries(${T_NAME} PRIVATE Catch2::Catch2 ${T_LIBS})
+  # Catch2's implementation and the shared main are compiled once per build, not once per
+  # executable (~15 s of compiler time each); test_session.cpp holds what differs.
+  if(NOT TARGET hdlab_catch_main)
+    add_library(hdlab_catch_main OBJECT ${hdlab_root}/tests/catch_main.cpp)
+    target_link_libraries(hdlab_catch_main PRIVATE Catch2::Catch2)
+    target_include_directories(hdlab_catch_main PRIVATE ${hdlab_root}/tests)
+    hdlab_warnings(hdlab_catch_main)
+  endif()
+  add_executable(${T_NAME} ${T_SOURCES} ${hdlab_root}/tests/test_session.cpp)
+  target_link_libraries(${T_NAME} PRIVATE hdlab_catch_main Catch2::Catch2 ${T_LIBS})
   target_include_directories(${T_NAME} PRIVATE ${hdlab_root}/tests)
   target_compile_definitions(${T_NAME} PRIVATE
     HDLAB_SOURCE_DIR="${hdlab_root}"

@@ -1,17 +1,13 @@
-// The one Catch2 main shared by every test executable: it points executables that may run
-// the CUDA backend at its module, and counts the failed assertions that
+// The one Catch2 main shared by every test executable, compiled once per build (the
+// object library hdlab_catch_main: Catch2's implementation takes ~15 s to compile, and
+// every test executable used to compile it again). It counts the failed assertions that
 // hdlab::testing::skip_test (test_skip.hpp) consults: a test case that has already failed
-// must not end as a skip.
+// must not end as a skip. What differs between executables (where the CUDA module is)
+// is done by prepare_session(), test_session.cpp, compiled into each of them.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
 #include "test_skip.hpp"
-
-#ifdef HDLAB_CUDA_MODULE  // executables that may run the CUDA backend (hdlab_use_cuda_module)
-#include <cstdlib>
-
-#include "hdlab/executor/backends.hpp"
-#endif
 
 namespace {
 
@@ -33,10 +29,6 @@ CATCH_REGISTER_LISTENER(FailureCounter)
 int hdlab::testing::failed_assertions() { return failed_assertions_so_far; }
 
 int main(int argc, char** argv) {
-#ifdef HDLAB_CUDA_MODULE
-  // The CUDA backend's module: $HDLAB_CUDA_MODULE, else the one this build made.
-  const char* cuda_module = std::getenv("HDLAB_CUDA_MODULE");
-  hdlab::executor::set_cuda_module(cuda_module && *cuda_module ? cuda_module : HDLAB_CUDA_MODULE);
-#endif
+  hdlab::testing::prepare_session();
   return Catch::Session().run(argc, argv);
 }

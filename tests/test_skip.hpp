@@ -16,6 +16,9 @@ namespace hdlab::testing {
 // Failed assertions so far in this process (counted in catch_main.cpp).
 int failed_assertions();
 
+// What main() does before the session starts, per executable (test_session.cpp).
+void prepare_session();
+
 [[noreturn]] inline void skip_test(const std::string& why) {
   if (const int failed = failed_assertions(); failed > 0) {
     // Too late to skip: exiting 0 here would report the failures as a pass.
