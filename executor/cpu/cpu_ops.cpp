@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "../src/activation_math.hpp"
 #include "../src/mhc_coefficients.hpp"
 #include "../src/op_errors.hpp"
 #include "cpu_backend.hpp"
@@ -82,7 +83,7 @@ void CpuBackend::rope_impl(const Tensor& x, const Tensor& positions, double thet
   });
 }
 
-void CpuBackend::swiglu_impl(const Tensor& gate_up, const Tensor& out) {
+void CpuBackend::swiglu_impl(const Tensor& gate_up, const Tensor& out, SwigluClamp clamp) {
   const std::int64_t tokens = out.matrix_rows(), ffn = out.matrix_cols();
   const float* gu = gate_up.data_as<const float>();
   float* o = out.data_as<float>();
@@ -90,7 +91,8 @@ void CpuBackend::swiglu_impl(const Tensor& gate_up, const Tensor& out) {
     for (std::int64_t t = begin; t < end; ++t) {
       const float* gate = gu + t * 2 * ffn;
       const float* up = gate + ffn;
-      for (std::int64_t f = 0; f < ffn; ++f) o[t * ffn + f] = gate[f] / (1.0f + std::exp(-gate[f])) * up[f];
+      for (std::int64_t f = 0; f < ffn; ++f)
+        o[t * ffn + f] = detail::swiglu_element(gate[f], up[f], clamp.limit, clamp.alpha);
     }
   });
 }

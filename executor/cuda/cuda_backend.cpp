@@ -305,9 +305,70 @@ void CudaBackend::rope_impl(const Tensor& x, const Tensor& positions, double the
               stream_);
 }
 
-void CudaBackend::swiglu_impl(const Tensor& gate_up, const Tensor& out) {
+void CudaBackend::swiglu_impl(const Tensor& gate_up, const Tensor& out, SwigluClamp clamp) {
   bind_device(device_);
-  launch_swiglu(elem_of(out), gate_up.data(), out.data(), out.matrix_rows(), out.matrix_cols(), stream_);
+  launch_swiglu(elem_of(out), gate_up.data(), out.data(), out.matrix_rows(), out.matrix_cols(), clamp.limit,
+                clamp.alpha, stream_);
+}
+
+// ---- linear attention (kernels in cuda_linear.cu) ---------------------------------------------
+
+namespace {
+
+const std::int32_t* writes_of(const Tensor& writes) {
+  return writes.defined() ? writes.data_as<const std::int32_t>() : nullptr;
+}
+
+}  // namespace
+
+void CudaBackend::causal_conv1d_impl(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& state,
+                                     const Tensor& out, const Tensor& writes) {
+  const std::int64_t K = weight.dim(1);
+  if (K > kMaxConvTaps)
+    throw BackendError("cuda causal_conv1d: " + std::to_string(K) + " taps, the kernel holds at most " +
+                       std::to_string(kMaxConvTaps));
+  bind_device(device_);
+  launch_causal_conv1d(elem_of(x), x.data(), weight.data(), bias.defined() ? bias.data_as<const float>() : nullptr,
+                       K > 1 ? state.data() : nullptr, out.data(), writes_of(writes), x.dim(0), x.dim(1), K, stream_);
+}
+
+void CudaBackend::gated_delta_rule_impl(const Tensor& qkv, const Tensor& ba, const Tensor& a_log, const Tensor& dt_bias,
+                                        const Tensor& state, const Tensor& out, std::int64_t chunk,
+                                        const Tensor& writes) {
+  (void)chunk;  // the recurrent form either way (cuda_linear.cu)
+  GdnLaunch a;
+  a.elem = elem_of(qkv);
+  a.qkv = qkv.data();
+  a.ba = ba.data();
+  a.a_log = a_log.data_as<const float>();
+  a.dt_bias = dt_bias.data_as<const float>();
+  a.state = state.data();
+  a.out = out.data();
+  a.writes = writes_of(writes);
+  a.rows = qkv.dim(0);
+  a.hv = state.dim(0);
+  a.dk = state.dim(1);
+  a.dv = state.dim(2);
+  a.hk = (qkv.dim(1) - a.hv * a.dv) / (2 * a.dk);
+  if (a.dk > kMaxGdnKeyDim || a.dv > kMaxGdnValueDim)
+    throw BackendError("cuda gated_delta_rule: key dim " + std::to_string(a.dk) + " / value dim " +
+                       std::to_string(a.dv) + " above the kernel's " + std::to_string(kMaxGdnKeyDim) + " / " +
+                       std::to_string(kMaxGdnValueDim));
+  bind_device(device_);
+  launch_gated_delta_rule(a, stream_);
+}
+
+void CudaBackend::gated_rms_norm_impl(const Tensor& x, const Tensor& gate, const Tensor& weight, float eps,
+                                      const Tensor& out) {
+  bind_device(device_);
+  launch_gated_rms_norm(elem_of(x), x.data(), gate.data(), weight.data_as<const float>(), out.data(), x.matrix_rows(),
+                        x.matrix_cols(), eps, stream_);
+}
+
+void CudaBackend::sigmoid_gate_impl(const Tensor& x, const Tensor& gate, const Tensor& out) {
+  bind_device(device_);
+  launch_sigmoid_gate(elem_of(x), x.data(), gate.data(), out.data(), x.matrix_rows(), x.matrix_cols(),
+                      gate.matrix_cols(), stream_);
 }
 
 void CudaBackend::add_impl(const Tensor& a, const Tensor& b, const Tensor& out) {

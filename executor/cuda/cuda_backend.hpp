@@ -64,7 +64,7 @@ class CudaBackend final : public Backend {
   void group_norm_impl(const Tensor& x, std::int64_t group_size, const Tensor& weight, const Tensor& bias, float eps,
                        const Tensor& out) override;
   void rope_impl(const Tensor& x, const Tensor& positions, double theta) override;
-  void swiglu_impl(const Tensor& gate_up, const Tensor& out) override;
+  void swiglu_impl(const Tensor& gate_up, const Tensor& out, SwigluClamp clamp) override;
   void add_impl(const Tensor& a, const Tensor& b, const Tensor& out) override;
   void topk_routing_impl(const Tensor& logits, std::int64_t k, model::RouterKind score, bool normalize,
                          const Tensor& expert_ids, const Tensor& weights) override;
@@ -76,6 +76,13 @@ class CudaBackend final : public Backend {
   void ghc_depth_impl(const Tensor& z, const Tensor& beta, const Tensor& carry, const Tensor& out) override;
   void mhc_dynamic_impl(const Tensor& h, const Tensor& phi, const Tensor& bias, const Tensor& scale,
                         std::int64_t sinkhorn_iters, float eps, const Tensor& alpha, const Tensor& beta) override;
+  void causal_conv1d_impl(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& state,
+                          const Tensor& out, const Tensor& writes) override;
+  void gated_delta_rule_impl(const Tensor& qkv, const Tensor& ba, const Tensor& a_log, const Tensor& dt_bias,
+                             const Tensor& state, const Tensor& out, std::int64_t chunk, const Tensor& writes) override;
+  void gated_rms_norm_impl(const Tensor& x, const Tensor& gate, const Tensor& weight, float eps,
+                           const Tensor& out) override;
+  void sigmoid_gate_impl(const Tensor& x, const Tensor& gate, const Tensor& out) override;
 
  private:
   // A plan's arrays on the device, keyed by TilePlan::id(), most recently used first.

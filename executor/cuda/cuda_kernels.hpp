@@ -53,7 +53,9 @@ void launch_group_norm(Elem e, const void* x, std::int64_t group_size, const flo
 inline constexpr std::int64_t kMaxRopeHalfDim = 128;
 void launch_rope(Elem e, void* x, const std::int32_t* positions, std::int64_t tokens, std::int64_t heads,
                  std::int64_t head_dim, const double* inv_freq_host, cudaStream_t stream);
-void launch_swiglu(Elem e, const void* gate_up, void* out, std::int64_t tokens, std::int64_t ffn, cudaStream_t stream);
+// limit > 0: gpt-oss's clamped SwiGLU with slope alpha (Backend::swiglu).
+void launch_swiglu(Elem e, const void* gate_up, void* out, std::int64_t tokens, std::int64_t ffn, float limit,
+                   float alpha, cudaStream_t stream);
 void launch_add(Elem e, const void* a, const void* b, void* out, std::int64_t n, cudaStream_t stream);
 // fault: the lowest token with fewer than k experts whose score is a number.
 inline constexpr std::int64_t kMaxRoutedExperts = 1024;
@@ -80,6 +82,34 @@ void launch_ghc_width(Elem e, const void* h, const float* alpha, bool alpha_per_
                       std::int64_t tokens, std::int64_t n, std::int64_t s, std::int64_t m, cudaStream_t stream);
 void launch_ghc_depth(Elem e, const void* z, const float* beta, bool beta_per_token, const void* carry, void* out,
                       std::int64_t tokens, std::int64_t m, std::int64_t s, std::int64_t n, cudaStream_t stream);
+
+// ---- linear attention (cuda_linear.cu; Backend::causal_conv1d etc.) ----------------------
+// The conv's taps and the gated delta rule's key dim the kernels hold per thread (the
+// backend refuses larger ones); value dims up to 1024 (a thread per state column).
+inline constexpr std::int64_t kMaxConvTaps = 64;
+inline constexpr std::int64_t kMaxGdnKeyDim = 256;
+inline constexpr std::int64_t kMaxGdnValueDim = 1024;
+// x, out [rows, channels], weight [channels, taps] of e; bias f32 [channels] or null;
+// state [taps-1, channels] of e; writes i32 [rows] or null (all write).
+void launch_causal_conv1d(Elem e, const void* x, const void* weight, const float* bias, void* state, void* out,
+                          const std::int32_t* writes, std::int64_t rows, std::int64_t channels, std::int64_t taps,
+                          cudaStream_t stream);
+struct GdnLaunch {
+  Elem elem = Elem::f32;
+  const void* qkv = nullptr;  // [rows, 2 hk dk + hv dv]
+  const void* ba = nullptr;   // [rows, 2 hv]
+  const float* a_log = nullptr;
+  const float* dt_bias = nullptr;
+  void* state = nullptr;  // [hv, dk, dv], read and written
+  void* out = nullptr;    // [rows, hv, dv]
+  const std::int32_t* writes = nullptr;
+  std::int64_t rows = 0, hk = 0, hv = 0, dk = 0, dv = 0;
+};
+void launch_gated_delta_rule(const GdnLaunch& a, cudaStream_t stream);
+void launch_gated_rms_norm(Elem e, const void* x, const void* gate, const float* weight, void* out, std::int64_t rows,
+                           std::int64_t dim, float eps, cudaStream_t stream);
+void launch_sigmoid_gate(Elem e, const void* x, const void* gate, void* out, std::int64_t rows, std::int64_t width,
+                         std::int64_t gate_cols, cudaStream_t stream);
 
 // Matrix-product operands and their check (any Elem): dst[i] = value rounded to e;
 // *mismatches (zeroed by the caller) += the elements of x that are not value rounded to e.

@@ -8,40 +8,16 @@
 
 #include <cstdint>
 
+#include "../src/activation_math.hpp"
 #include "../src/mhc_coefficients.hpp"
 #include "cuda_check.hpp"
 #include "cuda_kernels.hpp"
+#include "cuda_launch.cuh"
 #include "cuda_scalar.cuh"
 
 namespace hdlab::executor::cuda {
 
 namespace {
-
-constexpr int kBlock = 256;
-
-// Blocks for n independent items, capped; kernels stride over the rest.
-unsigned blocks_for(std::int64_t n) {
-  const std::int64_t b = (n + kBlock - 1) / kBlock;
-  return static_cast<unsigned>(b < 1 ? 1 : (b > 65535 ? 65535 : b));
-}
-
-#define HDLAB_GRID_STRIDE(i, n) \
-  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < (n); \
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
-
-// Runs the statements with T = float or __nv_bfloat16 (the tensor types), then checks
-// the launch.
-#define HDLAB_DISPATCH(e, ...)          \
-  do {                                  \
-    if ((e) == Elem::f32) {             \
-      using T = float;                  \
-      __VA_ARGS__;                      \
-    } else {                            \
-      using T = __nv_bfloat16;          \
-      __VA_ARGS__;                      \
-    }                                   \
-    HDLAB_CUDA_CHECK(cudaGetLastError()); \
-  } while (0)
 
 template <class From, class To>
 __global__ void convert_kernel(const From* src, To* dst, std::int64_t n) {
@@ -122,11 +98,11 @@ __global__ void rope_kernel(T* x, const std::int32_t* pos, std::int64_t tokens, 
 }
 
 template <class T>
-__global__ void swiglu_kernel(const T* gu, T* out, std::int64_t tokens, std::int64_t ffn) {
+__global__ void swiglu_kernel(const T* gu, T* out, std::int64_t tokens, std::int64_t ffn, float limit, float alpha) {
   HDLAB_GRID_STRIDE(i, tokens * ffn) {
     const std::int64_t t = i / ffn, f = i % ffn;
     const float g = to_float(gu[t * 2 * ffn + f]), u = to_float(gu[t * 2 * ffn + ffn + f]);
-    out[i] = from_float<T>(g / (1.0f + expf(-g)) * u);
+    out[i] = from_float<T>(detail::swiglu_element(g, u, limit, alpha));
   }
 }
 
@@ -342,9 +318,10 @@ void launch_rope(Elem e, void* x, const std::int32_t* positions, std::int64_t to
                                                                                       tokens, heads, head_dim, f));
 }
 
-void launch_swiglu(Elem e, const void* gate_up, void* out, std::int64_t tokens, std::int64_t ffn, cudaStream_t stream) {
-  HDLAB_DISPATCH(e, swiglu_kernel<T><<<blocks_for(tokens * ffn), kBlock, 0, stream>>>(static_cast<const T*>(gate_up),
-                                                                       static_cast<T*>(out), tokens, ffn));
+void launch_swiglu(Elem e, const void* gate_up, void* out, std::int64_t tokens, std::int64_t ffn, float limit,
+                   float alpha, cudaStream_t stream) {
+  HDLAB_DISPATCH(e, swiglu_kernel<T><<<blocks_for(tokens * ffn), kBlock, 0, stream>>>(
+                        static_cast<const T*>(gate_up), static_cast<T*>(out), tokens, ffn, limit, alpha));
 }
 
 void launch_add(Elem e, const void* a, const void* b, void* out, std::int64_t n, cudaStream_t stream) {

@@ -74,78 +74,116 @@ struct ChunkHead {
   i64 h, kh, t0, c;
 };
 
-void chunk_head(const ChunkHead& ch, std::span<const float> q, std::span<const float> k, std::span<const float> v,
-                std::span<const float> g, std::span<const float> beta, float* S, std::span<float> out) {
+// The chunk's inputs: q and k normalised (q scaled), the cumulative log decays G and the
+// write strengths B, in double.
+struct ChunkInputs {
+  std::vector<double> Q, K, G, B;
+};
+
+ChunkInputs chunk_inputs(const ChunkHead& ch, const GdnRows& in) {
   const GdnShape& s = ch.s;
-  const i64 dk = s.dk, dv = s.dv, c = ch.c;
-  std::vector<double> Q(at(c * dk)), K(at(c * dk)), G(at(c)), B(at(c)), A(at(c * c));
-  std::vector<double> W(at(c * dk)), U(at(c * dv));
+  const i64 dk = s.dk, c = ch.c;
+  ChunkInputs x{std::vector<double>(at(c * dk)), std::vector<double>(at(c * dk)), std::vector<double>(at(c)),
+                std::vector<double>(at(c))};
   double cum = 0;
   for (i64 i = 0; i < c; ++i) {
     const i64 t = ch.t0 + i;
-    l2_normalise(&q[at((t * s.hk + ch.kh) * dk)], dk, 1 / std::sqrt(static_cast<double>(dk)), &Q[at(i * dk)]);
-    l2_normalise(&k[at((t * s.hk + ch.kh) * dk)], dk, 1.0, &K[at(i * dk)]);
-    cum += g[at(t * s.hv + ch.h)];
-    G[at(i)] = cum;
-    B[at(i)] = beta[at(t * s.hv + ch.h)];
+    l2_normalise(in.q + t * in.qk_stride + ch.kh * dk, dk, 1 / std::sqrt(static_cast<double>(dk)), &x.Q[at(i * dk)]);
+    l2_normalise(in.k + t * in.qk_stride + ch.kh * dk, dk, 1.0, &x.K[at(i * dk)]);
+    cum += in.g[t * s.hv + ch.h];
+    x.G[at(i)] = cum;
+    x.B[at(i)] = in.beta[t * s.hv + ch.h];
   }
-  auto dot = [&](const std::vector<double>& x, i64 i, const std::vector<double>& y, i64 j) {
+  return x;
+}
+
+// The state after the chunk: S = exp(G_last) S_0 + sum_j exp(G_last - G_j) k_j u_j^T.
+void update_state(const ChunkInputs& x, const std::vector<double>& U, i64 c, i64 dk, i64 dv, float* S) {
+  const double last = x.G[at(c - 1)], keep = std::exp(last);
+  std::vector<double> Sn(at(dk * dv));
+  for (i64 e = 0; e < dk * dv; ++e) Sn[at(e)] = keep * S[e];
+  for (i64 j = 0; j < c; ++j) {
+    const double decay = std::exp(last - x.G[at(j)]);
+    for (i64 e = 0; e < dk; ++e) {
+      const double kd = decay * x.K[at(j * dk + e)];
+      for (i64 d = 0; d < dv; ++d) Sn[at(e * dv + d)] += kd * U[at(j * dv + d)];
+    }
+  }
+  for (i64 e = 0; e < dk * dv; ++e) S[e] = static_cast<float>(Sn[at(e)]);
+}
+
+// One chunk of one value head (the WY form in gated_delta_rule.hpp): updates S [dk, dv]
+// and writes the outputs. O(c^2 (dk + dv) + c dk dv).
+void chunk_head(const ChunkHead& ch, const GdnRows& in, float* S, float* out) {
+  const GdnShape& s = ch.s;
+  const i64 dk = s.dk, dv = s.dv, c = ch.c;
+  const ChunkInputs x = chunk_inputs(ch, in);
+  const std::vector<double>&Q = x.Q, &K = x.K, &G = x.G, &B = x.B;
+  auto dot = [&](const std::vector<double>& a, i64 i, const std::vector<double>& b, i64 j) {
     double r = 0;
-    for (i64 d = 0; d < dk; ++d) r += x[at(i * dk + d)] * y[at(j * dk + d)];
+    for (i64 d = 0; d < dk; ++d) r += a[at(i * dk + d)] * b[at(j * dk + d)];
     return r;
   };
-  for (i64 i = 0; i < c; ++i)
-    for (i64 j = 0; j < i; ++j) A[at(i * c + j)] = B[at(i)] * dot(K, i, K, j) * std::exp(G[at(i)] - G[at(j)]);
-  // right-hand sides: W = beta exp(G) k, U = beta v; then (I + A) X = RHS row by row
+  // W = beta exp(G) k, U = beta v; then (I + A) X = RHS row by row, A[i][j] = beta_i
+  // (k_i . k_j) exp(G_i - G_j) for j < i; P[i][j] = (q_i . k_j) exp(G_i - G_j) for j <= i.
+  std::vector<double> W(at(c * dk)), U(at(c * dv)), P(at(c * c));
   for (i64 i = 0; i < c; ++i) {
     const double e = B[at(i)] * std::exp(G[at(i)]);
+    const float* vi = in.v + (ch.t0 + i) * in.v_stride + ch.h * dv;
     for (i64 d = 0; d < dk; ++d) W[at(i * dk + d)] = e * K[at(i * dk + d)];
-    for (i64 d = 0; d < dv; ++d) U[at(i * dv + d)] = B[at(i)] * v[at(((ch.t0 + i) * s.hv + ch.h) * dv + d)];
+    for (i64 d = 0; d < dv; ++d) U[at(i * dv + d)] = B[at(i)] * vi[d];
     for (i64 j = 0; j < i; ++j) {
-      const double a = A[at(i * c + j)];
+      const double decay = std::exp(G[at(i)] - G[at(j)]), a = B[at(i)] * dot(K, i, K, j) * decay;
+      P[at(i * c + j)] = dot(Q, i, K, j) * decay;
       for (i64 d = 0; d < dk; ++d) W[at(i * dk + d)] -= a * W[at(j * dk + d)];
       for (i64 d = 0; d < dv; ++d) U[at(i * dv + d)] -= a * U[at(j * dv + d)];
     }
+    P[at(i * c + i)] = dot(Q, i, K, i);
   }
-  // u = U - W S_0, the outputs, then the state
-  for (i64 i = 0; i < c; ++i)
-    for (i64 d = 0; d < dv; ++d) {
-      double ws = 0;
-      for (i64 e = 0; e < dk; ++e) ws += W[at(i * dk + e)] * S[e * dv + d];
-      U[at(i * dv + d)] -= ws;
-    }
+  // u = U - W S_0; o_i = exp(G_i) S_0^T q_i + sum_{j <= i} P[i][j] u_j
+  std::vector<double> row(at(dv));
   for (i64 i = 0; i < c; ++i) {
-    const double gi = std::exp(G[at(i)]);
-    for (i64 d = 0; d < dv; ++d) {
-      double o = 0;
-      for (i64 e = 0; e < dk; ++e) o += Q[at(i * dk + e)] * S[e * dv + d];
-      o *= gi;
-      for (i64 j = 0; j <= i; ++j) o += dot(Q, i, K, j) * std::exp(G[at(i)] - G[at(j)]) * U[at(j * dv + d)];
-      out[at(((ch.t0 + i) * s.hv + ch.h) * dv + d)] = static_cast<float>(o);
+    std::fill(row.begin(), row.end(), 0.0);
+    for (i64 e = 0; e < dk; ++e) {
+      const double w = W[at(i * dk + e)];
+      for (i64 d = 0; d < dv; ++d) row[at(d)] += w * S[e * dv + d];
     }
+    for (i64 d = 0; d < dv; ++d) U[at(i * dv + d)] -= row[at(d)];
   }
-  const double last = G[at(c - 1)];
-  for (i64 e = 0; e < dk; ++e)
-    for (i64 d = 0; d < dv; ++d) {
-      double x = std::exp(last) * S[e * dv + d];
-      for (i64 j = 0; j < c; ++j) x += std::exp(last - G[at(j)]) * K[at(j * dk + e)] * U[at(j * dv + d)];
-      S[e * dv + d] = static_cast<float>(x);
+  for (i64 i = 0; i < c; ++i) {
+    std::fill(row.begin(), row.end(), 0.0);
+    for (i64 e = 0; e < dk; ++e) {
+      const double q = Q[at(i * dk + e)];
+      for (i64 d = 0; d < dv; ++d) row[at(d)] += q * S[e * dv + d];
     }
+    const double gi = std::exp(G[at(i)]);
+    for (i64 d = 0; d < dv; ++d) row[at(d)] *= gi;
+    for (i64 j = 0; j <= i; ++j) {
+      const double p = P[at(i * c + j)];
+      for (i64 d = 0; d < dv; ++d) row[at(d)] += p * U[at(j * dv + d)];
+    }
+    for (i64 d = 0; d < dv; ++d) out[((ch.t0 + i) * s.hv + ch.h) * dv + d] = static_cast<float>(row[at(d)]);
+  }
+  update_state(x, U, c, dk, dv, S);
 }
 
 }  // namespace
+
+void gated_delta_rule_chunked_heads(const GdnRows& in, const GdnShape& s, std::int64_t chunk, std::int64_t h0,
+                                    std::int64_t h1, float* state, float* out) {
+  const i64 group = s.hv / s.hk;
+  for (i64 h = h0; h < h1; ++h)
+    for (i64 t0 = 0; t0 < s.tokens; t0 += chunk)
+      chunk_head(ChunkHead{s, h, h / group, t0, std::min(chunk, s.tokens - t0)}, in, state + h * s.dk * s.dv, out);
+}
 
 void gated_delta_rule_chunked(std::span<const float> q, std::span<const float> k, std::span<const float> v,
                               std::span<const float> g, std::span<const float> beta, const GdnShape& s,
                               std::int64_t chunk, std::span<float> state, std::span<float> out) {
   check(s, q.size(), k.size(), v.size(), g.size(), beta.size(), state.size(), out.size());
   if (chunk < 1) throw std::invalid_argument("gated_delta_rule_chunked: chunk must be >= 1, got " + std::to_string(chunk));
-  const i64 group = s.hv / s.hk;
-  for (i64 t0 = 0; t0 < s.tokens; t0 += chunk) {
-    const i64 c = std::min(chunk, s.tokens - t0);
-    for (i64 h = 0; h < s.hv; ++h)
-      chunk_head(ChunkHead{s, h, h / group, t0, c}, q, k, v, g, beta, &state[at(h * s.dk * s.dv)], out);
-  }
+  const GdnRows rows{q.data(), k.data(), v.data(), s.hk * s.dk, s.hv * s.dv, g.data(), beta.data()};
+  gated_delta_rule_chunked_heads(rows, s, chunk, 0, s.hv, state.data(), out.data());
 }
 
 }  // namespace hdlab::executor

@@ -1,6 +1,7 @@
 #pragma once
 // Shared parts of the op-case builders (op_cases.cpp, op_cases_attention.cpp).
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -75,6 +76,10 @@ class PreparedLambda final : public PreparedOp {
   std::function<void()> op_;
   std::function<OpCheck()> compare_;
 };
+
+// "op k=v k=v type": a case's name from its op and extents.
+std::string shape_name(const char* op, std::initializer_list<std::pair<const char*, std::int64_t>> dims,
+                       ScalarType type);
 
 // Bytes of `count` elements of `type`.
 inline double bytes_of(std::int64_t count, ScalarType type) {

@@ -98,18 +98,14 @@ Tolerance vector_tolerance(ScalarType type) {
 
 using namespace detail;
 
-namespace {
-
-std::string shape_name(const char* op, std::initializer_list<std::pair<const char*, std::int64_t>> dims,
-                       ScalarType type) {
+std::string detail::shape_name(const char* op, std::initializer_list<std::pair<const char*, std::int64_t>> dims,
+                               ScalarType type) {
   std::ostringstream o;
   o << op;
   for (auto& [k, v] : dims) o << ' ' << k << '=' << v;
   o << ' ' << to_string(type);
   return o.str();
 }
-
-}  // namespace
 
 OpCase gemm_case(model::OpKind kind, std::int64_t m, std::int64_t n, std::int64_t k, ScalarType type,
                  std::uint64_t seed, bool trans_a, bool trans_b, float alpha, float beta) {
@@ -249,26 +245,28 @@ OpCase rope_case(std::int64_t tokens, std::int64_t heads, std::int64_t head_dim,
   return c;
 }
 
-OpCase swiglu_case(std::int64_t tokens, std::int64_t ffn, ScalarType type, std::uint64_t seed) {
+OpCase swiglu_case(std::int64_t tokens, std::int64_t ffn, ScalarType type, std::uint64_t seed, SwigluClamp clamp) {
   OpCase c;
-  c.name = shape_name("swiglu", {{"T", tokens}, {"F", ffn}}, type);
+  const bool clamped = clamp.limit > 0;
+  c.name = shape_name(clamped ? "swiglu clamped" : "swiglu", {{"T", tokens}, {"F", ffn}}, type);
   c.op = BackendOp::swiglu;
-  c.kind = model::OpKind::ffn_act;
+  c.kind = clamped ? model::OpKind::experts : model::OpKind::ffn_act;
   c.type = type;
-  // 5 per output: negate, exp, add, divide (the sigmoid), product; the simulator's count.
-  c.cost.flops = 5.0 * static_cast<double>(tokens * ffn);
+  // 5 per output: negate, exp, add, divide (the sigmoid), product; the simulator's count
+  // (clamped: 10, layer_program.cpp's expert_act_flops).
+  c.cost.flops = (clamped ? 10.0 : 5.0) * static_cast<double>(tokens * ffn);
   c.cost.act_bytes_in = bytes_of(2 * tokens * ffn, type);
   c.cost.act_bytes_out = bytes_of(tokens * ffn, type);
   c.executed_flops = c.cost.flops;
   c.tolerance = vector_tolerance(type);
   auto gu = host_floats(static_cast<std::size_t>(2 * tokens * ffn), seed, type, -4.0f, 4.0f);
-  auto ref = lazy<Doubles>([=] { return swiglu_reference(to_doubles(*gu), tokens, ffn); });
+  auto ref = lazy<Doubles>([=] { return swiglu_reference(to_doubles(*gu), tokens, ffn, clamp); });
   const Tolerance tol = c.tolerance;
   c.prepare = [=](Backend& be) {
     auto p = std::make_unique<PreparedLambda>(be);
     const Tensor tg = be.allocate({tokens, 2 * ffn}, type), to = be.allocate({tokens, ffn}, type);
     p->input(tg, gu);
-    p->set([bp = &be, tg, to] { bp->swiglu(tg, to); },
+    p->set([bp = &be, tg, to, clamp] { bp->swiglu(tg, to, clamp); },
            [bp = &be, to, ref, tol] { return compare(bp->download_f32(to), ref->get(), tol, "out"); });
     return p;
   };

@@ -82,6 +82,27 @@ void add_ghc_cases(std::vector<OpCase>& out, ScalarType t) {
   out.push_back(mhc_dynamic_case(1, 1, 8, 3, t, 101));
 }
 
+// Gated DeltaNet's ops at shapes with odd row counts, chunks that do not divide them,
+// value heads sharing q/k heads, readers (rows that write nothing), a decode step; the
+// clamped SwiGLU of gpt-oss's experts and the sigmoid gates.
+void add_linear_cases(std::vector<OpCase>& out, ScalarType t) {
+  out.push_back(causal_conv1d_case(GdnCaseShape{37, 2, 4, 8, 6, 4}, t, 110));
+  out.push_back(causal_conv1d_case(GdnCaseShape{1, 1, 2, 8, 8, 4, 0}, t, 111));  // a decode step
+  out.push_back(causal_conv1d_case(GdnCaseShape{20, 1, 1, 4, 4, 3, 64, true, true}, t, 112));
+  out.push_back(causal_conv1d_case(GdnCaseShape{9, 1, 1, 4, 4, 1}, t, 113));  // one tap: no history
+  out.push_back(gated_delta_rule_case(GdnCaseShape{150, 2, 4, 16, 8}, t, 120));
+  out.push_back(gated_delta_rule_case(GdnCaseShape{41, 1, 3, 8, 8, 4, 7}, t, 121));
+  out.push_back(gated_delta_rule_case(GdnCaseShape{23, 2, 2, 8, 16, 4, 8, true}, t, 122));
+  out.push_back(gated_delta_rule_case(GdnCaseShape{1, 1, 2, 16, 16, 4, 0}, t, 123));  // a decode step
+  out.push_back(gated_delta_rule_case(GdnCaseShape{5, 1, 2, 8, 8, 4, 0, true}, t, 124));  // an HD/PHD step
+  out.push_back(gated_rms_norm_case(37 * 4, 16, t, 130));
+  out.push_back(gated_rms_norm_case(3, 128, t, 131));
+  out.push_back(sigmoid_gate_case(19, 64, false, t, 140));
+  out.push_back(sigmoid_gate_case(19, 48, true, t, 141));
+  out.push_back(swiglu_case(21, 300, t, 150, SwigluClamp{7.0f, 1.702f}));
+  out.push_back(swiglu_case(5, 33, t, 151, SwigluClamp{0.5f, 1.702f}));  // most elements clamped
+}
+
 void add_random_attention_cases(std::vector<OpCase>& out, ScalarType t) {
   using K = model::MaskSpec::Kind;
   ShapeDice dice(79);
@@ -113,6 +134,7 @@ std::vector<OpCase> correctness_cases(ScalarType type) {
   add_vector_cases(out, type);
   add_routing_and_gather_cases(out, type);
   add_ghc_cases(out, type);
+  add_linear_cases(out, type);
   auto attention = attention_correctness_cases(type);
   std::move(attention.begin(), attention.end(), std::back_inserter(out));
   add_random_attention_cases(out, type);

@@ -5,6 +5,8 @@
 #include <numeric>
 #include <string>
 
+#include "activation_math.hpp"
+
 namespace hdlab::executor {
 
 namespace {
@@ -108,12 +110,12 @@ Doubles rope_reference(DoubleSpan x, std::span<const std::int32_t> positions, st
   return out;
 }
 
-Doubles swiglu_reference(DoubleSpan gate_up, std::int64_t tokens, std::int64_t ffn) {
+Doubles swiglu_reference(DoubleSpan gate_up, std::int64_t tokens, std::int64_t ffn, SwigluClamp clamp) {
   Doubles out(at(tokens * ffn));
   for (std::int64_t t = 0; t < tokens; ++t)
     for (std::int64_t f = 0; f < ffn; ++f) {
       const double g = gate_up[at(t * 2 * ffn + f)], u = gate_up[at(t * 2 * ffn + ffn + f)];
-      out[at(t * ffn + f)] = g / (1.0 + std::exp(-g)) * u;
+      out[at(t * ffn + f)] = detail::swiglu_element<double>(g, u, clamp.limit, clamp.alpha);
     }
   return out;
 }

@@ -106,8 +106,13 @@ void Runner::Impl::reset_caches(std::int64_t max) {
     slot_layer[static_cast<std::size_t>(s)] = r.layer;
   }
   caches.resize(slot_layer.size());
+  reset_linear_states(slot_layer);  // linear-attention layers keep states, no KV cache
   for (std::size_t s = 0; s < slot_layer.size(); ++s) {
     const std::int64_t l = slot_layer[s];
+    if (config.effective.is_linear_layer(l)) {
+      caches[s].clear();
+      continue;
+    }
     caches[s].resize(per_stream_kv(l) ? static_cast<std::size_t>(copies) : 1);
     // A repeated prefill of the same size reuses the memory (no fresh pages to fault in).
     for (auto& c : caches[s])
@@ -251,6 +256,13 @@ void Runner::Impl::plan_attention(Pass& p) {
     work.rows_q = final_only ? finals : all;
     work.rows_kv = config.effective.is_mirrored(r.layer) ? source_rows[static_cast<std::size_t>(r.layer)] : work.rows_q;
     work.reads_cache = p.kind == PassKind::decode;
+    if (config.effective.is_linear_layer(r.layer)) {  // a recurrent state instead of attention calls
+      plan_linear(p, r, work);
+      p.calls.emplace_back();
+      p.work.push_back(work);
+      continue;
+    }
+    p.linear_plan_of_run.push_back(-1);
     std::vector<detail::AttentionCall> calls;
     for (const auto& [mask, stream] : attention_masks(p, r, final_only)) {
       calls.push_back({plans.get(mask), stream});
@@ -352,7 +364,7 @@ std::int64_t Runner::kv_entries() const {
 }
 
 std::size_t Runner::kv_bytes() const {
-  std::size_t n = 0;
+  std::size_t n = impl_->linear_state_bytes();
   for (const auto& slot : impl_->caches)
     for (const auto& c : slot) n += c.bytes();
   return n;

@@ -105,6 +105,7 @@ void Runner::Impl::attend(Pass& p, const LayerRun& r, const Tensor& q, const Ten
 
 void Runner::Impl::attention_sublayer(Pass& p, const LayerRun& r, const Tensor& in, const Tensor& out,
                                       bool final_only) {
+  if (config.effective.is_linear_layer(r.layer)) return linear_sublayer(p, r, in, out);  // runner_linear.cpp
   const std::int64_t l = r.layer;
   const int g = group_of_layer[static_cast<std::size_t>(l)];
   const LayerWeights& lw = w.layers[static_cast<std::size_t>(l)];
@@ -123,11 +124,15 @@ void Runner::Impl::attention_sublayer(Pass& p, const LayerRun& r, const Tensor& 
   Tensor q = ws.get(Buf::q, {Rq, H * hd}, opt.dtype);
   Tensor k = ws.get(Buf::k, {Rk, G * hd}, opt.dtype);
   Tensor v = ws.get(Buf::v, {Rk, G * hd}, opt.dtype);
+  // Gated attention output (Qwen3-Next): the gate half of q_proj, applied before o_proj.
+  const Tensor gate = lw.q_gate.defined() ? ws.get(Buf::attn_gate, {Rq, H * hd}, opt.dtype) : Tensor{};
   {
-    OpScope op(prof, g, OpKind::qkv_proj, lw.q_bias.defined() ? 6 : 3);
+    const double products = gate.defined() ? 4 : 3;
+    OpScope op(prof, g, OpKind::qkv_proj, lw.q_bias.defined() ? 2 * products : products);
     project(normed, lw.q, lw.q_bias, q);
     project(kv_in, lw.k, lw.k_bias, k);
     project(kv_in, lw.v, lw.v_bias, v);
+    if (gate.defined()) project(normed, lw.q_gate, lw.q_gate_bias, gate);
   }
   if (lw.q_norm.defined()) {
     OpScope op(prof, g, OpKind::qk_norm, 2);
@@ -145,8 +150,10 @@ void Runner::Impl::attention_sublayer(Pass& p, const LayerRun& r, const Tensor& 
   Tensor att = ws.get(Buf::attn, {Rq, H, hd}, opt.dtype);
   attend(p, r, q3, k3, v3, att, final_only);
   {
-    OpScope op(prof, g, OpKind::o_proj);
-    backend.gemm(att.reshaped({Rq, H * hd}), false, lw.o, true, out);
+    OpScope op(prof, g, OpKind::o_proj, (gate.defined() ? 2 : 1) + (lw.o_bias.defined() ? 1 : 0));
+    const Tensor heads = att.reshaped({Rq, H * hd});
+    if (gate.defined()) backend.sigmoid_gate(heads, gate, heads);
+    project(heads, lw.o, lw.o_bias, out);
   }
   if (lw.attn_post_norm.defined()) {
     OpScope op(prof, g, OpKind::attn_norm);

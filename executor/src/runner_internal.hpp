@@ -22,7 +22,12 @@ enum class Buf {
   hidden_a, hidden_b, inject_e, normed, q, k, v, attn, sub_out, gate_up, act, router_logits, route_ids,
   route_weights, moe_ids, moe_weights, expert_x, expert_gate_up, expert_act, expert_out, ghc_hn, ghc_alpha, ghc_beta,
   ghc_x, ghc_carry, embed_tmp, out_rows, out_norm, out_reduce, out_final, logits, mtp_e, mtp_mix, mtp_norm, mtp_reduce,
-  mtp_final, mtp_logits, kv_scratch, kv_ids, count_
+  mtp_final, mtp_logits, kv_scratch, kv_ids,
+  // gated attention output; gated shared experts (runner_layers.cpp)
+  attn_gate, shared_out, shared_gate,
+  // linear-attention layers (runner_linear.cpp)
+  lin_in, lin_qkv, lin_z, lin_ba, lin_conv, lin_o, lin_y, lin_state, lin_conv_state,
+  count_
 };
 
 class Workspace {
@@ -141,6 +146,24 @@ struct AttentionCall {
   int stream = -1;  // HD stream-major decode of an intra layer: the stream; -1: all rows
 };
 
+// How a linear-attention layer run goes through its recurrent states (runner_linear.cpp):
+// the pass's rows put in state order (each state's rows by logical position, states one
+// after another) and back, and which rows write the states.
+struct LinearPlan {
+  std::int64_t states = 1;
+  std::vector<std::int64_t> begin;  // states + 1 offsets into the state-ordered rows
+  bool permuted = false;            // state order differs from the physical one
+  Tensor to_state, to_physical;     // i32 gather ids: state-ordered row i is physical row to_state[i], and back
+  Tensor writes;                    // i32 [rows] in state order (PHD linear_state origins); undefined: all write
+};
+
+// One linear-attention layer's memory of one state sequence: the recurrent state and the
+// conv's last K-1 inputs, in the cache's type.
+struct LinearState {
+  Tensor state;  // [hv, dk, dv]
+  Tensor conv;   // [K-1, 2 hk dk + hv dv]
+};
+
 // Rows of a prefill a cache keeps: indices into the pass rows (i32 on the device) and
 // their positions, sorted by position.
 struct CommitRows {
@@ -182,6 +205,10 @@ struct Pass {
   // KV entries) and its op nodes, whose FLOPs the profile reports.
   std::vector<model::LayerWork> work;        // per layer run, in execution order
   model::PassProgram program;
+  // Linear-attention layer runs: the plan each uses (index into linear_plans; -1 for an
+  // attention layer), per layer run in execution order, advanced with next_call.
+  std::vector<LinearPlan> linear_plans;
+  std::vector<int> linear_plan_of_run;
 };
 
 // Adds the FLOPs of every node of `program` to the ops of `out` (layer runs under their
@@ -228,6 +255,7 @@ struct Runner::Impl {
   std::vector<std::int32_t> tokens;
   std::int64_t max_tokens = 0;
   std::vector<std::vector<detail::KvCache>> caches;   // [cache slot][stream (stream-major intra) or 0]
+  std::vector<std::vector<detail::LinearState>> linear_states;  // [cache slot][state]; linear layers only
   std::vector<Tensor> mirror_inputs;          // per layer: a mirror layer's normed source input (a view)
   std::vector<Tensor> mirror_storage;         // their flat allocations
   Tensor ones;                                // [rows, 1] of ones: biases added by a rank-1 GEMM
@@ -259,6 +287,7 @@ struct Runner::Impl {
   void attention_sublayer(detail::Pass& p, const LayerRun& r, const Tensor& in, const Tensor& out, bool final_only);
   void ffn_sublayer(const LayerRun& r, const Tensor& in, const Tensor& out);
   void moe_ffn(const LayerRun& r, const Tensor& in, const Tensor& out);
+  void shared_experts(const LayerRun& r, const Tensor& in, const Tensor& out);
   std::vector<std::int64_t> route(const Tensor& ids, const Tensor& weights, const Tensor& moe_ids, const Tensor& moe_w,
                                   std::int64_t experts, std::int64_t k);
   void residual_add(int group, const Tensor& x, const Tensor& y);
@@ -270,6 +299,15 @@ struct Runner::Impl {
   Tensor output_path(const Tensor& rows, detail::Buf norm, detail::Buf reduce, detail::Buf fin, detail::Buf logits,
                      model::OpKind kind);
   void mtp(detail::Pass& p, const Tensor& x_loss, ForwardResult& res);
+
+  // ---- linear attention (runner_linear.cpp) ----
+  std::int64_t linear_states_of(std::int64_t l) const;  // independent states of linear layer l
+  void reset_linear_states(const std::vector<std::int64_t>& slot_layer);
+  std::size_t linear_state_bytes() const;
+  void plan_linear(detail::Pass& p, const LayerRun& r, model::LayerWork& work);
+  void linear_sublayer(detail::Pass& p, const LayerRun& r, const Tensor& in, const Tensor& out);
+  void linear_mix(detail::Pass& p, const LayerRun& r, const detail::LinearPlan& plan, const Tensor& qkv,
+                  const Tensor& ba, const Tensor& o);
 
   // ---- attention internals (runner_attention.cpp) ----
   void attend(detail::Pass& p, const LayerRun& r, const Tensor& q, const Tensor& k, const Tensor& v,

@@ -143,12 +143,14 @@ void Runner::Impl::moe_ffn(const LayerRun& r, const Tensor& in, const Tensor& ou
   Tensor moe_w = ws.get(Buf::moe_weights, {R * k}, ScalarType::f32);
   std::vector<std::int64_t> offset;
   {
-    OpScope op(prof, g, OpKind::router, 4);
-    backend.gemm(in, false, mw.router, true, logits);
+    OpScope op(prof, g, OpKind::router, mw.router_bias.defined() ? 5 : 4);
+    project(in, mw.router, mw.router_bias, logits);
     backend.topk_routing(logits, k, mc.router, opt.normalize_topk, ids, weights);
     offset = route(ids, weights, moe_ids, moe_w, E, k);
   }
   {
+    // gpt-oss: biases on the experts' projections and the clamped SwiGLU.
+    const SwigluClamp clamp{static_cast<float>(mc.swiglu_limit), static_cast<float>(mc.swiglu_alpha)};
     OpScope op(prof, g, OpKind::experts);
     backend.fill_zero(out);
     for (std::int64_t e = 0; e < E; ++e) {
@@ -161,23 +163,41 @@ void Runner::Impl::moe_ffn(const LayerRun& r, const Tensor& in, const Tensor& ou
       Tensor ye = ws.get(Buf::expert_out, {n, D}, opt.dtype);
       const FfnWeights& ex = mw.experts[static_cast<std::size_t>(e)];
       backend.gather_rows(in, ide, xe);
-      backend.gemm(xe, false, ex.gate_up, true, gu);
-      backend.swiglu(gu, act);
-      backend.gemm(act, false, ex.down, true, ye);
+      project(xe, ex.gate_up, ex.gate_up_bias, gu);
+      backend.swiglu(gu, act, clamp);
+      project(act, ex.down, ex.down_bias, ye);
       backend.scatter_add_rows(ye, ide, we, out);
-      prof.current().calls += 5;
+      prof.current().calls += ex.down_bias.defined() ? 7 : 5;
     }
   }
-  if (mw.shared.empty()) return;
-  const std::int64_t Fs = mc.shared_expert_intermediate;
-  OpScope op(prof, g, OpKind::shared_experts, 3.0 * dbl(static_cast<std::int64_t>(mw.shared.size())));
-  for (const FfnWeights& sh : mw.shared) {
+  if (!mw.shared.empty()) shared_experts(r, in, out);
+}
+
+// The shared experts, added onto the routed output `out`; Qwen3-Next's gate scales their
+// sum by sigmoid(x w_g^T) per token first.
+void Runner::Impl::shared_experts(const LayerRun& r, const Tensor& in, const Tensor& out) {
+  const std::int64_t R = in.dim(0);
+  const int g = group_of_layer[static_cast<std::size_t>(r.layer)];
+  const MoeWeights& mw = *w.layers[static_cast<std::size_t>(r.layer)].moe;
+  const std::int64_t Fs = config.effective.moe->shared_expert_intermediate;
+  const bool gated = mw.shared_gate.defined();
+  const double calls = 3.0 * dbl(static_cast<std::int64_t>(mw.shared.size())) + (gated ? 3 : 0);
+  OpScope op(prof, g, OpKind::shared_experts, calls);
+  const Tensor sum = gated ? ws.get(Buf::shared_out, {R, D}, opt.dtype) : out;
+  for (std::size_t i = 0; i < mw.shared.size(); ++i) {
+    const FfnWeights& sh = mw.shared[i];
     Tensor gu = ws.get(Buf::gate_up, {R, 2 * Fs}, opt.dtype);
     Tensor act = ws.get(Buf::act, {R, Fs}, opt.dtype);
     backend.gemm(in, false, sh.gate_up, true, gu);
     backend.swiglu(gu, act);
-    backend.gemm(act, false, sh.down, true, out, 1.0f, 1.0f);  // accumulates onto the routed output
+    // ungated: accumulates onto the routed output; gated: into their own sum
+    backend.gemm(act, false, sh.down, true, sum, 1.0f, gated && i == 0 ? 0.0f : 1.0f);
   }
+  if (!gated) return;
+  Tensor logit = ws.get(Buf::shared_gate, {R, 1}, opt.dtype);
+  backend.gemm(in, false, mw.shared_gate, true, logit);
+  backend.sigmoid_gate(sum, logit, sum);
+  backend.add(out, sum, out);
 }
 
 // Tokens of each expert, grouped on the host (counting sort): rows and weights of expert

@@ -200,7 +200,14 @@ model::Backbone scale_backbone(const model::Backbone& base, const BackboneScale&
   if (s.layers) {
     b.layers.clear();
     for (std::int64_t l = 0; l < *s.layers; ++l) b.layers.push_back(base.layers[static_cast<std::size_t>(l) % base.layers.size()]);
+    b.mixers.clear();  // the token mixers' pattern (linear attention / attention) cycles too
+    for (std::int64_t l = 0; l < *s.layers && !base.mixers.empty(); ++l)
+      b.mixers.push_back(base.mixers[static_cast<std::size_t>(l) % base.mixers.size()]);
     b.num_layers = *s.layers;
+    if (b.num_linear_layers() == 0) {  // none left: an all-attention backbone's canonical form
+      b.mixers.clear();
+      b.gdn.reset();
+    }
     b.kv_mirror_layers = std::min(base.kv_mirror_layers, *s.layers / 2);
     if (b.moe) b.moe->first_dense_layers = std::min(b.moe->first_dense_layers, *s.layers);
   }

@@ -30,7 +30,13 @@ std::int64_t row_elements(const model::Config& c) {
                             3 * m.shared_expert_intermediate);
   }
   const std::int64_t positions = 8;  // i32 positions, ids, kept rows
-  return 3 * wide + D /*normed*/ + D /*embed tmp*/ + 2 * q + 2 * kv + D /*sub_out*/ + ffn + ghc + positions +
+  std::int64_t mixers = 2 * q + 2 * kv + (b.attention_output_gate ? q : 0);  // q, k, v, attn (, gate)
+  if (b.gdn) {  // runner_linear.cpp: permuted input and output, qkv, z, ba, conv, o, and their ids
+    const model::GatedDeltaNetConfig& g = *b.gdn;
+    mixers += 2 * D + 2 * g.conv_channels() + 2 * g.v_width() + 2 * g.num_value_heads + 3;
+  }
+  const std::int64_t shared_gate = b.moe && b.moe->shared_expert_gate ? D + 1 : 0;
+  return 3 * wide + D /*normed*/ + D /*embed tmp*/ + mixers + D /*sub_out*/ + ffn + shared_gate + ghc + positions +
          D * b.kv_mirror_layers;
 }
 
@@ -44,7 +50,8 @@ MemoryEstimate estimate_memory(const model::Config& c, const RunShape& shape, co
   const model::Backbone& b = c.effective;
   if (shape.phase != Phase::train_forward) {
     const std::int64_t max_tokens = L + std::max<std::int64_t>(shape.decode_steps, 0);
-    e.kv_cache = sz(model::kv_positions_per_sequence(c, max_tokens)) * 2 * sz(b.num_kv_heads * b.head_dim) * bytes;
+    e.kv_cache = sz(model::kv_positions_per_sequence(c, max_tokens)) * 2 * sz(b.num_kv_heads * b.head_dim) * bytes +
+                 sz(model::linear_state_elements_per_sequence(c)) * bytes;
   }
   // The largest call: a training forward or prefill of all c*L positions (the decode
   // phase prefills its context first), a decode step of c rows.
@@ -54,8 +61,11 @@ MemoryEstimate estimate_memory(const model::Config& c, const RunShape& shape, co
   if (f.mtp && shape.phase == Phase::train_forward) logit_rows *= 2;  // MTP logits and its wide inputs
   const std::int64_t wide = f.residual_width(b.hidden);
   const std::int64_t output = logit_rows * (b.padded_vocab() + 3 * wide + 2 * b.hidden);
+  // A training pass's linear layers run from workspace states: the largest layer's.
+  const std::int64_t train_states =
+      shape.phase == Phase::train_forward ? model::linear_state_elements_per_sequence(c) : 0;
   // Workspace buffers grow with 25% headroom.
-  e.activations = (sz(rows * row_elements(c)) + sz(output)) * bytes * 5 / 4;
+  e.activations = (sz(rows * row_elements(c)) + sz(output) + sz(train_states)) * bytes * 5 / 4;
   return e;
 }
 

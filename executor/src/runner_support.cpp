@@ -263,12 +263,15 @@ std::vector<LayerGroup> layer_groups(const model::Config& c, std::vector<int>* g
     const model::LayerAttentionRole role = model::layer_role(c.design.method, b, l);
     // The simulator's signature keeps the backbone's kind under HD and PHD too.
     const bool sliding = att.kind == model::AttentionKind::sliding, chunked = att.kind == model::AttentionKind::chunked;
-    const std::string base = sliding   ? "sliding w=" + std::to_string(att.window)
+    const bool linear = b.is_linear_layer(l);  // a Gated DeltaNet mixer: no attention kind of its own
+    const std::string base = linear    ? "linear"
+                             : sliding ? "sliding w=" + std::to_string(att.window)
                              : chunked ? "chunked c=" + std::to_string(att.chunk)
                                        : "full";
     std::string label = base;
     if (f.streams) label = model::to_string(role.stream_kind);
     if (f.hidden_copies) label = std::string("phd-") + model::to_string(model::layer_mask(c, l, 1).phd_variant);
+    if ((f.streams || f.hidden_copies) && linear) label += " linear";
     if ((f.streams || f.hidden_copies) && (sliding || chunked)) label += " (base " + base + ")";
     if (att.nope) label += " nope";
     if (b.is_moe_layer(l)) label += " moe";

@@ -29,13 +29,6 @@ void check_executable(const Backbone& b, const model::Method& method) {
     throw ConfigError(b.ffns.empty() ? "/backbone/layer_types" : "/backbone/ffn_types",
                       "the runner executes layers of a token mixer and an FFN; layers with only one of them (mixer "
                       "none, or ffn none) are counted and costed, not run");
-  if (b.num_linear_layers() > 0)
-    throw ConfigError("/backbone/layer_types", "the runner does not execute linear_attention (gated_deltanet) layers "
-                                               "yet; they are counted and costed");
-  if (b.attention_output_gate)
-    throw ConfigError("/backbone/attention_output_gate", "the runner does not execute the gated attention output");
-  if (b.moe && b.moe->shared_expert_gate)
-    throw ConfigError("/backbone/moe/shared_expert_gate", "the runner does not execute the shared experts' gate");
   if (b.norms_per_layer != 2 && b.norms_per_layer != 4)
     throw ConfigError("/backbone/norms_per_layer",
                       "the runner executes 2 (pre-norm) or 4 (pre- and post-norm) RMSNorms per layer, got " +
@@ -47,7 +40,6 @@ void check_executable(const Backbone& b, const model::Method& method) {
     throw ConfigError("/backbone/mlp", std::string("the runner executes a swiglu FFN, got ") + to_string(b.mlp));
   if (b.positions != model::PositionKind::rope)
     throw ConfigError("/backbone/positions", std::string("the runner executes rope, got ") + to_string(b.positions));
-  if (b.output_bias) throw ConfigError("/backbone/output_bias", "the runner executes no output-projection bias");
   // Costed and counted, not executed: partial RoPE, whole-projection QK-norm, post-norms.
   if (b.rotary_dim > 0 && b.rotary_dim != b.head_dim)
     throw ConfigError("/backbone/rotary_dim", "the runner rotates all head_dim = " + std::to_string(b.head_dim) +
@@ -58,11 +50,6 @@ void check_executable(const Backbone& b, const model::Method& method) {
   if (b.post_sublayer_norms)
     throw ConfigError("/backbone/norm_placement", "the runner executes pre-norm blocks, not \"post\"");
   if (b.mlp_bias) throw ConfigError("/backbone/mlp_bias", "the runner executes no FFN biases");
-  if (b.moe && b.moe->router_bias) throw ConfigError("/backbone/moe/router_bias", "the runner executes no router bias");
-  if (b.moe && b.moe->expert_bias) throw ConfigError("/backbone/moe/expert_bias", "the runner executes no expert biases");
-  if (b.moe && b.moe->swiglu_limit > 0)
-    throw ConfigError("/backbone/moe/swiglu_limit", "the runner executes plain SwiGLU experts, not gpt-oss's clamped "
-                                                    "SwiGLU");
   if (b.padded_input_vocab() != b.padded_vocab())
     throw ConfigError("/backbone/input_vocab_size", "the runner reads token ids and writes logits over one vocabulary");
   if (b.head_dim % 2 != 0)
@@ -76,11 +63,59 @@ void check_executable(const Backbone& b, const model::Method& method) {
                       "a full over-width embedding [V, D'] cannot be the tied head [V, D]; use \"projected\"");
 }
 
-void add_ffn(std::vector<WeightSpec>& out, const std::string& p, std::int64_t D, std::int64_t F, double down_std) {
+// A SwiGLU FFN; `bias`: biases on its three projections (gpt-oss's experts), after the
+// weights (the upload fuses gate and up weights, then their biases, each pair in order).
+void add_ffn(std::vector<WeightSpec>& out, const std::string& p, std::int64_t D, std::int64_t F, double down_std,
+             bool bias = false) {
   const double in_std = 1.0 / std::sqrt(static_cast<double>(D));
   out.push_back({p + "gate_proj.weight", {F, D}, WeightInit::normal, in_std});
   out.push_back({p + "up_proj.weight", {F, D}, WeightInit::normal, in_std});
   out.push_back({p + "down_proj.weight", {D, F}, WeightInit::normal, down_std});
+  if (!bias) return;
+  out.push_back({p + "gate_proj.bias", {F}, WeightInit::normal, 0.02});
+  out.push_back({p + "up_proj.bias", {F}, WeightInit::normal, 0.02});
+  out.push_back({p + "down_proj.bias", {D}, WeightInit::normal, 0.02});
+}
+
+// A Gated DeltaNet mixer under HF's Qwen3-Next names (linear_attn.*), in HF's layouts:
+// in_proj_qkvz rows grouped per key head [q dk | k dk | v r dv | z r dv] (r = hv / hk),
+// in_proj_ba per key head [b r | a r], conv1d [channels, 1, K] over [q | k | v]. Init as
+// transformers' Qwen3NextGatedDeltaNet: dt_bias 1, A_log = log U(0, 16), the gated
+// norm's weight 1; projections N(0, 1/fan_in), out_proj a residual-branch output.
+void add_linear_attention(std::vector<WeightSpec>& out, const std::string& p, const Backbone& b, double depth) {
+  const model::GatedDeltaNetConfig& g = *b.gdn;
+  const std::int64_t D = b.hidden, hv = g.num_value_heads;
+  const double in_std = 1.0 / std::sqrt(static_cast<double>(D));
+  out.push_back({p + "in_proj_qkvz.weight", {2 * g.qk_width() + 2 * g.v_width(), D}, WeightInit::normal, in_std});
+  out.push_back({p + "in_proj_ba.weight", {2 * hv, D}, WeightInit::normal, in_std});
+  out.push_back({p + "conv1d.weight", {g.conv_channels(), 1, g.conv_kernel}, WeightInit::normal,
+                 1.0 / std::sqrt(static_cast<double>(g.conv_kernel))});
+  out.push_back({p + "dt_bias", {hv}, WeightInit::ones, 0, true});
+  out.push_back({p + "A_log", {hv}, WeightInit::log_uniform_16, 0, true});
+  out.push_back({p + "norm.weight", {g.value_head_dim}, WeightInit::ones, 0, true});
+  out.push_back({p + "out_proj.weight", {D, g.v_width()}, WeightInit::normal,
+                 1.0 / std::sqrt(static_cast<double>(g.v_width()) * depth)});
+}
+
+// The attention mixer: q/k/v (+ biases), QK-norm, sinks, o_proj (+ bias). Gated output
+// (Qwen3-Next): q_proj doubled, each head's rows [query hd | gate hd] as HF stores them.
+void add_attention(std::vector<WeightSpec>& out, const std::string& p, const Backbone& b, double depth) {
+  const std::int64_t D = b.hidden, H = b.num_heads, G = b.num_kv_heads, hd = b.head_dim;
+  const double in_std = 1.0 / std::sqrt(static_cast<double>(D));
+  for (const char* name : {"q_proj", "k_proj", "v_proj"}) {
+    const std::int64_t rows = (name[0] == 'q' ? H * (b.attention_output_gate ? 2 : 1) : G) * hd;
+    out.push_back({p + name + ".weight", {rows, D}, WeightInit::normal, in_std});
+    if (b.attention_bias) out.push_back({p + name + ".bias", {rows}, WeightInit::normal, 0.02});
+  }
+  if (b.qk_norm) {
+    out.push_back({p + "q_norm.weight", {hd}, WeightInit::ones, 0, true});
+    out.push_back({p + "k_norm.weight", {hd}, WeightInit::ones, 0, true});
+  }
+  // Sink logits of the order of the scores, so that they take a visible share.
+  if (b.attention_sinks) out.push_back({p + "sinks", {H}, WeightInit::normal, 1.0, true});
+  out.push_back(
+      {p + "o_proj.weight", {D, H * hd}, WeightInit::normal, 1.0 / std::sqrt(static_cast<double>(H * hd) * depth)});
+  if (b.output_bias) out.push_back({p + "o_proj.bias", {D}, WeightInit::normal, 0.02});
 }
 
 // One generalized hyper-connection of a widened residual (n slots of D/m).
@@ -106,25 +141,14 @@ void add_mhc(std::vector<WeightSpec>& out, const std::string& p, const model::De
 }
 
 void add_layer(std::vector<WeightSpec>& out, const Backbone& b, const model::Method& method, std::int64_t l) {
-  const std::int64_t D = b.hidden, H = b.num_heads, G = b.num_kv_heads, hd = b.head_dim;
+  const std::int64_t D = b.hidden;
   const double in_std = 1.0 / std::sqrt(static_cast<double>(D));
   const double depth = 2.0 * static_cast<double>(b.num_layers);
   const std::string p = layer_prefix(l);
   const bool post = b.norms_per_layer == 4;
   out.push_back({p + "input_layernorm.weight", {D}, WeightInit::ones, 0, true});
-  for (const char* name : {"q_proj", "k_proj", "v_proj"}) {
-    const std::int64_t rows = (name[0] == 'q' ? H : G) * hd;
-    out.push_back({p + "self_attn." + name + ".weight", {rows, D}, WeightInit::normal, in_std});
-    if (b.attention_bias) out.push_back({p + "self_attn." + name + ".bias", {rows}, WeightInit::normal, 0.02});
-  }
-  if (b.qk_norm) {
-    out.push_back({p + "self_attn.q_norm.weight", {hd}, WeightInit::ones, 0, true});
-    out.push_back({p + "self_attn.k_norm.weight", {hd}, WeightInit::ones, 0, true});
-  }
-  // Sink logits of the order of the scores, so that they take a visible share.
-  if (b.attention_sinks) out.push_back({p + "self_attn.sinks", {H}, WeightInit::normal, 1.0, true});
-  out.push_back({p + "self_attn.o_proj.weight", {D, H * hd}, WeightInit::normal,
-                 1.0 / std::sqrt(static_cast<double>(H * hd) * depth)});
+  if (b.is_linear_layer(l)) add_linear_attention(out, p + "linear_attn.", b, depth);
+  else add_attention(out, p + "self_attn.", b, depth);
   out.push_back({p + "post_attention_layernorm.weight", {D}, WeightInit::ones, 0, true});
   if (post) {
     out.push_back({p + "pre_feedforward_layernorm.weight", {D}, WeightInit::ones, 0, true});
@@ -133,12 +157,16 @@ void add_layer(std::vector<WeightSpec>& out, const Backbone& b, const model::Met
   if (b.is_moe_layer(l)) {
     const model::MoeConfig& m = *b.moe;
     out.push_back({p + "mlp.gate.weight", {m.num_experts, D}, WeightInit::normal, in_std});
+    // A router bias of the order of the logits' spread, so that it changes the picks.
+    if (m.router_bias) out.push_back({p + "mlp.gate.bias", {m.num_experts}, WeightInit::normal, 0.5});
     const double down_e = 1.0 / std::sqrt(static_cast<double>(m.expert_intermediate) * depth);
     for (std::int64_t e = 0; e < m.num_experts; ++e)
-      add_ffn(out, p + "mlp.experts." + std::to_string(e) + ".", D, m.expert_intermediate, down_e);
+      add_ffn(out, p + "mlp.experts." + std::to_string(e) + ".", D, m.expert_intermediate, down_e, m.expert_bias);
     const double down_s = 1.0 / std::sqrt(static_cast<double>(m.shared_expert_intermediate) * depth);
     for (std::int64_t s = 0; s < m.num_shared_experts; ++s)
       add_ffn(out, p + "mlp.shared_experts." + std::to_string(s) + ".", D, m.shared_expert_intermediate, down_s);
+    // Qwen3-Next's sigmoid gate on the shared experts' output (HF: mlp.shared_expert_gate).
+    if (m.shared_expert_gate) out.push_back({p + "mlp.shared_expert_gate.weight", {1, D}, WeightInit::normal, in_std});
   } else {
     add_ffn(out, p + "mlp.", D, b.intermediate, 1.0 / std::sqrt(static_cast<double>(b.intermediate) * depth));
   }
@@ -262,6 +290,12 @@ std::vector<float> RandomWeights::values(const WeightSpec& spec) {
       return b;
     }
     case WeightInit::ghc_dynamic: return normal_floats(count, seed, init_.ghc_dynamic_std);
+    case WeightInit::log_uniform_16: {  // log of U(0, 16], as Qwen3-Next's A_log
+      NormalStream u{seed};
+      std::vector<float> a(count);
+      for (auto& x : a) x = static_cast<float>(std::log(16.0 * u.uniform()));
+      return a;
+    }
     case WeightInit::injection: {  // [D, 2D] = [I/2 | I/2] + noise: W_h + W_e = I at zero noise
       const std::int64_t D = spec.shape[0];
       std::vector<float> w = normal_floats(count, seed, init_.injection_noise_std);

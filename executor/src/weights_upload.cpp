@@ -25,6 +25,44 @@ std::vector<float> columns(const std::vector<float>& m, std::int64_t rows, std::
   return out;
 }
 
+// Rows `ids` of a row-major [*, cols] matrix, in that order.
+std::vector<float> rows_of(const std::vector<float>& m, std::int64_t cols, const std::vector<std::int64_t>& ids) {
+  std::vector<float> out;
+  out.reserve(ids.size() * static_cast<std::size_t>(cols));
+  for (auto r : ids) out.insert(out.end(), m.begin() + r * cols, m.begin() + (r + 1) * cols);
+  return out;
+}
+
+// Gated attention: HF's q_proj holds per head [query hd | gate hd]; the rows of one half.
+std::vector<std::int64_t> gated_q_rows(std::int64_t heads, std::int64_t hd, bool gate) {
+  std::vector<std::int64_t> ids;
+  for (std::int64_t h = 0; h < heads; ++h)
+    for (std::int64_t i = 0; i < hd; ++i) ids.push_back(h * 2 * hd + (gate ? hd : 0) + i);
+  return ids;
+}
+
+// Gated DeltaNet's in_proj_qkvz rows grouped per key head [q dk | k dk | v r dv | z r dv]
+// (r = hv / hk): the rows of q (every key head), k, v (value head kh r + i), then z.
+std::vector<std::int64_t> qkvz_rows(const model::GatedDeltaNetConfig& g, int part) {
+  const std::int64_t hk = g.num_key_heads, dk = g.key_head_dim, rv = g.num_value_heads / hk * g.value_head_dim;
+  const std::int64_t group = 2 * dk + 2 * rv;
+  const std::int64_t offset[] = {0, dk, 2 * dk, 2 * dk + rv}, width[] = {dk, dk, rv, rv};
+  std::vector<std::int64_t> ids;
+  for (std::int64_t kh = 0; kh < hk; ++kh)
+    for (std::int64_t i = 0; i < width[part]; ++i) ids.push_back(kh * group + offset[part] + i);
+  return ids;
+}
+
+// in_proj_ba rows grouped per key head [b r | a r]: b of every value head, then a.
+std::vector<std::int64_t> ba_rows(const model::GatedDeltaNetConfig& g) {
+  const std::int64_t hk = g.num_key_heads, r = g.num_value_heads / hk;
+  std::vector<std::int64_t> ids;
+  for (int part = 0; part < 2; ++part)
+    for (std::int64_t kh = 0; kh < hk; ++kh)
+      for (std::int64_t i = 0; i < r; ++i) ids.push_back(kh * 2 * r + part * r + i);
+  return ids;
+}
+
 class Uploader {
  public:
   Uploader(Backend& b, ScalarType type) : backend_(b), type_(type) {}
@@ -49,22 +87,69 @@ class Uploader {
   std::map<std::string, Tensor> tensors_;
 };
 
+// Layouts HF stores differently from the runner's ops: the gated q_proj split into query
+// and gate, Gated DeltaNet's projections regrouped, its conv [C, 1, K] as [C, K]. True
+// when `spec` was one of them (and is placed).
+bool place_regrouped(Uploader& up, const WeightSpec& spec, const std::vector<float>& v, const model::Config& c) {
+  const std::string& name = spec.name;
+  const model::Backbone& b = c.effective;
+  const std::int64_t cols = spec.shape.size() > 1 ? spec.shape[1] : 1;
+  if (b.attention_output_gate &&
+      (ends_with(name, "self_attn.q_proj.weight") || ends_with(name, "self_attn.q_proj.bias"))) {
+    const bool weight = ends_with(name, "weight");
+    const std::string stem = name.substr(0, name.size() - std::string(weight ? "weight" : "bias").size());
+    const std::int64_t rows = b.num_heads * b.head_dim;
+    const Shape shape = weight ? Shape{rows, cols} : Shape{1, rows};
+    up.put(stem + (weight ? "weight" : "bias"), shape, rows_of(v, cols, gated_q_rows(b.num_heads, b.head_dim, false)),
+           false);
+    up.put(stem + (weight ? "gate.weight" : "gate.bias"), shape,
+           rows_of(v, cols, gated_q_rows(b.num_heads, b.head_dim, true)), false);
+    return true;
+  }
+  if (!b.gdn || name.find(".linear_attn.") == std::string::npos) return false;
+  const model::GatedDeltaNetConfig& g = *b.gdn;
+  const std::string stem = name.substr(0, name.find(".linear_attn.") + std::string(".linear_attn.").size());
+  if (ends_with(name, "in_proj_qkvz.weight")) {
+    std::vector<std::int64_t> qkv = qkvz_rows(g, 0);
+    for (int part = 1; part < 3; ++part) {
+      const auto more = qkvz_rows(g, part);
+      qkv.insert(qkv.end(), more.begin(), more.end());
+    }
+    up.put(stem + "qkv", {g.conv_channels(), cols}, rows_of(v, cols, qkv), false);
+    up.put(stem + "z", {g.v_width(), cols}, rows_of(v, cols, qkvz_rows(g, 3)), false);
+    return true;
+  }
+  if (ends_with(name, "in_proj_ba.weight")) {
+    up.put(stem + "ba", {2 * g.num_value_heads, cols}, rows_of(v, cols, ba_rows(g)), false);
+    return true;
+  }
+  if (ends_with(name, "conv1d.weight")) {
+    up.put(stem + "conv", {g.conv_channels(), g.conv_kernel}, v, false);
+    return true;
+  }
+  return false;
+}
+
 // Puts one spec's values on the device under the name the assembly step looks up.
 void place(Uploader& up, const WeightSpec& spec, std::vector<float> v, std::vector<float>& pending_gate,
            const model::Config& c) {
   const std::string& name = spec.name;
-  if (ends_with(name, ".gate_proj.weight")) {
+  if (place_regrouped(up, spec, v, c)) return;
+  if (ends_with(name, ".gate_proj.weight") || ends_with(name, ".gate_proj.bias")) {
     pending_gate = std::move(v);  // fused with the up_proj that follows it in spec order
     return;
   }
-  if (ends_with(name, ".up_proj.weight")) {
-    const std::string prefix = name.substr(0, name.size() - std::string("up_proj.weight").size());
+  if (ends_with(name, ".up_proj.weight") || ends_with(name, ".up_proj.bias")) {
+    const bool weight = ends_with(name, "weight");
+    const std::string prefix =
+        name.substr(0, name.size() - std::string(weight ? "up_proj.weight" : "up_proj.bias").size());
     std::vector<float> fused = std::move(pending_gate);
     fused.insert(fused.end(), v.begin(), v.end());
-    up.put(prefix + "gate_up", {2 * spec.shape[0], spec.shape[1]}, fused, false);
+    if (weight) up.put(prefix + "gate_up", {2 * spec.shape[0], spec.shape[1]}, fused, false);
+    else up.put(prefix + "gate_up_bias", {1, 2 * spec.shape[0]}, fused, false);
     return;
   }
-  if (ends_with(name, "_proj.bias")) {
+  if (ends_with(name, "_proj.bias") || ends_with(name, "mlp.gate.bias")) {  // added as [1, out] rows
     up.put(name, {1, spec.shape[0]}, v, false);
     return;
   }
@@ -86,7 +171,13 @@ void place(Uploader& up, const WeightSpec& spec, std::vector<float> v, std::vect
 }
 
 FfnWeights ffn_of(const Uploader& up, const std::string& prefix) {
-  return {up.get(prefix + "gate_up"), up.get(prefix + "down_proj.weight")};
+  return {up.get(prefix + "gate_up"), up.get(prefix + "down_proj.weight"), up.get(prefix + "gate_up_bias"),
+          up.get(prefix + "down_proj.bias")};
+}
+
+LinearAttentionWeights linear_of(const Uploader& up, const std::string& p) {
+  return {up.get(p + "qkv"),   up.get(p + "z"),       up.get(p + "ba"),          up.get(p + "conv"),
+          up.get(p + "A_log"), up.get(p + "dt_bias"), up.get(p + "norm.weight"), up.get(p + "out_proj.weight")};
 }
 
 GhcWeights ghc_of(const Uploader& up, const std::string& p) {
@@ -118,6 +209,10 @@ LayerWeights layer_of(const Uploader& up, const model::Backbone& b, std::int64_t
   w.q_norm = up.get(a + "q_norm.weight");
   w.k_norm = up.get(a + "k_norm.weight");
   w.sinks = up.get(a + "sinks");
+  w.q_gate = up.get(a + "q_proj.gate.weight");
+  w.q_gate_bias = up.get(a + "q_proj.gate.bias");
+  w.o_bias = up.get(a + "o_proj.bias");
+  if (b.is_linear_layer(l)) w.linear = linear_of(up, p + "linear_attn.");
   if (b.norms_per_layer == 4) {
     w.attn_post_norm = up.get(p + "post_attention_layernorm.weight");
     w.ffn_norm = up.get(p + "pre_feedforward_layernorm.weight");
@@ -128,6 +223,8 @@ LayerWeights layer_of(const Uploader& up, const model::Backbone& b, std::int64_t
   if (b.is_moe_layer(l)) {
     MoeWeights m;
     m.router = up.get(p + "mlp.gate.weight");
+    m.router_bias = up.get(p + "mlp.gate.bias");
+    m.shared_gate = up.get(p + "mlp.shared_expert_gate.weight");
     for (std::int64_t e = 0; e < b.moe->num_experts; ++e)
       m.experts.push_back(ffn_of(up, p + "mlp.experts." + std::to_string(e) + "."));
     for (std::int64_t s = 0; s < b.moe->num_shared_experts; ++s)

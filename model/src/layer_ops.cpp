@@ -247,6 +247,19 @@ void ffn_ops(const OpDims& s, const LayerFeatures& f, const LayerWork& w, OpNode
     sh.cost.weight_bytes = sh.params * s.weight_el_bytes;
     sh.rows = N;
     sh.weight_dim_min = s.D < s.Fs ? s.D : s.Fs;
+    if (s.shared_gate) {
+      // sigmoid(x w_g) [N, 1] scales the shared output: the gate's product (2D a row), its
+      // sigmoid (4 a row, as the attention output gate counts it) and the scaling (1 an
+      // element); the logit written and read.
+      sh.cost.flops += N * (2 * s.D + 4 + s.D);
+      sh.params += s.D;
+      sh.cost.weight_bytes += s.D * s.weight_el_bytes;
+      sh.cost.act_bytes_out += N * e;
+      sh.cost.act_bytes_in += N * e;
+      sh.inner_vector_bytes += 2 * N * s.D * e;  // the scaling reads and writes the shared output
+      sh.inner_vector_calls += 2;
+      sh.calls += 2;
+    }
   }
 }
 

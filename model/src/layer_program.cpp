@@ -75,6 +75,7 @@ OpDims op_dims(const Backbone& b, const Method& m) {
     s.S = d(b.moe->num_shared_experts);
     s.Fs = d(b.moe->shared_expert_intermediate);
     s.router_bias = b.moe->router_bias ? s.E : 0;
+    s.shared_gate = b.moe->shared_expert_gate;
     s.expert_bias = d(b.expert_params() - 3 * b.hidden * b.moe->expert_intermediate);
     // clamped SwiGLU: two clamps (3), alpha * gate (1), sigmoid (3: exp, add, divide),
     // gate * sigmoid (1), up + 1 (1), the product (1)
@@ -121,6 +122,11 @@ OpDims op_dims(const Backbone& b, const Method& m) {
   s.loop_iterations = d(f.loop_iterations);
   s.injection = f.input_injection;
   return s;
+}
+
+double recurrent_states(const Method& m, const LayerAttentionRole& role) {
+  const DesignFeatures f = design_features(m);
+  return f.streams && role.stream_kind == HdLayerKind::intra ? d(f.copies) : 1;
 }
 
 LayerFeatures layer_features(const Backbone& b, std::int64_t layer) {

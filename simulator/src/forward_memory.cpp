@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "hdlab/model/layer_program.hpp"
 #include "hdlab/model/params.hpp"
 #include "hdlab/model/schedule.hpp"
 
@@ -42,15 +43,70 @@ struct Workspace {
   }
 };
 
+// Whether the runner puts a linear layer's rows into state order and back (runner_linear.cpp):
+// each state's rows in logical order, states one after another. One state: unless the
+// largest call's physical order is the logical one (interleaved, one copy per token, or a
+// PHD prefill whose only hidden copies are the last token's, which every layout puts
+// after the origins); HD intra layers' n states: unless the layout is stream-major.
+bool linear_rows_permuted(const model::Config& c, const ForwardRun& run, double states) {
+  const std::int64_t copies = model::copies_per_token(c.design.method);
+  if (copies == 1) return false;
+  if (states > 1) return run.layout != Layout::stream_major;
+  const auto tail = model::prefill_tail(c.design.method, run.tokens);
+  const bool last_token_tail = run.phase != ForwardPhase::train_forward && tail && *tail <= 1;
+  return run.layout != Layout::interleaved && !last_token_tail;
+}
+
+// Gated DeltaNet layers' buffers: the projections (qkv, z, ba), the conv's output, the
+// rule's output, the rows permuted into state order and back where they must be, the
+// plans' int32 row ids, and a training pass's workspace states (one per state of the
+// layer with the most).
+void linear_buffers(const model::Config& c, const ForwardRun& run, double R, Workspace& w) {
+  const model::Backbone& b = c.effective;
+  if (b.num_linear_layers() == 0) return;
+  const model::GatedDeltaNetConfig& g = *b.gdn;
+  const double e = run.element_bytes, D = static_cast<double>(b.hidden), C = static_cast<double>(g.conv_channels());
+  const double v = static_cast<double>(g.v_width()), hv = static_cast<double>(g.num_value_heads);
+  std::vector<double> states;  // the distinct state counts: one plan each per call
+  for (std::int64_t l = 0; l < b.num_layers; ++l) {
+    const double s =
+        b.is_linear_layer(l) ? model::recurrent_states(c.design.method, model::layer_role(c.design.method, b, l)) : 0;
+    if (s > 0 && std::find(states.begin(), states.end(), s) == states.end()) states.push_back(s);
+  }
+  bool permuted = false;
+  for (double s : states) {
+    const bool p = linear_rows_permuted(c, run, s);
+    permuted = permuted || p;
+    if (p) w.exact("linear_row_ids", 2 * R, 4);
+    if (model::design_features(c.design.method).hidden_copies_read_only) w.exact("linear_writes", R, 4);
+  }
+  if (permuted) {
+    w.buffer("lin_in", R * D, e);
+    w.buffer("lin_y", R * D, e);
+  }
+  w.buffer("lin_qkv", R * C, e);
+  w.buffer("lin_z", R * v, e);
+  w.buffer("lin_ba", R * 2 * hv, e);
+  w.buffer("lin_conv", R * C, e);
+  w.buffer("lin_o", R * v, e);
+  if (run.phase != ForwardPhase::train_forward) return;
+  const double most = *std::max_element(states.begin(), states.end());
+  w.buffer("lin_state", most * static_cast<double>(g.state_elements()), e);
+  w.buffer("lin_conv_state", most * static_cast<double>(g.conv_state_elements()), e);
+}
+
 void layer_buffers(const model::Config& c, double R, double e, Workspace& w) {
   const model::Backbone& b = c.effective;
   const double D = static_cast<double>(b.hidden), q = static_cast<double>(b.num_heads * b.head_dim),
                kv = static_cast<double>(b.num_kv_heads * b.head_dim);
   w.buffer("normed", R * D, e);       // [R, D] pre-norm output, attention and FFN alike
-  w.buffer("q", R * q, e);            // [R, H*hd]
-  w.buffer("k", R * kv, e);           // [R, G*hd] (KV-mirror layers: the source's rows)
-  w.buffer("v", R * kv, e);
-  w.buffer("attn", R * q, e);         // [R, H, hd]
+  if (b.num_linear_layers() < b.num_layers) {
+    w.buffer("q", R * q, e);  // [R, H*hd]
+    w.buffer("k", R * kv, e);  // [R, G*hd] (KV-mirror layers: the source's rows)
+    w.buffer("v", R * kv, e);
+    w.buffer("attn", R * q, e);  // [R, H, hd]
+    if (b.attention_output_gate) w.buffer("attn_gate", R * q, e);  // [R, H*hd] the gate half of q_proj
+  }
   w.buffer("sub_out", R * D, e);      // [R, D] sublayer output before the residual add
   const bool dense = b.any_dense_ffn();
   double ffn = dense ? static_cast<double>(b.intermediate) : 0;
@@ -58,6 +114,10 @@ void layer_buffers(const model::Config& c, double R, double e, Workspace& w) {
   w.buffer("gate_up", R * 2 * ffn, e);  // [R, 2F] (shared experts reuse it)
   w.buffer("act", R * ffn, e);          // [R, F]
   if (!b.moe) return;
+  if (b.moe->shared_expert_gate) {  // the shared experts' sum before the gate scales it, and the gate's logit
+    w.buffer("shared_out", R * D, e);
+    w.buffer("shared_gate", R, e);
+  }
   const double E = static_cast<double>(b.moe->num_experts), k = static_cast<double>(b.moe->top_k),
                Fe = static_cast<double>(b.moe->expert_intermediate);
   w.buffer("router_logits", R * E, e);
@@ -153,7 +213,9 @@ ForwardMemory forward_memory(const model::Config& c, const ForwardRun& run) {
   out.weight_bytes = static_cast<double>(model::count_params(c).total) * e;
   if (run.phase != ForwardPhase::train_forward) {
     const std::int64_t max_tokens = run.tokens + (run.phase == ForwardPhase::decode ? run.decode_steps : 0);
-    out.kv_bytes = static_cast<double>(model::kv_positions_per_sequence(c, max_tokens)) * 2 * static_cast<double>(b.num_kv_heads * b.head_dim) * e;
+    out.kv_bytes = static_cast<double>(model::kv_positions_per_sequence(c, max_tokens)) * 2 *
+                       static_cast<double>(b.num_kv_heads * b.head_dim) * e +
+                   static_cast<double>(model::linear_state_elements_per_sequence(c)) * e;  // linear layers' states
   }
   // A decode run's largest call is the prefill of its prompt: its buffers serve the steps.
   const Rows rows = forward_rows(c, run.phase == ForwardPhase::train_forward ? run.phase : ForwardPhase::prefill, run.tokens);
@@ -162,13 +224,15 @@ ForwardMemory forward_memory(const model::Config& c, const ForwardRun& run) {
   const model::DesignFeatures f = model::design_features(c.design.method);
   w.buffer("hidden_a", rows.all * static_cast<double>(b.hidden) * (f.wide_residual ? f.width_ratio() : 1.0), e);  // [R, D or D']
   layer_buffers(c, rows.all, e, w);
+  linear_buffers(c, run, rows.all, w);
   method_buffers(c, rows, run, w);
   output_buffers(c, rows, run, w);
   // The call's int32 index tensors: token ids, positions (expanded and token index) of
   // all rows and of the final rows, final-row ids, loss-row ids, and (prefill) the rows
   // each cache keeps.
   w.exact("row_indices", 3 * rows.all + 3 * rows.final + 1 + (run.phase == ForwardPhase::train_forward ? 0 : rows.all), 4);
-  if (b.attention_bias) w.buffer("ones", rows.all, e);  // bias column of a rank-1 product
+  const bool biases = b.attention_bias || b.output_bias || (b.moe && (b.moe->router_bias || b.moe->expert_bias));
+  if (biases) w.buffer("ones", rows.all, e);  // bias column of a rank-1 product
   for (const auto& [name, bytes] : w.buffers) out.workspace_bytes += bytes;
   out.buffers = std::move(w.buffers);
   return out;

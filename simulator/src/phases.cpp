@@ -133,20 +133,14 @@ void fill_groups(const ModelShape& s, const LayerPlan& plan, const PassOptions& 
 
 double expanded(const ModelShape& s) { return s.hd_n * s.phd_K; }
 
-// Independent recurrent states per sequence of a linear-attention layer (executor/README.md
-// "Linear attention under the designs"): an HD intra-stream layer keeps one per stream; any
-// other layer one, run over the whole (interleaved, expanded) sequence.
-double recurrent_states(const ModelShape& s, const LayerSignature& sig) {
-  return sig.hd_kind == HdLayerKind::intra ? s.hd_n : 1;
-}
-
 // A layer whose mixer is not attention: the rows the mask gives run through it, but no
 // (query, key) pairs and no KV entries. A linear-attention layer's state traffic is costed
-// by layer_ops from the states; an FFN-only layer (no mixer) has none.
-void mixer_work(const ModelShape& s, const LayerSignature& sig, LayerWork& w) {
+// by layer_ops from its independent states (model::recurrent_states); an FFN-only layer (no
+// mixer) has none.
+void mixer_work(const Method& m, const LayerSignature& sig, LayerWork& w) {
   if (sig.mixer == MixerKind::attention) return;
   if (sig.linear()) {
-    w.recurrent_states = recurrent_states(s, sig);
+    w.recurrent_states = model::recurrent_states(m, role_of(sig));
     w.linear_mixer = true;
   }
   w.pairs_exact = w.pairs_executed = w.longest_keys = 0;
@@ -175,7 +169,7 @@ void train_forward_pass(const Config& c, const ModelShape& s, const LayerPlan& p
     mask_work(layer_mask(c, plan.groups[static_cast<std::size_t>(g)].first_layer, tokens), o, w);
     w.hidden_dropout = o.hidden_dropout;
     w.attention_dropout = o.attention_dropout && w.scores_materialised;
-    mixer_work(s, plan.groups[static_cast<std::size_t>(g)].sig, w);
+    mixer_work(c.design.method, plan.groups[static_cast<std::size_t>(g)].sig, w);
   }
   fill_groups(s, plan, o, out);
   const double L = d(tokens);
@@ -200,7 +194,7 @@ void prefill_pass(const Config& c, const ModelShape& s, const LayerPlan& plan, d
     // The cache keeps what the next token can see (kv_entries), written once per cache:
     // a looped design sharing one cache across K iterations writes it in the last one.
     w.kv_written = kv_entries(c.design.method, gp.sig, L) * gp.kv_caches / gp.passes;
-    mixer_work(s, gp.sig, w);
+    mixer_work(c.design.method, gp.sig, w);
     positions = w.rows_kv;
   }
   fill_groups(s, plan, o, out);
@@ -217,7 +211,7 @@ void decode_pass(const Method& m, const ModelShape& s, const LayerPlan& plan, do
     w.reads_cache = true;
     const LayerSignature& sig = plan.groups[static_cast<std::size_t>(g)].sig;
     set_decode_work(decode_attention(m, role_of(sig), c, o.layout, o.mirror_final_only_decode), w);
-    mixer_work(s, sig, w);
+    mixer_work(m, sig, w);
   }
   fill_groups(s, plan, o, out);
   outside_ops(s, OutsideWork{seqs, expanded(s), 1, 1, 0}, out.outside);
@@ -232,8 +226,8 @@ double kv_cache_bytes_per_seq(const Method& m, const ModelShape& s, const LayerP
   double entries = 0, state_bytes = 0;
   for (int g = 0; g < plan.count; ++g) {
     const LayerGroupPlan& gp = plan.groups[static_cast<std::size_t>(g)];
-    if (gp.sig.linear())
-      state_bytes += gp.kv_caches * recurrent_states(s, gp.sig) * state_bytes_per_state(s, gp.sig.mixer);
+    if (gp.sig.linear())  // a fixed state, whatever the context
+      state_bytes += gp.kv_caches * model::recurrent_states(m, role_of(gp.sig)) * state_bytes_per_state(s, gp.sig.mixer);
     else
       entries += gp.kv_caches * kv_entries(m, gp.sig, context);
   }

@@ -4,10 +4,12 @@
 // design conformance suite's memory check, issue 13).
 #include <catch2/catch.hpp>
 
+#include "executor/runner_test_support.hpp"
 #include "hdlab/calibration/validation.hpp"
 #include "hdlab/executor/backends.hpp"
 #include "hdlab/model/config_io.hpp"
 #include "hdlab/model/design.hpp"
+#include "hdlab/model/error.hpp"
 
 using namespace hdlab;
 using namespace hdlab::calibration;
@@ -43,6 +45,18 @@ model::Backbone small(bool moe, std::int64_t mirror = 0) {
   return b;
 }
 
+// `small` with Gated DeltaNet in layers 0 and 2 (2 q/k heads of 16 shared by 4 value heads
+// of 24, conv of 4 taps), gated attention outputs and (MoE) a gated shared expert.
+model::Backbone small_hybrid(bool moe) {
+  model::Backbone b = small(moe);
+  using model::MixerKind;
+  b.mixers = {MixerKind::gated_deltanet, MixerKind::attention, MixerKind::gated_deltanet, MixerKind::attention};
+  b.gdn = model::GatedDeltaNetConfig{2, 4, 16, 24, 4};
+  b.attention_output_gate = true;
+  if (moe) b.moe->shared_expert_gate = true;
+  return b;
+}
+
 // Any valid profile: only the memory half of the prediction is checked here.
 simulator::HardwareProfile some_cpu() {
   simulator::HardwareProfile h;
@@ -72,6 +86,22 @@ TEST_CASE("forward_memory predicts the executor's peak within 2% for every desig
   designs.push_back({small(false), hd_mixed, model::Layout::stream_major});
   designs.push_back({small(false, 1), R"({"hd": {"n": 2, "layers": "full", "kv_mirror": true}})", {}});
   designs.push_back({small(true), "{}", {}});
+  // Hybrids: every example the hybrid takes (looped, and HD's local kind on a linear
+  // layer, refuse it), in both HD layouts and with PHD's hidden copies writing the
+  // states; and gpt-oss's biased experts.
+  for (const auto& [key, text] : model::conformance_examples()) {
+    try {
+      (void)model::parse_design(nlohmann::json::parse(text), small_hybrid(false), "/design");
+      designs.push_back({small_hybrid(false), text, {}});
+    } catch (const model::ConfigError&) {
+    }
+  }
+  designs.push_back({small_hybrid(true), R"({"hd": {"n": 3, "layers": ["intra", "full", "full", "intra"]}})",
+                     model::Layout::interleaved});
+  designs.push_back({small_hybrid(true), R"({"hd": {"n": 3, "layers": ["intra", "full", "full", "intra"]}})",
+                     model::Layout::stream_major});
+  designs.push_back({small_hybrid(false), R"({"phd": {"K": 3, "linear_state": "all_copies"}})", {}});
+  designs.push_back({executor::testing::with_gpt_oss_experts(small(true)), "{}", {}});
   auto backend = executor::make_cpu_backend(executor::CpuOptions{1, "auto"});
   ValidationSpec spec;
   spec.warmup = 1;

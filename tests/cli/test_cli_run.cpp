@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <functional>
 #include <set>
 
 #include "cli_runner.hpp"
@@ -143,6 +145,71 @@ TEST_CASE("hdlab run: every phase of every design", "[cli][run]") {
     CHECK(j["rows"] == c.rows);
     CHECK(j["flops"].get<double>() > 0);
   }
+}
+
+TEST_CASE("hdlab run: today's backbones - a Qwen3-Next-shaped hybrid and a gpt-oss-shaped MoE", "[cli][run][linear]") {
+  // tiny-hybrid at its own size (Gated DeltaNet in 3 of 4 layers, gated attention, gated
+  // shared expert) in every phase, under the baseline, HD and PHD; gpt-oss-20b scaled down
+  // (sinks, alternating windows, biases, the clamped SwiGLU experts).
+  struct Case {
+    const char* design;
+    const char* phase;
+    std::int64_t rows;  // per layer pass, tokens = 24
+  };
+  for (const Case& c :
+       {Case{"baseline", "decode", 1}, Case{"baseline", "train-forward", 24}, Case{"hd:n=2", "prefill", 48},
+        Case{"{\"hd\":{\"n\":2,\"layers\":\"intra\"}}", "decode", 2}, Case{"{\"phd\":{\"K\":3}}", "prefill", 24 + 2},
+        Case{"{\"phd\":{\"K\":3,\"linear_state\":\"all_copies\"}}", "prefill", 72}}) {
+    INFO(c.design << " " << c.phase);
+    const auto r = run_cli({"run", "profiles/models/tiny-hybrid.json", "--design", c.design, "--phase", c.phase,
+                            "--tokens", "24", "--repeats", "1", "--warmup", "0", "--json", "--backend", "cpu"});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const json j = json::parse(r.out);
+    CHECK(j["rows"] == c.rows);
+    CHECK(j["flops"].get<double>() > 0);
+  }
+  const auto oss = run_cli(args({"run", "profiles/models/gpt-oss-20b.json", "--phase", "decode", "--tokens", "16",
+                                 "--experts", "8", "--top-k", "2", "--expert-ffn", "64", "--window", "8"}));
+  INFO(oss.err);
+  CHECK(oss.exit_code == 0);
+  CHECK(oss.out.find("experts") != std::string::npos);
+}
+
+TEST_CASE("hdlab run: bad hybrid configs are named by pointer, exit 2", "[cli][run][linear][bad-input]") {
+  namespace fs = std::filesystem;
+  json doc = json::parse(std::ifstream(hdlab::testing::source_path("profiles/models/tiny-hybrid.json")));
+  struct Case {
+    std::function<void(json&)> edit;
+    const char* design;
+    const char* pointer;
+  };
+  const std::vector<Case> cases = {
+      {[](json& d) { d["backbone"]["layer_types"] = {"linear_attention", "attention"}; }, "baseline",
+       "/backbone/layer_types"},
+      {[](json& d) { d["backbone"].erase("linear_attention"); }, "baseline", "/backbone/linear_attention"},
+      {[](json& d) { d["backbone"]["linear_attention"]["num_value_heads"] = 6; }, "baseline",
+       "/backbone/linear_attention/num_value_heads"},
+      {[](json&) {}, "{\"phd\":{\"K\":2,\"linear_state\":\"sometimes\"}}", "/design/phd/linear_state"},
+      {[](json&) {}, "{\"looped\":{\"iterations\":2}}", "/design/looped"},
+      {[](json&) {}, "{\"hd\":{\"n\":2,\"layers\":\"local\",\"window\":8}}", "/design/hd/layers"},
+  };
+  const fs::path file = fs::temp_directory_path() / ("hdlab_cli_hybrid_" + std::to_string(::getpid()) + ".json");
+  for (const Case& c : cases) {
+    json d = doc;
+    c.edit(d);
+    std::ofstream(file) << d.dump();
+    const auto r = run_cli({"run", file.string(), "--design", c.design, "--tokens", "8"});
+    INFO(c.pointer << ": " << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find(c.pointer) != std::string::npos);
+  }
+  // linear_state on a backbone without linear layers
+  const auto dense = run_cli(args({"run", "profiles/models/tiny-dense.json", "--design",
+                                   "{\"phd\":{\"K\":2,\"linear_state\":\"origins\"}}"}));
+  CHECK(dense.exit_code == 2);
+  CHECK(dense.err.find("/design/phd/linear_state") != std::string::npos);
+  fs::remove(file);
 }
 
 TEST_CASE("hdlab run: the summary names the model, phase and ops", "[cli][run]") {

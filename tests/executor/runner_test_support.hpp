@@ -68,6 +68,59 @@ inline model::Backbone tiny_attn_variants(std::int64_t chunk = 37) {
   return b;
 }
 
+// Qwen3-Next-shaped hybrid on tiny_moe (or tiny_dense): 4 layers, Gated DeltaNet in layers
+// 0 and 2 (2 q/k heads of 8 shared by 4 value heads of 6, conv of 4 taps), gated
+// attention with QK-norm in layers 1 and 3, MoE with a sigmoid-gated shared expert.
+inline model::Backbone tiny_hybrid(bool moe = true) {
+  model::Backbone b = moe ? tiny_moe(model::RouterKind::softmax, 4) : tiny_dense(4);
+  b.name = "tiny-hybrid";
+  using model::MixerKind;
+  b.mixers = {MixerKind::gated_deltanet, MixerKind::attention, MixerKind::gated_deltanet, MixerKind::attention};
+  b.gdn = model::GatedDeltaNetConfig{2, 4, 8, 6, 4};
+  b.attention_output_gate = true;
+  b.qk_norm = true;
+  if (moe) b.moe->shared_expert_gate = true;
+  return b;
+}
+
+// gpt-oss's expert FFN on an MoE backbone: router and expert biases, the clamped SwiGLU
+// (limit `limit`, alpha 1.702), no shared expert; q/k/v/o biases and sinks.
+inline model::Backbone with_gpt_oss_experts(model::Backbone b, double limit = 7.0) {
+  b.moe->num_shared_experts = 0;
+  b.moe->shared_expert_intermediate = b.moe->expert_intermediate;
+  b.moe->router_bias = b.moe->expert_bias = true;
+  b.moe->swiglu_limit = limit;
+  b.moe->swiglu_alpha = 1.702;
+  b.attention_bias = b.output_bias = b.attention_sinks = true;
+  return b;
+}
+
+// `layers` Gated DeltaNet layers and nothing else (dense FFN): no positions anywhere.
+inline model::Backbone tiny_linear(std::int64_t layers = 1) {
+  model::Backbone b = tiny_dense(layers);
+  b.name = "tiny-linear";
+  b.mixers.assign(static_cast<std::size_t>(layers), model::MixerKind::gated_deltanet);
+  b.gdn = model::GatedDeltaNetConfig{2, 4, 8, 6, 4};
+  return b;
+}
+
+// A backbone's weights with stream `stream`'s HD table as its only embedding (names of
+// every other tensor are shared, so RandomWeights gives both models the same values).
+class TableOfStream : public WeightSource {
+ public:
+  TableOfStream(std::uint64_t seed, std::int64_t stream) : random_(seed), stream_(stream) {}
+  std::vector<float> values(const WeightSpec& spec) override {
+    if (spec.name != "model.embed_tokens.weight" || stream_ == 0) return random_.values(spec);
+    WeightSpec s = spec;
+    s.name = "hdlab.hd.embed_tokens." + std::to_string(stream_) + ".weight";
+    return random_.values(s);
+  }
+
+ private:
+  RandomWeights random_;
+  std::int64_t stream_;
+};
+
 inline model::Config make(const model::Backbone& b, const std::string& design_json) {
   const model::Design d = model::parse_design(model::Json::parse(design_json), b, "/design");
   return model::make_config(b, d);
@@ -132,9 +185,25 @@ inline std::vector<float> decoded_logits(Model& m, const std::vector<std::int32_
   return out;
 }
 
+inline std::vector<float> train_logits(Model& m, const std::vector<std::int32_t>& t) {
+  return m.backend->download_f32(m.runner->train_forward(t).logits);
+}
+
 // Relative tolerance for two f32 computations of the same function in different
 // association orders (different row counts per GEMM, tile order, layouts): a few ulps
 // amplified through a few layers.
 inline constexpr double kSameFunction = 2e-5;
+
+// Decode from a prompt of `prompt` tokens must reproduce the training forward's logits
+// of every token from the prompt's last on.
+inline void check_decode_matches_train(const model::Config& c, std::int64_t L, std::int64_t prompt, RunOptions o = {}) {
+  Model m = build(c, 3, o);
+  const auto t = tokens(L);
+  const auto full = train_logits(m, t);
+  const auto dec = decoded_logits(m, t, prompt);
+  const std::int64_t V = c.effective.padded_vocab();
+  INFO(model::describe(c.design) << " layout " << model::to_string(m.runner->layout()));
+  CHECK(rel_diff(dec, rows_of(full, V, prompt - 1, L - prompt + 1)) < kSameFunction);
+}
 
 }  // namespace hdlab::executor::testing

@@ -62,6 +62,14 @@ TEST_CASE("cpu GHC and mHC ops match the reference", "[executor][cpu][vwn][mhc]"
   }
 }
 
+TEST_CASE("cpu linear-attention ops and sigmoid gates match the reference", "[executor][cpu][linear]") {
+  for (BackendOp op : {BackendOp::causal_conv1d, BackendOp::gated_delta_rule, BackendOp::gated_rms_norm,
+                       BackendOp::sigmoid_gate}) {
+    INFO(to_string(op));
+    CHECK(check_cases(cpu(), f32_cases(), op) == rows_of(f32_cases(), op));
+  }
+}
+
 TEST_CASE("cpu attention matches the reference with every instruction set", "[executor][cpu][attention]") {
   const auto isas = cpu_attention_isas();
   REQUIRE_FALSE(isas.empty());

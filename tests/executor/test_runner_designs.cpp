@@ -7,26 +7,6 @@
 
 namespace hdlab::executor::testing {
 
-namespace {
-
-std::vector<float> train_logits(Model& m, const std::vector<std::int32_t>& t) {
-  return m.backend->download_f32(m.runner->train_forward(t).logits);
-}
-
-// Decode from a prompt of `prompt` tokens must reproduce the training forward's logits
-// of every token from the prompt's last on.
-void check_decode_matches_train(const model::Config& c, std::int64_t L, std::int64_t prompt, RunOptions o = {}) {
-  Model m = build(c, 3, o);
-  const auto t = tokens(L);
-  const auto full = train_logits(m, t);
-  const auto dec = decoded_logits(m, t, prompt);
-  const std::int64_t V = c.effective.padded_vocab();
-  INFO(model::describe(c.design) << " layout " << model::to_string(m.runner->layout()));
-  CHECK(rel_diff(dec, rows_of(full, V, prompt - 1, L - prompt + 1)) < kSameFunction);
-}
-
-}  // namespace
-
 TEST_CASE("baseline dense and MoE: logits finite, decode equals the full forward", "[runner]") {
   for (const auto& b : {tiny_dense(), tiny_moe(model::RouterKind::softmax), tiny_moe(model::RouterKind::sigmoid)}) {
     const model::Config c = make(b, "{}");
@@ -70,27 +50,6 @@ TEST_CASE("HD n=1 equals the baseline, every layer kind and phase", "[runner][hd
     }
   }
 }
-
-namespace {
-
-// A backbone's weights with stream `stream`'s HD table as its only embedding (names of
-// every other tensor are shared, so RandomWeights gives both models the same values).
-class TableOfStream : public WeightSource {
- public:
-  TableOfStream(std::uint64_t seed, std::int64_t stream) : random_(seed), stream_(stream) {}
-  std::vector<float> values(const WeightSpec& spec) override {
-    if (spec.name != "model.embed_tokens.weight" || stream_ == 0) return random_.values(spec);
-    WeightSpec s = spec;
-    s.name = "hdlab.hd.embed_tokens." + std::to_string(stream_) + ".weight";
-    return random_.values(s);
-  }
-
- private:
-  RandomWeights random_;
-  std::int64_t stream_;
-};
-
-}  // namespace
 
 TEST_CASE("HD intra-stream layers equal n independent sequences", "[runner][hd]") {
   // All layers intra with token-index RoPE: the final stream is a baseline sequence
@@ -322,27 +281,6 @@ TEST_CASE("sinks, chunked local attention, NoPE and interleaved MoE: decode equa
   // Within the first chunk the chunked model is the full one.
   const auto first = tokens(5);
   CHECK(rel_diff(train_logits(nc, first), train_logits(base, first)) < kSameFunction);
-}
-
-TEST_CASE("the runner refuses gpt-oss's biased, clamped experts by pointer", "[runner][chunked]") {
-  auto refused = [](model::Backbone b) {
-    try {
-      (void)weight_specs(b, model::Method{});
-    } catch (const model::ConfigError& e) {
-      return e.pointer();
-    }
-    return std::string("(none)");
-  };
-  model::Backbone b = tiny_attn_variants();
-  b.moe->router_bias = true;
-  CHECK(refused(b) == "/backbone/moe/router_bias");
-  b = tiny_attn_variants();
-  b.moe->expert_bias = true;
-  CHECK(refused(b) == "/backbone/moe/expert_bias");
-  b = tiny_attn_variants();
-  b.moe->swiglu_limit = 7.0;
-  b.moe->swiglu_alpha = 1.702;
-  CHECK(refused(b) == "/backbone/moe/swiglu_limit");
 }
 
 }  // namespace hdlab::executor::testing

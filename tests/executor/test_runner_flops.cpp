@@ -56,19 +56,40 @@ Compared compare(const model::Config& c, Phase phase, std::int64_t tokens, RunOp
 
 }  // namespace
 
+namespace {
+
+
+struct FlopsCase {
+  model::Backbone b;
+  const char* design;
+  model::Layout layout;
+};
+
+// Every op's FLOPs in every phase, 150 tokens: whole tiles, partial tiles and, for HD,
+// many tiles per stream.
+void check_flops(const std::vector<FlopsCase>& cases) {
+  for (const FlopsCase& k : cases) {
+    const model::Config c = make(k.b, k.design);
+    RunOptions o;
+    o.layout = k.layout;
+    for (Phase phase : {Phase::train_forward, Phase::prefill, Phase::decode}) {
+      const Compared r = compare(c, phase, 150, o);
+      INFO(k.design << " " << model::to_string(k.layout) << " " << to_string(phase) << ": " << r.worst);
+      CHECK(r.worst.empty());
+    }
+  }
+}
+
+}  // namespace
+
 TEST_CASE("executed FLOPs equal the simulator's op tables per op", "[runner][flops]") {
   model::Backbone mirror = tiny_dense(4);
   mirror.kv_mirror_layers = 1;
   mirror.layers[1] = {model::AttentionKind::sliding, 40};
   const model::Backbone moe = tiny_moe();
-  struct Case {
-    model::Backbone b;
-    const char* design;
-    model::Layout layout;
-  };
   const char* plain_phd = R"({"phd": {"K": 3}})";
   const char* cswa = R"({"phd": {"K": 3, "variant": "cswa", "W": 16, "C": 64}})";
-  const std::vector<Case> cases = {
+  const std::vector<FlopsCase> cases = {
       {tiny_dense(), "{}", model::Layout::interleaved},
       {moe, "{}", model::Layout::interleaved},
       {mirror, R"({"hd": {"n": 3, "layers": ["full", "local", "intra", "intra"], "window": 90, "kv_mirror": true}})",
@@ -98,17 +119,24 @@ TEST_CASE("executed FLOPs equal the simulator's op tables per op", "[runner][flo
       {tiny_attn_variants(), "{}", model::Layout::interleaved},
       {tiny_attn_variants(), R"({"hd": {"n": 2, "layers": {"rest": "intra"}}})", model::Layout::interleaved},
   };
-  for (const Case& k : cases) {
-    const model::Config c = make(k.b, k.design);
-    RunOptions o;
-    o.layout = k.layout;
-    for (Phase phase : {Phase::train_forward, Phase::prefill, Phase::decode}) {
-      // 150 tokens: whole tiles, partial tiles and, for HD, many tiles per stream.
-      const Compared r = compare(c, phase, 150, o);
-      INFO(k.design << " " << model::to_string(k.layout) << " " << to_string(phase) << ": " << r.worst);
-      CHECK(r.worst.empty());
-    }
-  }
+  check_flops(cases);
+}
+
+TEST_CASE("executed FLOPs equal the simulator's on today's backbones", "[runner][flops][linear]") {
+  // Gated DeltaNet layers (chunked prefill, recurrent decode, states per HD stream or one
+  // over the expanded sequence), gated attention, the gated shared expert; PHD's hidden
+  // copies reading or writing the states; gpt-oss's biased, clamped experts.
+  check_flops({
+      {tiny_hybrid(), "{}", model::Layout::interleaved},
+      {tiny_hybrid(), R"({"hd": {"n": 3, "layers": ["intra", "full", "full", "intra"]}})", model::Layout::interleaved},
+      {tiny_hybrid(), R"({"hd": {"n": 2, "layers": ["full", "intra", "intra", "full"]}})", model::Layout::stream_major},
+      {tiny_hybrid(), R"({"phd": {"K": 3}})", model::Layout::phd_split},
+      {tiny_hybrid(), R"({"phd": {"K": 3, "variant": "cswa", "W": 16, "C": 64, "linear_state": "all_copies"}})",
+       model::Layout::phd_split},
+      {tiny_hybrid(), R"({"vwn": {"m": 2, "n": 3}})", model::Layout::interleaved},
+      {with_gpt_oss_experts(tiny_moe()), "{}", model::Layout::interleaved},
+      {tiny_hybrid(), R"({"growth": {"depth_factor": 2, "width_factor": 2}})", model::Layout::interleaved},
+  });
 }
 
 TEST_CASE("the formerly divergent ops, by hand", "[runner][flops]") {

@@ -96,9 +96,30 @@ TEST_CASE("HD on a hybrid backbone: n=1 is the baseline, and intra-stream linear
   CHECK(full[Metric::kv_bytes_per_seq] == Approx(4 * 32768.0 * 8 * 2 + 3 * 80 * 2));
 }
 
+TEST_CASE("PHD on a hybrid: origins keep plain PHD's partial prefill, all_copies compute every copy",
+          "[linear][phd]") {
+  const model::Config origins = fixtures::config(tiny_hybrid(), R"({"phd": {"K": 3}})");
+  const model::Config all = fixtures::config(tiny_hybrid(), R"({"phd": {"K": 3, "linear_state": "all_copies"}})");
+  // the default is written down
+  REQUIRE(origins.design.defaults.count("/design/phd/linear_state"));
+  CHECK(model::to_json(origins.design)["phd"]["linear_state"] == "origins");
+  CHECK(model::design_features(origins.design.method).hidden_copies_read_only);
+  CHECK_FALSE(model::design_features(all.design.method).hidden_copies_read_only);
+  // origins: the L origins plus the last token's K-1 copies; all_copies: K L positions
+  CHECK(model::prefill_tail(origins.design.method, 100) == std::optional<std::int64_t>(1));
+  CHECK_FALSE(model::prefill_tail(all.design.method, 100).has_value());
+  const Metrics o = eval(origins), a = eval(all);
+  CHECK(a[Metric::prefill_flops] > 2.5 * o[Metric::prefill_flops]);
+  // one state per sequence either way: the cache is the baseline's plus nothing
+  CHECK(o[Metric::kv_bytes_per_seq] == a[Metric::kv_bytes_per_seq]);
+}
+
 TEST_CASE("designs that do not apply to linear layers are refused by pointer", "[linear][errors]") {
-  CHECK(fixtures::error_of([] { fixtures::config(tiny_hybrid(), R"({"phd": {"K": 2}})"); }).rfind("/design/phd", 0) ==
-        0);
+  CHECK(fixtures::error_of([] {
+          fixtures::config(fixtures::tiny_dense(), R"({"phd": {"K": 2, "linear_state": "origins"}})");
+        }).rfind("/design/phd/linear_state", 0) == 0);
+  CHECK(fixtures::error_of([] { fixtures::config(tiny_hybrid(), R"({"phd": {"K": 2, "linear_state": "some"}})"); })
+            .rfind("/design/phd/linear_state", 0) == 0);
   CHECK(fixtures::error_of([] { fixtures::config(tiny_hybrid(), R"({"looped": {"iterations": 2}})"); })
             .rfind("/design/looped", 0) == 0);
   CHECK(fixtures::error_of([] { fixtures::config(tiny_hybrid(), R"({"hd": {"n": 2, "layers": "local", "window": 8}})"); })

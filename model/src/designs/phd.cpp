@@ -20,6 +20,8 @@ const char* to_string(PhdVariant v) {
   return "?";
 }
 
+const char* to_string(PhdLinearState s) { return s == PhdLinearState::origins ? "origins" : "all_copies"; }
+
 }  // namespace hdlab::model
 
 namespace hdlab::model::designs {
@@ -39,15 +41,28 @@ double hidden_available(const PhdDesign& p, double c) {
   return 0;
 }
 
+// "linear_state": whether hidden copies write linear-attention layers' states (phd.hpp's
+// PhdLinearState); read only on a backbone that has such layers.
+std::optional<PhdLinearState> parse_linear_state(ObjectReader& r, const Backbone& b, DesignDefaults& defaults) {
+  if (b.num_linear_layers() == 0) {
+    if (r.find("linear_state"))
+      fail(r.at("linear_state"), "is only used on a backbone with linear_attention layers (this one has none)");
+    return std::nullopt;
+  }
+  common::note_default(defaults, r, "linear_state", "origins");
+  return r.choice<PhdLinearState>("linear_state",
+                                  {{"origins", PhdLinearState::origins}, {"all_copies", PhdLinearState::all_copies}},
+                                  PhdLinearState::origins);
+}
+
 }  // namespace
 
 void parse(ObjectReader r, const Backbone& b, DesignDefaults& defaults, PhdDesign& p) {
-  // Hidden copies on a linear-attention layer (do they update its recurrent state?) are not
-  // modelled yet: refused rather than costed as attention (executor/README.md).
-  if (b.num_linear_layers() > 0)
-    fail(r.pointer(), "is unsupported on a backbone with linear-attention (linear_attention or mamba2) layers (" +
-                          std::to_string(b.num_linear_layers()) + "): PHD's hidden copies on a recurrent state are not "
-                          "modelled yet");
+  // Hidden copies on a Mamba-2 layer (do they update its state?) are not modelled yet:
+  // refused rather than costed as attention. Gated DeltaNet layers take linear_state.
+  if (const std::int64_t mamba = b.num_mixer_layers(MixerKind::mamba2); mamba > 0)
+    fail(r.pointer(), "is unsupported on a backbone with mamba2 layers (" + common::num(mamba) +
+                          "): PHD's hidden copies on a Mamba-2 state are not modelled yet");
   // The PHD rule is one mask for every layer; a chunk boundary would cut the origins a
   // hidden copy must see (its own token's and every earlier one), so it is refused.
   if (b.num_chunked_layers() > 0)
@@ -62,6 +77,7 @@ void parse(ObjectReader r, const Backbone& b, DesignDefaults& defaults, PhdDesig
   else if (r.find("W")) fail(r.at("W"), "is only used by the swa and cswa variants");
   if (p.variant == PhdVariant::cswa) p.C = r.integer("C", std::nullopt, 1, Limits::max_window);
   else if (r.find("C")) fail(r.at("C"), "is only used by the cswa variant");
+  p.linear_state = parse_linear_state(r, b, defaults);
   r.finish();
 }
 
@@ -69,6 +85,7 @@ Json block_json(const PhdDesign& p) {
   Json o = {{"K", p.K}, {"variant", to_string(p.variant)}};
   if (p.variant != PhdVariant::plain) o["W"] = p.W;
   if (p.variant == PhdVariant::cswa) o["C"] = p.C;
+  if (p.linear_state) o["linear_state"] = to_string(*p.linear_state);
   return o;
 }
 
@@ -78,6 +95,7 @@ void describe(const PhdDesign& phd, std::ostream& s) {
   s << " K=" << phd.K;
   if (phd.variant != PhdVariant::plain) s << " W=" << phd.W;
   if (phd.variant == PhdVariant::cswa) s << " C=" << phd.C;
+  if (phd.linear_state) s << " linear_state=" << to_string(*phd.linear_state);
 }
 
 std::string short_label(const PhdDesign& p) {
@@ -88,6 +106,7 @@ DesignFeatures features(const PhdDesign& p) {
   DesignFeatures f;
   f.copies = p.K;
   f.hidden_copies = true;
+  f.hidden_copies_read_only = p.linear_state == PhdLinearState::origins;
   return f;
 }
 
@@ -115,8 +134,9 @@ Layout default_layout(const PhdDesign&) { return Layout::phd_split; }
 void add_params(const PhdDesign&, const Backbone&, ParamCounts&) {}
 
 std::optional<std::int64_t> prefill_tail(const PhdDesign& p, std::int64_t L) {
-  // SWA's hidden copies see every earlier hidden token: all are computed.
-  if (p.variant == PhdVariant::swa || p.K == 1) return std::nullopt;
+  // SWA's hidden copies see every earlier hidden token: all are computed. So are they when
+  // every copy writes the linear layers' states (linear_state all_copies).
+  if (p.variant == PhdVariant::swa || p.K == 1 || p.linear_state == PhdLinearState::all_copies) return std::nullopt;
   return p.variant == PhdVariant::plain ? 1 : L - (L - 1) / p.C * p.C;
 }
 

@@ -37,6 +37,10 @@ enum class BackendOp {
   ghc_width,
   ghc_depth,
   mhc_dynamic,
+  causal_conv1d,
+  gated_delta_rule,
+  gated_rms_norm,
+  sigmoid_gate,
   convert,
   count_
 };
@@ -74,6 +78,12 @@ class EventTimer {
   virtual void start() = 0;
   virtual void stop() = 0;
   virtual double elapsed_ms() = 0;  // waits for the stop event
+};
+
+// gpt-oss's clamped SwiGLU (Backend::swiglu): limit 0 is the plain SwiGLU.
+struct SwigluClamp {
+  float limit = 0;  // > 0: gate clamped above at limit, up to [-limit, limit]
+  float alpha = 0;  // the sigmoid's slope on the clamped gate (gpt-oss: 1.702)
 };
 
 // Where gathered row i lands in the output: row first + i * stride.
@@ -144,8 +154,10 @@ class Backend {
   // x [T, heads, hd], positions [T] i32 (expanded index or token index: caller's choice).
   void rope(const Tensor& x, const Tensor& positions, double theta);
 
-  // out = silu(gate) * up with gate_up [T, 2F] = [gate | up], out [T, F].
-  void swiglu(const Tensor& gate_up, const Tensor& out);
+  // out = silu(gate) * up with gate_up [T, 2F] = [gate | up], out [T, F]. With
+  // clamp.limit L > 0 (gpt-oss): g = min(gate, L), u = max(-L, min(up, L)),
+  // out = (u + 1) * g * sigmoid(clamp.alpha * g).
+  void swiglu(const Tensor& gate_up, const Tensor& out, SwigluClamp clamp = {});
 
   // out = a + b, same shapes; out may be a or b.
   void add(const Tensor& a, const Tensor& b, const Tensor& out);
@@ -195,6 +207,37 @@ class Backend {
   void mhc_dynamic(const Tensor& h, const Tensor& phi, const Tensor& bias, const Tensor& scale,
                    std::int64_t sinkhorn_iters, float eps, const Tensor& alpha, const Tensor& beta);
 
+  // ---- linear attention (Gated DeltaNet; executor/README.md "Linear attention") ------
+  // Rows are one sequence's positions in order. `writes` (i32 [R] of 0/1, or empty: all
+  // 1): a row with 0 reads the state (and the conv history) as the rows before it left it
+  // and changes neither (PHD's hidden copies under linear_state "origins").
+
+  // Causal depthwise conv then SiLU: out[r, c] = silu(bias[c] + sum_j weight[c, j] *
+  // h_r[j] (c)), h_r = the K-1 latest written inputs before row r (the history `state`
+  // [K-1, C], oldest first, then the written rows of x before r) followed by x[r], j < K.
+  // Afterwards `state` holds the K-1 latest written inputs. x, out [R, C], weight [C, K]
+  // (x's type), bias f32 [C] or empty, state [K-1, C] (x's type; nothing when K = 1).
+  void causal_conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& state,
+                     const Tensor& out, const Tensor& writes = Tensor{});
+
+  // The gated delta rule (gated_delta_rule.hpp) on the conv's output qkv [R, 2 hk dk + hv dv]
+  // (q | k | v, heads contiguous) and the gate inputs ba [R, 2 hv] (b | a): per row and
+  // value head h, g = -exp(a_log[h]) softplus(a + dt_bias[h]), beta = sigmoid(b) (0 and 0
+  // where the row does not write), then the recurrence on state [hv, dk, dv] (read as S_0,
+  // written as S_R), out [R, hv, dv]. a_log, dt_bias f32 [hv]; hk = (C - hv dv) / (2 dk).
+  // `chunk` > 0: the chunked form, `chunk` rows at a time; 0: token by token (decode).
+  // The same numbers either way, up to rounding.
+  void gated_delta_rule(const Tensor& qkv, const Tensor& ba, const Tensor& a_log, const Tensor& dt_bias,
+                        const Tensor& state, const Tensor& out, std::int64_t chunk, const Tensor& writes = Tensor{});
+
+  // out[r] = x[r] / sqrt(mean(x[r]^2) + eps) * weight * silu(gate[r]); x, gate, out
+  // [R, dim] (R = rows * value heads, dim = d_v), weight f32 [dim]. out may be x.
+  void gated_rms_norm(const Tensor& x, const Tensor& gate, const Tensor& weight, float eps, const Tensor& out);
+
+  // out = x * sigmoid(gate); x, out [R, W], gate [R, W] (gated attention output) or [R, 1]
+  // (a per-row gate: the shared experts' output). out may be x.
+  void sigmoid_gate(const Tensor& x, const Tensor& gate, const Tensor& out);
+
   // ---- timing --------------------------------------------------------------------
   virtual void synchronize() = 0;
   virtual std::unique_ptr<EventTimer> make_timer() = 0;
@@ -219,7 +262,7 @@ class Backend {
   virtual void group_norm_impl(const Tensor& x, std::int64_t group_size, const Tensor& weight, const Tensor& bias,
                                float eps, const Tensor& out) = 0;
   virtual void rope_impl(const Tensor& x, const Tensor& positions, double theta) = 0;
-  virtual void swiglu_impl(const Tensor& gate_up, const Tensor& out) = 0;
+  virtual void swiglu_impl(const Tensor& gate_up, const Tensor& out, SwigluClamp clamp) = 0;
   virtual void add_impl(const Tensor& a, const Tensor& b, const Tensor& out) = 0;
   virtual void topk_routing_impl(const Tensor& logits, std::int64_t k, model::RouterKind score, bool normalize,
                                  const Tensor& expert_ids, const Tensor& weights) = 0;
@@ -232,6 +275,14 @@ class Backend {
   virtual void ghc_depth_impl(const Tensor& z, const Tensor& beta, const Tensor& carry, const Tensor& out) = 0;
   virtual void mhc_dynamic_impl(const Tensor& h, const Tensor& phi, const Tensor& bias, const Tensor& scale,
                                 std::int64_t sinkhorn_iters, float eps, const Tensor& alpha, const Tensor& beta) = 0;
+  virtual void causal_conv1d_impl(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& state,
+                                  const Tensor& out, const Tensor& writes) = 0;
+  virtual void gated_delta_rule_impl(const Tensor& qkv, const Tensor& ba, const Tensor& a_log, const Tensor& dt_bias,
+                                     const Tensor& state, const Tensor& out, std::int64_t chunk,
+                                     const Tensor& writes) = 0;
+  virtual void gated_rms_norm_impl(const Tensor& x, const Tensor& gate, const Tensor& weight, float eps,
+                                   const Tensor& out) = 0;
+  virtual void sigmoid_gate_impl(const Tensor& x, const Tensor& gate, const Tensor& out) = 0;
 
  private:
   friend struct Storage;

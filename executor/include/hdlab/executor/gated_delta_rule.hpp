@@ -34,4 +34,19 @@ void gated_delta_rule_chunked(std::span<const float> q, std::span<const float> k
                               std::span<const float> g, std::span<const float> beta, const GdnShape& s,
                               std::int64_t chunk, std::span<float> state, std::span<float> out);
 
+// The chunked form over strided rows, value heads [h0, h1) only (the CPU backend runs head
+// ranges in parallel; heads are independent): row t of q head kh at q + t*qk_stride +
+// kh*dk, of k likewise, of v head h at v + t*v_stride + h*dv; g, beta [T, hv]; state
+// [hv, dk, dv] and out [T, hv, dv] contiguous. Shapes are the caller's to check.
+struct GdnRows {
+  const float* q = nullptr;
+  const float* k = nullptr;
+  const float* v = nullptr;
+  std::int64_t qk_stride = 0, v_stride = 0;
+  const float* g = nullptr;
+  const float* beta = nullptr;
+};
+void gated_delta_rule_chunked_heads(const GdnRows& in, const GdnShape& s, std::int64_t chunk, std::int64_t h0,
+                                    std::int64_t h1, float* state, float* out);
+
 }  // namespace hdlab::executor

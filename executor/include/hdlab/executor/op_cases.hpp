@@ -87,7 +87,7 @@ OpCase group_norm_case(std::int64_t rows, std::int64_t groups, std::int64_t grou
                        std::uint64_t seed);
 OpCase rope_case(std::int64_t tokens, std::int64_t heads, std::int64_t head_dim, std::int32_t first_position,
                  std::int32_t position_step, ScalarType type, std::uint64_t seed);
-OpCase swiglu_case(std::int64_t tokens, std::int64_t ffn, ScalarType type, std::uint64_t seed);
+OpCase swiglu_case(std::int64_t tokens, std::int64_t ffn, ScalarType type, std::uint64_t seed, SwigluClamp clamp = {});
 OpCase add_case(std::int64_t tokens, std::int64_t width, ScalarType type, std::uint64_t seed);
 OpCase topk_routing_case(std::int64_t tokens, std::int64_t experts, std::int64_t k, model::RouterKind score,
                          bool normalize, ScalarType type, std::uint64_t seed);
@@ -106,6 +106,21 @@ OpCase ghc_depth_case(std::int64_t tokens, std::int64_t m, std::int64_t n, std::
 // mHC coefficients of n streams of D over `tokens` tokens, `iters` Sinkhorn iterations.
 OpCase mhc_dynamic_case(std::int64_t tokens, std::int64_t n, std::int64_t D, std::int64_t iters, ScalarType type,
                         std::uint64_t seed);
+
+// ---- linear attention (op_cases_linear.cpp): Gated DeltaNet sizes ----------------------
+struct GdnCaseShape {
+  std::int64_t rows = 0, hk = 1, hv = 1, dk = 8, dv = 8, kernel = 4;
+  std::int64_t chunk = 64;  // gated_delta_rule: 0 token by token
+  bool writes = false;      // some rows read only (every third row, from the second)
+  bool bias = false;        // causal_conv1d: a bias per channel (Mamba-2's conv has one)
+};
+// The conv over q, k and v's 2 hk dk + hv dv channels, from a random history.
+OpCase causal_conv1d_case(const GdnCaseShape& shape, ScalarType type, std::uint64_t seed);
+// The rule from a random state; checks the output and the state it leaves.
+OpCase gated_delta_rule_case(const GdnCaseShape& shape, ScalarType type, std::uint64_t seed);
+OpCase gated_rms_norm_case(std::int64_t rows, std::int64_t dim, ScalarType type, std::uint64_t seed);
+// per_row: a [rows, 1] gate (shared experts) instead of one per element (gated attention).
+OpCase sigmoid_gate_case(std::int64_t rows, std::int64_t width, bool per_row, ScalarType type, std::uint64_t seed);
 
 // ---- the correctness table -----------------------------------------------------------
 // Small shapes (odd sizes, lengths that are not tile multiples, GQA, decode rows) of

@@ -10,6 +10,7 @@
 
 #include "hdlab/executor/attention_mask.hpp"
 #include "hdlab/executor/backend.hpp"
+#include "hdlab/executor/gated_delta_rule.hpp"
 
 namespace hdlab::executor {
 
@@ -35,8 +36,8 @@ Doubles group_norm_reference(DoubleSpan x, DoubleSpan weight, DoubleSpan bias, s
 Doubles rope_reference(DoubleSpan x, std::span<const std::int32_t> positions, std::int64_t heads,
                        std::int64_t head_dim, double theta);
 
-// gate_up [T, 2F] -> [T, F].
-Doubles swiglu_reference(DoubleSpan gate_up, std::int64_t tokens, std::int64_t ffn);
+// gate_up [T, 2F] -> [T, F]; clamp.limit > 0: gpt-oss's clamped SwiGLU.
+Doubles swiglu_reference(DoubleSpan gate_up, std::int64_t tokens, std::int64_t ffn, SwigluClamp clamp = {});
 
 Doubles add_reference(DoubleSpan a, DoubleSpan b);
 
@@ -82,5 +83,25 @@ Doubles ghc_depth_reference(DoubleSpan z, std::int64_t tokens, std::int64_t m, s
 GhcCoefficients mhc_dynamic_reference(DoubleSpan h, std::int64_t tokens, std::int64_t n, std::int64_t D,
                                       DoubleSpan phi, DoubleSpan bias, DoubleSpan scale, std::int64_t sinkhorn_iters,
                                       double eps);
+
+// ---- linear attention (reference_linear.cpp) -------------------------------------------
+// x [R, C], weight [C, K], bias [C] or empty; state [K-1, C] read and updated in place;
+// writes [R] (0: the row reads the history and is not added to it) or empty: all write.
+Doubles causal_conv1d_reference(DoubleSpan x, std::int64_t rows, std::int64_t channels, DoubleSpan weight,
+                                std::int64_t kernel, DoubleSpan bias, Doubles& state,
+                                std::span<const std::int32_t> writes = {});
+
+// Backend::gated_delta_rule: qkv [R, 2 hk dk + hv dv], ba [R, 2 hv], a_log and dt_bias
+// [hv]; state [hv, dk, dv] read and updated in place; returns out [R, hv, dv]. s.tokens = R.
+Doubles gated_delta_rule_op_reference(DoubleSpan qkv, DoubleSpan ba, DoubleSpan a_log, DoubleSpan dt_bias,
+                                      const GdnShape& s, Doubles& state, std::span<const std::int32_t> writes = {});
+
+// x, gate [rows, dim], weight [dim].
+Doubles gated_rms_norm_reference(DoubleSpan x, DoubleSpan gate, DoubleSpan weight, std::int64_t rows,
+                                 std::int64_t dim, double eps);
+
+// x [rows, width], gate [rows, gate_cols] with gate_cols = width or 1.
+Doubles sigmoid_gate_reference(DoubleSpan x, DoubleSpan gate, std::int64_t rows, std::int64_t width,
+                               std::int64_t gate_cols);
 
 }  // namespace hdlab::executor

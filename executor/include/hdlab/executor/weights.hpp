@@ -8,19 +8,26 @@
 //   model.embed_tokens.weight                       [V, D]  (VWN full embedding: [V, D'])
 //   hdlab.hd.embed_tokens.{k}.weight                [V, D]  HD stream k = 1..n-1 (stream 0: model.embed_tokens)
 //   model.layers.{l}.input_layernorm.weight         [D]     pre-attention RMSNorm
-//   model.layers.{l}.self_attn.q_proj.weight        [H*hd, D]   (+ .bias [H*hd] with attention_bias)
+//   model.layers.{l}.self_attn.q_proj.weight        [H*hd, D]   (+ .bias [H*hd] with attention_bias;
+//     attention_output_gate: [2*H*hd, D], each head's rows [query hd | gate hd] as HF's Qwen3-Next)
 //   model.layers.{l}.self_attn.k_proj.weight        [G*hd, D]   (+ .bias)
 //   model.layers.{l}.self_attn.v_proj.weight        [G*hd, D]   (+ .bias)
 //   model.layers.{l}.self_attn.q_norm.weight        [hd]    (qk_norm; k_norm likewise)
 //   model.layers.{l}.self_attn.sinks                [H]     (attention_sinks: a logit per query head)
-//   model.layers.{l}.self_attn.o_proj.weight        [D, H*hd]
+//   model.layers.{l}.self_attn.o_proj.weight        [D, H*hd]   (+ .bias [D] with output_bias)
+//   model.layers.{l}.linear_attn.*                  a Gated DeltaNet layer instead of self_attn (HF's
+//     Qwen3-Next names and layouts): in_proj_qkvz.weight [2hk*dk + 2hv*dv, D] grouped per key
+//     head [q | k | v | z], in_proj_ba.weight [2hv, D] per key head [b | a], conv1d.weight
+//     [2hk*dk + hv*dv, 1, K], dt_bias [hv], A_log [hv], norm.weight [dv], out_proj.weight [D, hv*dv]
 //   model.layers.{l}.post_attention_layernorm.weight [D]    norms_per_layer 2: the pre-FFN norm (Qwen/Llama)
 //     norms_per_layer 4 (Gemma): post_attention_layernorm is the post-attention norm, and
 //     pre_feedforward_layernorm / post_feedforward_layernorm wrap the FFN
 //   model.layers.{l}.mlp.{gate,up,down}_proj.weight [F, D], [F, D], [D, F]   dense SwiGLU
-//   model.layers.{l}.mlp.gate.weight                [E, D]  MoE router
+//   model.layers.{l}.mlp.gate.weight                [E, D]  MoE router (+ mlp.gate.bias [E] with router_bias)
 //   model.layers.{l}.mlp.experts.{e}.{gate,up,down}_proj.weight          routed expert e
+//     (+ .bias [F], [F], [D] with expert_bias: gpt-oss's, stored per expert, not packed)
 //   model.layers.{l}.mlp.shared_experts.{s}.{gate,up,down}_proj.weight   shared expert s
+//   model.layers.{l}.mlp.shared_expert_gate.weight  [1, D]  sigmoid gate of the shared experts (Qwen3-Next)
 //   model.layers.{l}.hdlab_ghc.{attn,ffn}.static_a  [n, m+n] VWN GHC around attention / FFN
 //   model.layers.{l}.hdlab_ghc.{attn,ffn}.static_b  [m, n]
 //   model.layers.{l}.hdlab_ghc.{attn,ffn}.norm.weight     [D/m]        (dynamic GHC)
@@ -58,6 +65,7 @@ enum class WeightInit {
   ghc_static_b,  // VWN static init B[i, j] = 1 iff i = j mod m
   ghc_dynamic,   // VWN dynamic weights: N(0, RandomInit::ghc_dynamic_std^2), 0 as published
   injection,     // looped adapter [W_h | W_e] = [I/2 | I/2] + N(0, RandomInit::injection_noise_std^2)
+  log_uniform_16,  // log of U(0, 16]: Gated DeltaNet's A_log (transformers' Qwen3-Next init)
 };
 
 struct WeightSpec {
@@ -163,11 +171,26 @@ class GrownWeights : public WeightSource {
 struct FfnWeights {
   Tensor gate_up;  // [2F, D]: gate rows then up rows (swiglu reads [gate | up])
   Tensor down;     // [D, F]
+  Tensor gate_up_bias, down_bias;  // [1, 2F], [1, D] with expert biases (gpt-oss)
 };
 struct MoeWeights {
-  Tensor router;  // [E, D]
+  Tensor router;       // [E, D]
+  Tensor router_bias;  // [1, E] (gpt-oss)
   std::vector<FfnWeights> experts;
   std::vector<FfnWeights> shared;
+  Tensor shared_gate;  // [1, D]: sigmoid(x w^T) scales the shared experts' output (Qwen3-Next)
+};
+// A Gated DeltaNet mixer, reordered from HF's per-key-head grouping into contiguous blocks:
+// qkv's rows are q of every key head, then k, then v of every value head (value head
+// kh r + i of key head kh), the conv's channel order; ba's rows are b then a per value head.
+struct LinearAttentionWeights {
+  Tensor qkv;      // [2 hk dk + hv dv, D]
+  Tensor z;        // [hv dv, D]: the output gate
+  Tensor ba;       // [2 hv, D]
+  Tensor conv;     // [2 hk dk + hv dv, K]
+  Tensor a_log, dt_bias;  // [hv] f32
+  Tensor norm;     // [dv] f32, the gated RMSNorm's weight
+  Tensor out;      // [D, hv dv]
 };
 struct GhcWeights {  // one generalized hyper-connection (VWN), or mHC's (m = 1)
   Tensor static_a;   // [n, m+n] f32, the static alpha, also [1, n, m+n]
@@ -181,6 +204,9 @@ struct LayerWeights {
   Tensor attn_norm, attn_post_norm;  // [D] f32; post only with norms_per_layer 4
   Tensor q, k, v, o;                 // [H*hd, D], [G*hd, D], [G*hd, D], [D, H*hd]
   Tensor q_bias, k_bias, v_bias;     // [1, out] with attention_bias
+  Tensor q_gate, q_gate_bias;        // [H*hd, D], [1, H*hd]: gated attention output (Qwen3-Next)
+  Tensor o_bias;                     // [1, D] with output_bias
+  LinearAttentionWeights linear;     // linear-attention layers (instead of q, k, v, o)
   Tensor q_norm, k_norm;             // [hd] f32 with qk_norm
   Tensor sinks;                      // [H] f32 with attention_sinks
   Tensor ffn_norm, ffn_post_norm;    // [D] f32

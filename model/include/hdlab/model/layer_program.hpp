@@ -156,6 +156,7 @@ struct OpDims {
   bool mlp_bias = false;                 // dense FFN biases
   double position_rows = 0;              // learned position table rows (0: none)
   double E = 0, top_k = 0, Fe = 0, S = 0, Fs = 0;  // MoE
+  bool shared_gate = false;      // a sigmoid gate (D -> 1) scales the shared experts' output (Qwen3-Next)
   double sinks = 0;              // sink logits per layer (H with attention sinks, else 0)
   double router_bias = 0;        // router bias elements (E or 0)
   double expert_bias = 0;        // biases of one routed expert (2 Fe + D, or 0)
@@ -216,6 +217,12 @@ struct LayerWork {
   double recurrent_states = 1;
   bool linear_mixer = false;  // the layer's mixer is linear attention (its attention node: conv + delta rule or SSD)
 };
+// Independent recurrent states per sequence of a linear-attention layer with role `role`
+// under `m` (executor/README.md "Linear attention under the designs"): an HD intra-stream
+// layer keeps one per stream, each over its stream's tokens; every other layer one, over
+// the whole expanded sequence in logical order.
+double recurrent_states(const Method& m, const LayerAttentionRole& role);
+
 // The nodes of one layer with features `f` doing `w`; attention FLOPs from the executed
 // pairs when `count_executed`, else from the exact ones.
 void layer_ops(const OpDims& s, const LayerFeatures& f, const LayerWork& w, bool count_executed, OpNodes& out);

@@ -31,6 +31,9 @@ struct DesignFeatures {
   bool streams = false;             // the copies are streams choosing an attention kind per layer (HD)
   bool final_stream_mirror = false; // KV-mirror layers run only the final stream's queries (HD kv_mirror)
   bool hidden_copies = false;       // copies 1..K-1 are hidden copies of an origin token (PHD)
+  // Hidden copies read linear-attention layers' recurrent states and conv histories but
+  // write neither (PHD linear_state "origins"); false: every position writes them.
+  bool hidden_copies_read_only = false;
   double rope_theta = 0;            // RoPE base the design runs with; 0: the backbone's
   // Residual widened to D' = (n/m) D as n slots of D/m, mixed around each sublayer by
   // generalized hyper-connections (VWN).

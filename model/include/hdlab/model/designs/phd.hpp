@@ -9,12 +9,23 @@ namespace hdlab::model {
 enum class PhdVariant { plain, swa, cswa };
 const char* to_string(PhdVariant v);
 
+// What the hidden copies do to a linear-attention layer's recurrent state and conv history
+// (executor/README.md "Linear attention"): `origins`: only origins write them; a hidden
+// copy (i, j) reads the state and history origin i left (origin i included) and changes
+// neither (so a prefill may skip earlier tokens' copies, as plain PHD's does); `all_copies`:
+// every position writes them in logical order t = i*K + j, as a cross-stream HD layer (so a
+// prefill computes every copy of every token).
+enum class PhdLinearState { origins, all_copies };
+const char* to_string(PhdLinearState s);
+
 struct PhdDesign {
   static constexpr const char* key = "phd";
   std::int64_t K = 1;
   PhdVariant variant = PhdVariant::plain;
   std::int64_t W = 0;  // hidden-token window (swa, cswa)
   std::int64_t C = 0;  // chunk in tokens (cswa)
+  // Set iff the backbone has linear-attention layers ("linear_state", default origins).
+  std::optional<PhdLinearState> linear_state;
   bool operator==(const PhdDesign&) const = default;
 };
 

@@ -1,0 +1,172 @@
+// The CUDA backend's linear-attention kernels (Gated DeltaNet; Backend's causal_conv1d,
+// gated_delta_rule, gated_rms_norm) and the sigmoid gate. Storage f32 or bf16, arithmetic
+// f32, the element-wise formulas shared with the CPU and the references
+// (src/activation_math.hpp). Written to be obviously right rather than fast:
+//  - the conv: one thread per channel walking the rows in order with its last K-1 inputs;
+//  - the gated delta rule: the recurrent form for prefill and decode alike (the chunked
+//    form gives the same numbers up to rounding), one block per value head, one thread per
+//    column j of the state S [dk, dv], which it keeps in f32 for the whole call and writes
+//    back (in the cache's type) at the end.
+#include <cuda_bf16.h>
+
+#include <cstdint>
+
+#include "../src/activation_math.hpp"
+#include "cuda_check.hpp"
+#include "cuda_kernels.hpp"
+#include "cuda_launch.cuh"
+#include "cuda_scalar.cuh"
+
+namespace hdlab::executor::cuda {
+
+namespace {
+
+__device__ bool writes_row(const std::int32_t* writes, std::int64_t r) { return writes == nullptr || writes[r] != 0; }
+
+template <class T>
+__global__ void causal_conv1d_kernel(const T* x, const T* w, const float* bias, T* state, T* out,
+                                     const std::int32_t* writes, std::int64_t rows, std::int64_t C, std::int64_t K) {
+  HDLAB_GRID_STRIDE(c, C) {
+    float ring[kMaxConvTaps - 1];
+    for (std::int64_t j = 0; j + 1 < K; ++j) ring[j] = to_float(state[j * C + c]);
+    std::int64_t oldest = 0;
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const float xr = to_float(x[r * C + c]);
+      float sum = bias ? bias[c] : 0.0f;
+      for (std::int64_t j = 0; j + 1 < K; ++j) sum += to_float(w[c * K + j]) * ring[(oldest + j) % (K - 1)];
+      sum += to_float(w[c * K + K - 1]) * xr;
+      out[r * C + c] = from_float<T>(detail::silu(sum));
+      if (K > 1 && writes_row(writes, r)) {
+        ring[oldest] = xr;
+        oldest = (oldest + 1) % (K - 1);
+      }
+    }
+    for (std::int64_t j = 0; j + 1 < K; ++j) state[j * C + c] = from_float<T>(ring[(oldest + j) % (K - 1)]);
+  }
+}
+
+// Sum of v over the block's threads (every thread gets it); `partial` holds blockDim floats.
+__device__ float block_sum(float v, float* partial) {
+  partial[threadIdx.x] = v;
+  __syncthreads();
+  for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) partial[threadIdx.x] += partial[threadIdx.x + half];
+    __syncthreads();
+  }
+  const float total = partial[0];
+  __syncthreads();
+  return total;
+}
+
+// Block h: value head h (q/k head h / (hv / hk)); thread j < dv: column j of S.
+template <class T>
+__global__ void gated_delta_rule_kernel(GdnLaunch a) {
+  extern __shared__ float smem[];
+  float* q = smem;                    // [dk] normalised and scaled
+  float* k = q + a.dk;                // [dk] normalised
+  float* partial = k + a.dk;          // [blockDim]
+  __shared__ float gates[2];          // decay exp(g), beta
+  const T* qkv = static_cast<const T*>(a.qkv);
+  const T* ba = static_cast<const T*>(a.ba);
+  T* state = static_cast<T*>(a.state);
+  T* out = static_cast<T*>(a.out);
+  const std::int64_t h = blockIdx.x, kh = h / (a.hv / a.hk), j = threadIdx.x, C = 2 * a.hk * a.dk + a.hv * a.dv;
+  const bool col = j < a.dv;
+  float S[kMaxGdnKeyDim];
+  for (std::int64_t i = 0; i < a.dk; ++i) S[i] = col ? to_float(state[(h * a.dk + i) * a.dv + j]) : 0.0f;
+  for (std::int64_t r = 0; r < a.rows; ++r) {
+    const T* row = qkv + r * C;
+    float qq = 0, kk = 0;
+    for (std::int64_t i = threadIdx.x; i < a.dk; i += blockDim.x) {
+      q[i] = to_float(row[kh * a.dk + i]);
+      k[i] = to_float(row[a.hk * a.dk + kh * a.dk + i]);
+      qq += q[i] * q[i];
+      kk += k[i] * k[i];
+    }
+    const float q_scale = rsqrtf(block_sum(qq, partial) + 1e-6f) * rsqrtf(static_cast<float>(a.dk));
+    const float k_scale = rsqrtf(block_sum(kk, partial) + 1e-6f);
+    if (threadIdx.x == 0) {
+      float g, beta;
+      detail::gdn_gates(to_float(ba[r * 2 * a.hv + a.hv + h]), to_float(ba[r * 2 * a.hv + h]), a.a_log[h], a.dt_bias[h],
+                        writes_row(a.writes, r), g, beta);
+      gates[0] = expf(g);
+      gates[1] = beta;
+    }
+    __syncthreads();
+    if (col) {
+      const float decay = gates[0], beta = gates[1];
+      float kv = 0;
+      for (std::int64_t i = 0; i < a.dk; ++i) {
+        S[i] *= decay;
+        kv += S[i] * k[i] * k_scale;
+      }
+      const float delta = beta * (to_float(row[2 * a.hk * a.dk + h * a.dv + j]) - kv);
+      float o = 0;
+      for (std::int64_t i = 0; i < a.dk; ++i) {
+        S[i] += k[i] * k_scale * delta;
+        o += S[i] * q[i] * q_scale;
+      }
+      out[(r * a.hv + h) * a.dv + j] = from_float<T>(o);
+    }
+    __syncthreads();  // q, k and the gates are rewritten for the next row
+  }
+  if (col)
+    for (std::int64_t i = 0; i < a.dk; ++i) state[(h * a.dk + i) * a.dv + j] = from_float<T>(S[i]);
+}
+
+// One block per row: x / rms(x) * w * silu(gate).
+template <class T>
+__global__ void gated_rms_norm_kernel(const T* x, const T* gate, const float* w, T* out, std::int64_t dim, float eps) {
+  __shared__ float partial[kBlock];
+  const T* xr = x + blockIdx.x * dim;
+  const T* gr = gate + blockIdx.x * dim;
+  float sq = 0.0f;
+  for (std::int64_t d = threadIdx.x; d < dim; d += blockDim.x) sq += to_float(xr[d]) * to_float(xr[d]);
+  const float inv = rsqrtf(block_sum(sq, partial) / static_cast<float>(dim) + eps);
+  for (std::int64_t d = threadIdx.x; d < dim; d += blockDim.x)
+    out[blockIdx.x * dim + d] = from_float<T>(to_float(xr[d]) * inv * w[d] * detail::silu(to_float(gr[d])));
+}
+
+template <class T>
+__global__ void sigmoid_gate_kernel(const T* x, const T* gate, T* out, std::int64_t rows, std::int64_t width,
+                                    std::int64_t gate_cols) {
+  HDLAB_GRID_STRIDE(i, rows * width) {
+    const std::int64_t r = i / width, c = i % width;
+    out[i] = from_float<T>(to_float(x[i]) * detail::sigmoid(to_float(gate[r * gate_cols + (gate_cols == 1 ? 0 : c)])));
+  }
+}
+
+}  // namespace
+
+void launch_causal_conv1d(Elem e, const void* x, const void* weight, const float* bias, void* state, void* out,
+                          const std::int32_t* writes, std::int64_t rows, std::int64_t channels, std::int64_t taps,
+                          cudaStream_t stream) {
+  HDLAB_DISPATCH(e, causal_conv1d_kernel<T><<<blocks_for(channels), kBlock, 0, stream>>>(
+                               static_cast<const T*>(x), static_cast<const T*>(weight), bias, static_cast<T*>(state),
+                               static_cast<T*>(out), writes, rows, channels, taps));
+}
+
+void launch_gated_delta_rule(const GdnLaunch& a, cudaStream_t stream) {
+  // Threads: the dv columns rounded up to whole warps (a power of two for block_sum).
+  unsigned threads = 32;
+  while (threads < a.dv) threads *= 2;
+  const std::size_t shared = static_cast<std::size_t>(2 * a.dk + threads) * sizeof(float);
+  HDLAB_DISPATCH(a.elem,
+                        gated_delta_rule_kernel<T><<<static_cast<unsigned>(a.hv), threads, shared, stream>>>(a));
+}
+
+void launch_gated_rms_norm(Elem e, const void* x, const void* gate, const float* weight, void* out, std::int64_t rows,
+                           std::int64_t dim, float eps, cudaStream_t stream) {
+  HDLAB_DISPATCH(e, gated_rms_norm_kernel<T><<<static_cast<unsigned>(rows), kBlock, 0, stream>>>(
+                               static_cast<const T*>(x), static_cast<const T*>(gate), weight, static_cast<T*>(out), dim,
+                               eps));
+}
+
+void launch_sigmoid_gate(Elem e, const void* x, const void* gate, void* out, std::int64_t rows, std::int64_t width,
+                         std::int64_t gate_cols, cudaStream_t stream) {
+  HDLAB_DISPATCH(e, sigmoid_gate_kernel<T><<<blocks_for(rows * width), kBlock, 0, stream>>>(
+                               static_cast<const T*>(x), static_cast<const T*>(gate), static_cast<T*>(out), rows, width,
+                               gate_cols));
+}
+
+}  // namespace hdlab::executor::cuda

@@ -1,0 +1,236 @@
+// Layers of today's HF families run by the runner and checked against computations written
+// here from the HF layouts alone: a Gated DeltaNet layer (Qwen3-Next's linear_attn.*
+// tensors as transformers groups them) in double precision, and gpt-oss's expert FFN
+// (router and expert biases, the clamped SwiGLU), sinks and output bias.
+#include <cmath>
+#include <map>
+
+#include "hdlab/executor/gated_delta_rule.hpp"
+#include "runner_test_support.hpp"
+
+namespace hdlab::executor::testing {
+
+namespace {
+
+using Vec = std::vector<double>;
+
+// Row-major [rows, in] x W^T with W [out, in].
+Vec linear(const Vec& x, std::int64_t rows, std::int64_t in, const std::vector<float>& w, std::int64_t out) {
+  Vec y(static_cast<std::size_t>(rows * out), 0.0);
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t o = 0; o < out; ++o) {
+      double s = 0;
+      for (std::int64_t i = 0; i < in; ++i)
+        s += x[static_cast<std::size_t>(r * in + i)] * w[static_cast<std::size_t>(o * in + i)];
+      y[static_cast<std::size_t>(r * out + o)] = s;
+    }
+  return y;
+}
+
+Vec rms(const Vec& x, std::int64_t rows, std::int64_t dim, const std::vector<float>& w, double eps) {
+  Vec y(x.size());
+  for (std::int64_t r = 0; r < rows; ++r) {
+    double sq = 0;
+    for (std::int64_t d = 0; d < dim; ++d)
+      sq += x[static_cast<std::size_t>(r * dim + d)] * x[static_cast<std::size_t>(r * dim + d)];
+    const double inv = 1 / std::sqrt(sq / static_cast<double>(dim) + eps);
+    for (std::int64_t d = 0; d < dim; ++d)
+      y[static_cast<std::size_t>(r * dim + d)] =
+          x[static_cast<std::size_t>(r * dim + d)] * inv * w[static_cast<std::size_t>(d)];
+  }
+  return y;
+}
+
+double silu(double x) { return x / (1 + std::exp(-x)); }
+
+using Weights = std::map<std::string, std::vector<float>>;
+
+struct Mixed {
+  Vec qkv;  // [T, C]: q of every key head, k, v of every value head (the conv's channels)
+  Vec z;    // [T, hv dv]
+  Vec ba;   // [T, 2 hv] as HF stores it: per key head [b r | a r]
+};
+
+// in_proj_qkvz's output grouped per key head [q dk | k dk | v r dv | z r dv] (transformers'
+// fix_query_key_value_ordering), split into the conv's input and the gate z.
+Mixed hf_projections(const model::GatedDeltaNetConfig& g, Weights& w, const Vec& n, std::int64_t T, std::int64_t D) {
+  const std::int64_t hk = g.num_key_heads, hv = g.num_value_heads, dk = g.key_head_dim, dv = g.value_head_dim;
+  const std::int64_t r = hv / hk, C = g.conv_channels(), group = 2 * dk + 2 * r * dv;
+  const std::string p = "model.layers.0.linear_attn.";
+  const Vec qkvz = linear(n, T, D, w[p + "in_proj_qkvz.weight"], hk * group);
+  Mixed m{Vec(static_cast<std::size_t>(T * C)), Vec(static_cast<std::size_t>(T * hv * dv)),
+          linear(n, T, D, w[p + "in_proj_ba.weight"], 2 * hv)};
+  auto at = [](std::int64_t i) { return static_cast<std::size_t>(i); };
+  for (std::int64_t i = 0; i < T; ++i)
+    for (std::int64_t kh = 0; kh < hk; ++kh) {
+      const double* row = &qkvz[at(i * hk * group + kh * group)];
+      for (std::int64_t d = 0; d < dk; ++d) {
+        m.qkv[at(i * C + kh * dk + d)] = row[d];
+        m.qkv[at(i * C + hk * dk + kh * dk + d)] = row[dk + d];
+      }
+      for (std::int64_t d = 0; d < r * dv; ++d) {
+        m.qkv[at(i * C + 2 * hk * dk + kh * r * dv + d)] = row[2 * dk + d];
+        m.z[at(i * hv * dv + kh * r * dv + d)] = row[2 * dk + r * dv + d];
+      }
+    }
+  return m;
+}
+
+// The causal depthwise conv (weight [C, 1, K], zero history) and SiLU.
+Vec hf_conv(const Vec& mixed, const std::vector<float>& cw, std::int64_t T, std::int64_t C, std::int64_t K) {
+  Vec conv(mixed.size());
+  for (std::int64_t i = 0; i < T; ++i)
+    for (std::int64_t c = 0; c < C; ++c) {
+      double s = 0;
+      for (std::int64_t j = 0; j < K; ++j) {
+        const std::int64_t src_row = i - (K - 1) + j;
+        if (src_row >= 0)
+          s += cw[static_cast<std::size_t>(c * K + j)] * mixed[static_cast<std::size_t>(src_row * C + c)];
+      }
+      conv[static_cast<std::size_t>(i * C + c)] = silu(s);
+    }
+  return conv;
+}
+
+// The mixer's output [T, hv dv] before out_proj: the gates, the recurrence from a zero
+// state, RMSNormGated.
+Vec hf_rule(const model::Backbone& b, Weights& w, const Vec& conv, const Mixed& m, std::int64_t T) {
+  const model::GatedDeltaNetConfig& g = *b.gdn;
+  const std::int64_t hk = g.num_key_heads, hv = g.num_value_heads, dk = g.key_head_dim, dv = g.value_head_dim;
+  const std::int64_t r = hv / hk, C = g.conv_channels();
+  const std::string p = "model.layers.0.linear_attn.";
+  auto at = [](std::int64_t i) { return static_cast<std::size_t>(i); };
+  Vec q, k, v, gl(at(T * hv)), beta(gl.size());
+  for (std::int64_t i = 0; i < T; ++i) {
+    const double* row = &conv[at(i * C)];
+    q.insert(q.end(), row, row + hk * dk);
+    k.insert(k.end(), row + hk * dk, row + 2 * hk * dk);
+    v.insert(v.end(), row + 2 * hk * dk, row + C);
+    for (std::int64_t kh = 0; kh < hk; ++kh)
+      for (std::int64_t j = 0; j < r; ++j) {
+        const std::int64_t h = kh * r + j;
+        const double bb = m.ba[at(i * 2 * hv + kh * 2 * r + j)], aa = m.ba[at(i * 2 * hv + kh * 2 * r + r + j)];
+        const double sp = std::log1p(std::exp(aa + w[p + "dt_bias"][at(h)]));
+        gl[at(i * hv + h)] = -std::exp(w[p + "A_log"][at(h)]) * sp;
+        beta[at(i * hv + h)] = 1 / (1 + std::exp(-bb));
+      }
+  }
+  Vec state(at(hv * dk * dv), 0.0), o(at(T * hv * dv));
+  gated_delta_rule_reference(q, k, v, gl, beta, GdnShape{T, hk, hv, dk, dv}, state, o);
+  Vec gated = rms(o, T * hv, dv, w[p + "norm.weight"], b.norm_eps);
+  for (std::size_t i = 0; i < gated.size(); ++i) gated[i] *= silu(m.z[i]);
+  return gated;
+}
+
+// One Qwen3-Next linear-attention layer plus its dense FFN on the embeddings of `t`, from
+// the tensors as HF names and lays them out (transformers' Qwen3NextGatedDeltaNet).
+Vec hf_linear_layer(const model::Backbone& b, WeightSource& src, const std::vector<std::int32_t>& t) {
+  Weights w;
+  for (const WeightSpec& s : weight_specs(b, model::Method{})) w[s.name] = src.values(s);
+  const model::GatedDeltaNetConfig& g = *b.gdn;
+  const std::int64_t T = static_cast<std::int64_t>(t.size()), D = b.hidden, F = b.intermediate;
+  const std::string p = "model.layers.0.";
+  Vec x(static_cast<std::size_t>(T * D));
+  for (std::int64_t i = 0; i < T; ++i)
+    for (std::int64_t d = 0; d < D; ++d)
+      x[static_cast<std::size_t>(i * D + d)] =
+          w["model.embed_tokens.weight"][static_cast<std::size_t>(t[static_cast<std::size_t>(i)] * D + d)];
+  const Vec n = rms(x, T, D, w[p + "input_layernorm.weight"], b.norm_eps);
+  const Mixed m = hf_projections(g, w, n, T, D);
+  const Vec conv = hf_conv(m.qkv, w[p + "linear_attn.conv1d.weight"], T, g.conv_channels(), g.conv_kernel);
+  const Vec y = linear(hf_rule(b, w, conv, m, T), T, g.v_width(), w[p + "linear_attn.out_proj.weight"], D);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] += y[i];
+  const Vec h = rms(x, T, D, w[p + "post_attention_layernorm.weight"], b.norm_eps);
+  const Vec gate = linear(h, T, D, w[p + "mlp.gate_proj.weight"], F),
+            up = linear(h, T, D, w[p + "mlp.up_proj.weight"], F);
+  Vec act(gate.size());
+  for (std::size_t i = 0; i < act.size(); ++i) act[i] = silu(gate[i]) * up[i];
+  const Vec f = linear(act, T, F, w[p + "mlp.down_proj.weight"], D);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] += f[i];
+  return x;
+}
+
+}  // namespace
+
+TEST_CASE("a Gated DeltaNet layer equals its HF definition computed in double", "[runner][linear][hf]") {
+  const model::Backbone b = tiny_linear(1);
+  const auto t = tokens(23);
+  RandomWeights src(12);
+  const Vec want = hf_linear_layer(b, src, t);
+  Model m = build(make(b, "{}"), 12);
+  std::vector<float> got;
+  m.runner->set_hidden_observer([&](const HiddenState& h) {
+    if (h.layer == 0) got = m.backend->download_f32(h.x);
+  });
+  (void)m.runner->train_forward(t);
+  REQUIRE(got.size() == want.size());
+  double worst = 0, scale = 1;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    worst = std::max(worst, std::abs(got[i] - want[i]));
+    scale = std::max(scale, std::abs(want[i]));
+  }
+  // f32 against double through one layer: well inside 1e-5 of the largest entry
+  CHECK(worst / scale < 1e-5);
+}
+
+namespace {
+
+// gpt-oss in small: 4 layers alternating sliding (5) and full attention with sinks, q/k/v/o
+// biases, 8 experts top-2 with a router bias, expert biases and the clamped SwiGLU.
+model::Backbone tiny_gpt_oss(double limit = 7.0) {
+  model::Backbone b = with_gpt_oss_experts(tiny_moe(model::RouterKind::softmax, 4), limit);
+  b.name = "tiny-gpt-oss";
+  for (std::size_t l = 0; l < 4; l += 2) b.layers[l] = {model::AttentionKind::sliding, 5};
+  return b;
+}
+
+// Zeroes the biases whose names contain `part`.
+class WithoutBiases : public WeightSource {
+ public:
+  WithoutBiases(std::uint64_t seed, std::string part) : random_(seed), part_(std::move(part)) {}
+  std::vector<float> values(const WeightSpec& spec) override {
+    const std::string& n = spec.name;
+    const bool bias = n.size() > 5 && n.compare(n.size() - 5, 5, ".bias") == 0;
+    if (bias && n.find(part_) != std::string::npos)
+      return std::vector<float>(static_cast<std::size_t>(element_count(spec.shape)), 0.0f);
+    return random_.values(spec);
+  }
+
+ private:
+  RandomWeights random_;
+  std::string part_;
+};
+
+}  // namespace
+
+TEST_CASE("gpt-oss's experts, sinks and biases: decode equals the full forward, each part counts",
+          "[runner][gpt-oss]") {
+  const model::Backbone b = tiny_gpt_oss();
+  for (const char* design : {"{}", R"({"hd": {"n": 2, "layers": {"rest": "intra"}}})"}) {
+    INFO(design);
+    Model m = build(make(b, design), 3);
+    const auto t = tokens(14);
+    const auto full = m.backend->download_f32(m.runner->train_forward(t).logits);
+    const auto dec = decoded_logits(m, t, 6);
+    CHECK(rel_diff(dec, rows_of(full, b.padded_vocab(), 5, 9)) < kSameFunction);
+  }
+  const auto t = tokens(14);
+  const model::Config c = make(b, "{}");
+  auto logits = [&](WeightSource& src, const model::Config& cc) {
+    Model m = build(cc, src);
+    return m.backend->download_f32(m.runner->train_forward(t).logits);
+  };
+  RandomWeights all(3);
+  const auto ref = logits(all, c);
+  // the router bias, the expert biases and the output bias each change the function
+  for (const char* part : {"mlp.gate.bias", "mlp.experts", "o_proj.bias"}) {
+    INFO(part);
+    WithoutBiases without(3, part);
+    CHECK(rel_diff(logits(without, c), ref) > 1e-3);
+  }
+  // a tighter clamp changes it too (7 leaves most of these activations alone)
+  RandomWeights same(3);
+  CHECK(rel_diff(logits(same, make(tiny_gpt_oss(0.05), "{}")), ref) > 1e-3);
+}
+
+}  // namespace hdlab::executor::testing
