@@ -41,9 +41,10 @@ struct DeviceFacts {
   double sms = 0;                                   // streaming multiprocessors
   std::map<model::DType, double> peak_tflop_per_s;  // dense tensor peaks by input precision
   double memory_gb_per_s = 0;
+  double l2_cache_mb = 0;                           // bounds the GEMM's L2-resident footprint
   double nvlink_gb_per_s = 0;                       // per direction (bounds the collectives' bus bandwidth)
 };
-// From a datasheet hardware profile: its peaks and bandwidth, and its "sms".
+// From a datasheet hardware profile: its peaks, bandwidths, L2 size and "sms".
 DeviceFacts device_facts(const simulator::HardwareProfile& datasheet);
 
 struct KernelFitOptions {
