@@ -7,12 +7,14 @@
 // symmetric) with NLopt's Subplex over the logarithms of the parameters, inside bounds
 // that keep each one physical (a peak between 0.3 and 1.0 of the datasheet's, a latency
 // between 0.1 and 50 us, ...). Starting points come from the datasheet profile. Large
-// tables are fitted on a fixed, evenly spread subsample (max_rows) to keep the fit of all
-// three devices under a minute on 2 cores; the error figures are computed on every row.
+// tables are fitted on a fixed, evenly spread subsample (max_rows; the GEMM half of it,
+// from two starts) to keep the fit of all three devices under a minute on 2 cores; the
+// error figures are computed on every row.
 //
 // What is fitted from which table:
 //   gemm              gemm_perf, per gemm_dtype (bfloat16 -> bf16, fp8 -> fp8: per-tensor
-//                     scaling, so the on-the-fly quantisation of A is part of the fit)
+//                     scaling, so the on-the-fly quantisation of A is part of the fit); the
+//                     L2-resident footprint is bounded by the datasheet's l2_cache_mb
 //   prefill_attention context_attention_perf, per attn_dtype (KV cache bf16 or fp8 rows
 //                     both, the cache write priced at its own element size)
 //   decode_attention  generation_attention_perf, per kv_cache_dtype
