@@ -261,7 +261,8 @@ TEST_CASE("kernel models: the GEMM memo answers only what it was asked", "[kerne
   CHECK(gemm_seconds(negative_zero, km.sms, resident) == gemm_seconds(zero, km.sms, resident));
 }
 
-TEST_CASE("kernel models: a fitted GEMM's L2 is within its datasheet's, and never slower than DRAM", "[kernel-models]") {
+TEST_CASE("kernel models: a fitted GEMM's L2 is within its datasheet's, and never slower than DRAM",
+          "[kernel-models]") {
   const std::map<std::string, double> l2_mb = {{"h100-sxm", 50}, {"a100-80gb-sxm", 40}, {"b200", 126}};
   for (const char* file : fitted_files) {
     const HardwareProfile hw = profile(file);
