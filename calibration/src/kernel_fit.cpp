@@ -5,6 +5,7 @@
 #include <limits>
 #include <cmath>
 #include <functional>
+#include <utility>
 #include <nlopt.hpp>
 
 #include "hdlab/model/error.hpp"
@@ -101,9 +102,13 @@ simulator::GemmKernel gemm_from(const std::vector<double>& p, double element_byt
   g.overlap = p[4];
   g.k_step_ns = p[5];
   g.split_k_us = p[6];
+  g.stream_k_us = p[7];
+  g.epilogue_share = p[8];
+  g.l2_resident_mb = p[9];
+  g.l2_gb_per_s = p[10];
   if (quantised) {
-    g.quant_latency_us = p[7];
-    g.quant_passes = p[8];
+    g.quant_latency_us = p[11];
+    g.quant_passes = p[12];
   }
   g.element_bytes = element_bytes;
   return g;
@@ -114,22 +119,49 @@ simulator::GemmKernel fit_gemm(const std::vector<GemmRow>& rows, model::DType dt
   std::vector<Sample<simulator::GemmShape>> all;
   for (const GemmRow& r : rows)
     if (r.dtype == name && !held_out(r)) all.push_back({detail::gemm_shape(r), r.seconds});
-  const auto samples = spread(all, o.max_rows);
-  const double peak = peak_of(f, dtype), bw = f.memory_gb_per_s, e = detail::element_bytes(name);
+  // Half the rows, fitted from two starts: a dozen parameters are fixed as well by 1500
+  // rows as by 3000 (held-out medians within 0.1 point on all three devices, p90s within
+  // 0.4), and the second start costs what the halving saves.
+  const auto samples = spread(all, std::max<std::size_t>(1, o.max_rows / 2));
+  const double peak = peak_of(f, dtype), bw = f.memory_gb_per_s, l2 = f.l2_cache_mb, e = detail::element_bytes(name);
   const bool quantised = dtype == model::DType::fp8;  // per-tensor: A is scaled and cast per call
+  // The L2 rate lies between the DRAM's (so reading A from L2 is never slower, whatever B
+  // the fit takes: B <= bw) and 4x it; the resident footprint is at most the datasheet's L2.
   std::vector<Bound> b = {{0.8 * peak, 0.3 * peak, 1.0 * peak},  // tensor peak, TFLOP/s
                           {50, 1, 1000},                         // operand rate, TB/s
                           {0.85 * bw, 0.3 * bw, 1.0 * bw},       // DRAM, GB/s
                           {3, 0.5, 30},                          // latency, us
                           {3, 1.2, 20},                          // overlap exponent
                           {0.5, 0.01, 20},                       // k step, ns
-                          {2, 0.1, 20}};                         // split-K reduction, us
+                          {2, 0.1, 20},                          // split-K reduction, us
+                          {3, 0.1, 50},                          // stream-K fixup, us
+                          {0.1, 0.001, 1},                       // epilogue share
+                          {0.5 * l2, 1, l2},                     // L2-resident footprint, MB
+                          {1.5 * bw, bw, 4 * bw}};               // L2 rate, GB/s
   if (quantised) b.insert(b.end(), {{5, 0.1, 50}, {2, 0.5, 8}});
   const std::function<double(const std::vector<double>&, const simulator::GemmShape&)> predict =
       [&](const std::vector<double>& p, const simulator::GemmShape& s) {
         return simulator::gemm_seconds(gemm_from(p, e, quantised), f.sms, s);
       };
-  return gemm_from(fit(b, samples, predict, o.max_evaluations), e, quantised);
+  // The epilogue share and the stream-K fixup decide which schedule wins where, and one
+  // local search stays on the side it starts: from an epilogue hidden behind the main loop
+  // and a cheap stream-K (as Hopper's and Blackwell's kernels fit) and from a serial
+  // epilogue without stream-K (as Ampere's). The lower loss is kept (kerneldb: the first
+  // alone gives the A100 a held-out median of 6.8% instead of 6.4%, the second the H100's
+  // bf16 a p90 of 13.1% instead of 12.7%).
+  std::vector<double> best;
+  double best_loss = std::numeric_limits<double>::infinity();
+  for (const auto& [epilogue, stream_k] : {std::pair{0.1, 3.0}, std::pair{0.9, 10.0}}) {
+    b[7].init = stream_k;
+    b[8].init = epilogue;
+    double loss = 0;
+    std::vector<double> p = fit(b, samples, predict, o.max_evaluations, &loss);
+    if (loss < best_loss) {
+      best_loss = loss;
+      best = std::move(p);
+    }
+  }
+  return gemm_from(best, e, quantised);
 }
 
 // ---- attention ----
@@ -310,6 +342,10 @@ DeviceFacts device_facts(const simulator::HardwareProfile& h) {
   f.peak_tflop_per_s[model::DType::fp16] = h.peak_fp16_tflop_per_s;
   if (h.peak_fp8_tflop_per_s) f.peak_tflop_per_s[model::DType::fp8] = *h.peak_fp8_tflop_per_s;
   f.memory_gb_per_s = h.memory_bandwidth_gb_per_s;
+  if (!h.l2_cache_mb || *h.l2_cache_mb < 1)
+    throw model::ConfigError("/l2_cache_mb", "the datasheet profile " + h.name +
+                                                 " needs its L2 cache size (at least 1 MB) to bound the GEMM fit");
+  f.l2_cache_mb = *h.l2_cache_mb;
   if (!h.nvlink_bandwidth_gb_per_s || *h.nvlink_bandwidth_gb_per_s <= 0)
     throw model::ConfigError("/nvlink_bandwidth_gb_per_s",
                              "the datasheet profile " + h.name + " needs its NVLink bandwidth to bound the collective fits");

@@ -85,10 +85,16 @@ KernelModels derive_kernel_models(const KernelModels& fitted, const HardwareProf
     const double a = from.matrix_peak_flop_per_s(d), b = to.matrix_peak_flop_per_s(d);
     return b / a;
   };
+  // The L2 keeps its fitted ratio to the DRAM (about 2x on A100, H100 and B200 alike),
+  // and a resident footprint the datasheet L2 sizes' ratio.
+  const double l2 = (to.l2_cache_mb && from.l2_cache_mb && *from.l2_cache_mb > 0) ? *to.l2_cache_mb / *from.l2_cache_mb
+                                                                                 : 1.0;
   for (auto& [d, g] : k.gemm) {
     g.tensor_tflop_per_s *= compute(d);
     g.operand_tb_per_s *= sm_ratio;  // on-chip operand paths scale with the SMs
     g.memory_gb_per_s *= memory;
+    g.l2_gb_per_s *= memory;
+    g.l2_resident_mb *= l2;
   }
   for (auto& [d, a] : k.prefill_attention) {
     a.tensor_tflop_per_s *= compute(d);
@@ -113,9 +119,10 @@ KernelModels derive_kernel_models(const KernelModels& fitted, const HardwareProf
   k.device = "derived from " + fitted.device;
   k.fit = {{"derived_from", fitted.device},
            {"method", fmt::format("fitted models of {} scaled by datasheet ratios to {}: tensor rates x peak ratio "
-                                  "(bf16 {:.3f}), memory rates x bandwidth ratio {:.3f}, on-chip operand rate x SM "
-                                  "ratio {:.3f}, NVLink bus bandwidths x {:.3f}; latencies and shapes kept",
-                                  from.name, to.name, compute(model::DType::bf16), memory, sm_ratio, link)},
+                                  "(bf16 {:.3f}), memory and GEMM L2 rates x bandwidth ratio {:.3f}, on-chip operand "
+                                  "rate x SM ratio {:.3f}, GEMM L2-resident footprint x L2 size ratio {:.3f}, NVLink "
+                                  "bus bandwidths x {:.3f}; latencies and shapes kept",
+                                  from.name, to.name, compute(model::DType::bf16), memory, sm_ratio, l2, link)},
            {"fitted_held_out_errors", fitted.fit.contains("held_out_errors") ? fitted.fit["held_out_errors"] : json()}};
   return k;
 }

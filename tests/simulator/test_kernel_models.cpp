@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <string>
@@ -138,6 +139,181 @@ TEST_CASE("kernel models: the bundled H100 profile survives a JSON round trip", 
   changed.gemm.at(DType::bf16).latency_us *= 1 + 1e-7;
   CHECK_FALSE(changed == km);
   CHECK_FALSE(to_json(changed) == to_json(km));
+}
+
+TEST_CASE("kernel models: the GEMM's keys are read and written, checked, and unknown ones refused",
+          "[kernel-models][bad-input]") {
+  const model::Json file = profile_json("h100-sxm");
+  const model::Json& bf16 = file["kernel_models"]["gemm"]["bf16"];
+  for (const char* key : {"stream_k_us", "epilogue_share", "l2_resident_mb", "l2_gb_per_s"}) {
+    INFO(key);
+    CHECK(bf16.contains(key));
+  }
+  const KernelModels km = parse_kernel_models(file["kernel_models"], "/kernel_models");
+  const GemmKernel& g = km.gemm.at(DType::bf16);
+  CHECK(g.stream_k_us == bf16["stream_k_us"].get<double>());
+  CHECK(g.epilogue_share == bf16["epilogue_share"].get<double>());
+  CHECK(g.l2_resident_mb == bf16["l2_resident_mb"].get<double>());
+  CHECK(g.l2_gb_per_s == bf16["l2_gb_per_s"].get<double>());
+  CHECK(to_json(km)["gemm"]["bf16"] == bf16);
+
+  // Each bad GEMM entry is refused naming its JSON pointer.
+  auto error_of = [&](const std::function<void(model::Json&)>& edit) -> std::string {
+    model::Json k = file["kernel_models"];
+    edit(k["gemm"]["bf16"]);
+    try {
+      parse_kernel_models(k, "/kernel_models");
+    } catch (const model::ConfigError& e) {
+      return e.pointer() + ": " + e.reason();
+    }
+    return "accepted";
+  };
+  const std::string at = "/kernel_models/gemm/bf16/";
+  CHECK(error_of([](model::Json& j) { j["l2_reused_mb"] = 1; }).rfind(at + "l2_reused_mb: unknown key", 0) == 0);
+  CHECK(error_of([](model::Json& j) { j.erase("epilogue_share"); }).rfind(at + "epilogue_share", 0) == 0);
+  CHECK(error_of([](model::Json& j) { j.erase("stream_k_us"); }).rfind(at + "stream_k_us", 0) == 0);
+  CHECK(error_of([](model::Json& j) { j["epilogue_share"] = 1.5; }).rfind(at + "epilogue_share", 0) == 0);
+  CHECK(error_of([](model::Json& j) { j["l2_resident_mb"] = -1; }).rfind(at + "l2_resident_mb", 0) == 0);
+  CHECK(error_of([](model::Json& j) { j["l2_gb_per_s"] = 0; }) == at + "l2_gb_per_s: must be > 0");
+  // An L2 slower than the DRAM would make a larger footprint (more of A from DRAM) faster.
+  CHECK(error_of([](model::Json& j) { j["l2_gb_per_s"] = j["memory_gb_per_s"].get<double>() * 0.99; }) ==
+        at + "l2_gb_per_s: must be at least memory_gb_per_s (L2 serves no slower than DRAM)");
+  CHECK(error_of([](model::Json& j) { j["l2_gb_per_s"] = j["memory_gb_per_s"]; }) == "accepted");
+}
+
+TEST_CASE("kernel models: a GEMM by hand (L2-resident activation, serial epilogue, stream-K)", "[kernel-models]") {
+  // Memory-bound: the tensor and operand rates so high that the compute time vanishes
+  // next to the traffic (and q = 100: the blend is the larger bound), so
+  //   t = latency + eps C / B + (A_dram + W + (1 - eps) C) / B + (A - A_dram) / B_l2.
+  GemmKernel g;
+  g.tensor_tflop_per_s = 1e9;
+  g.operand_tb_per_s = 1e9;
+  g.memory_gb_per_s = 2000;
+  g.latency_us = 2;
+  g.split_k_us = 5;
+  g.stream_k_us = 4;
+  g.epilogue_share = 0.25;
+  g.l2_resident_mb = 20;
+  g.l2_gb_per_s = 4000;
+  g.overlap = 100;
+  const double sms = 100, B = 2000e9, Bl2 = 4000e9;
+  {
+    // m 1024, n 64, k 4096: A 8 MiB, W 0.5 MiB, C 128 KiB; 9 MB of footprint, all of A in L2.
+    const double A = 1024.0 * 4096 * 2, W = 4096.0 * 64 * 2, C = 2.0 * 1024 * 64;
+    const double expected = 2e-6 + 0.25 * C / B + (W + 0.75 * C) / B + A / Bl2;
+    CHECK(gemm_seconds(g, sms, {1024, 64, 4096}) == Approx(expected).epsilon(1e-12));
+  }
+  {
+    // m 4096: A 32 MiB, footprint 35.1 MB: 15.1 MB of A over the resident 20 MB from DRAM.
+    const double A = 4096.0 * 4096 * 2, W = 4096.0 * 64 * 2, C = 2.0 * 4096 * 64;
+    const double dram = A + W + C - 20e6;
+    const double expected = 2e-6 + 0.25 * C / B + (dram + W + 0.75 * C) / B + (A - dram) / Bl2;
+    CHECK(gemm_seconds(g, sms, {4096, 64, 4096}) == Approx(expected).epsilon(1e-12));
+    // No L2 residency: all of A from DRAM.
+    GemmKernel cold = g;
+    cold.l2_resident_mb = 0;
+    CHECK(gemm_seconds(cold, sms, {4096, 64, 4096}) == Approx(2e-6 + (A + W + C) / B).epsilon(1e-12));
+  }
+  // Compute-bound: DRAM, L2 and operand paths so fast their time vanishes, no per-step
+  // overhead, F 100 TFLOP/s, so one step of k of a tile a x b costs 2 a b sms / F.
+  // m 1280, n 3328, k 6400:
+  // 130 tiles of 128 x 256 on 100 SMs. Stream-K deals 130 x 100 k-iterations of 64 over 100
+  // SMs, 130 each: 130 x 64 steps of the large tile, 545.3 us, plus its 4 us fixup. The
+  // best data-parallel option (64 x 64 tiles, split-K 16: 167 waves of 400 steps) takes
+  // 547.2 us plus the 5 us reduction; without split-K, 11 waves of 64 x 64 over all of k.
+  GemmKernel c = g;
+  c.tensor_tflop_per_s = 100;
+  c.operand_tb_per_s = 1e15;
+  c.memory_gb_per_s = c.l2_gb_per_s = 1e9;
+  c.epilogue_share = 0;
+  const double big_step = 2 * 128 * 256 * sms / 100e12, small_step = 2 * 64 * 64 * sms / 100e12;
+  const double stream_k = 130 * 64 * big_step, split16 = 167 * 400 * small_step;
+  CHECK(gemm_seconds(c, sms, {1280, 3328, 6400}) == Approx(2e-6 + stream_k + 4e-6).epsilon(1e-9));
+  GemmKernel no_stream_k = c;
+  no_stream_k.stream_k_us = 1e4;  // a fixup dearer than any product here: never chosen
+  CHECK(gemm_seconds(no_stream_k, sms, {1280, 3328, 6400}) == Approx(2e-6 + split16 + 5e-6).epsilon(1e-9));
+  GemmKernel no_split = no_stream_k;
+  no_split.split_k_us = 1e4;
+  CHECK(gemm_seconds(no_split, sms, {1280, 3328, 6400}) == Approx(2e-6 + 11 * 6400 * small_step).epsilon(1e-9));
+}
+
+TEST_CASE("kernel models: the GEMM memo answers only what it was asked", "[kernel-models]") {
+  // grouped_gemm_seconds remembers recent answers keyed by the shape and every kernel
+  // parameter (compared as bytes): a changed parameter, even one of the new terms, must
+  // be searched again, and asking the first question again returns the first answer.
+  const HardwareProfile hw = profile("h100-sxm");
+  REQUIRE(hw.kernel_models);
+  const KernelModels& km = *hw.kernel_models;
+  const GemmKernel g = km.gemm.at(DType::bf16);
+  const GemmShape resident{1024, 64, 4096};  // 9 MB of footprint: A read from L2
+  const double first = gemm_seconds(g, km.sms, resident);
+  GemmKernel faster_l2 = g;
+  faster_l2.l2_gb_per_s *= 2;
+  CHECK(gemm_seconds(faster_l2, km.sms, resident) < first);
+  GemmKernel more_serial = g;
+  more_serial.epilogue_share = std::min(1.0, g.epilogue_share + 0.25);
+  CHECK(gemm_seconds(more_serial, km.sms, {4096, 4096, 256}) > gemm_seconds(g, km.sms, {4096, 4096, 256}));
+  CHECK(gemm_seconds(g, km.sms, resident) == first);
+  // A parameter equal in value but not in bits (-0 for +0) is a miss that finds the same time.
+  GemmKernel zero = g, negative_zero = g;
+  zero.quant_passes = 0.0;
+  negative_zero.quant_passes = -0.0;
+  CHECK(gemm_seconds(negative_zero, km.sms, resident) == gemm_seconds(zero, km.sms, resident));
+}
+
+TEST_CASE("kernel models: a fitted GEMM's L2 is within its datasheet's, and never slower than DRAM",
+          "[kernel-models]") {
+  const std::map<std::string, double> l2_mb = {{"h100-sxm", 50}, {"a100-80gb-sxm", 40}, {"b200", 126}};
+  for (const char* file : fitted_files) {
+    const HardwareProfile hw = profile(file);
+    REQUIRE(hw.kernel_models);
+    REQUIRE(hw.l2_cache_mb);
+    CHECK(*hw.l2_cache_mb == l2_mb.at(file));
+    for (const auto& [dtype, g] : hw.kernel_models->gemm) {
+      INFO(file << " " << model::to_string(dtype));
+      CHECK(g.l2_resident_mb >= 1);
+      CHECK(g.l2_resident_mb <= *hw.l2_cache_mb);
+      CHECK(g.l2_gb_per_s >= g.memory_gb_per_s);
+      CHECK(g.l2_gb_per_s <= 4 * hw.memory_bandwidth_gb_per_s);
+      CHECK(g.epilogue_share > 0);
+      CHECK(g.epilogue_share <= 1);
+    }
+  }
+}
+
+TEST_CASE("kernel models: GEMM time never falls as the footprint crosses the L2-resident size",
+          "[kernel-models][monotonic]") {
+  // Around the shapes whose footprint A + W + C equals the resident size, in steps of one
+  // row, column or step of k: the activation moves from L2 to DRAM, which only adds time.
+  for (const char* file : fitted_files) {
+    const HardwareProfile hw = profile(file);
+    REQUIRE(hw.kernel_models);
+    const KernelModels& km = *hw.kernel_models;
+    for (const auto& [dtype, g] : km.gemm) {
+      const double e = g.element_bytes, l2 = g.l2_resident_mb * 1e6;
+      auto t = [&](double m, double n, double k) { return gemm_seconds(g, km.sms, {m, n, k}); };
+      Violations v;
+      for (double n : {32.0, 512.0, 4096.0})
+        for (double k : {256.0, 1024.0, 4096.0}) {
+          // m at which the footprint reaches l2 (the other two fixed)
+          const double m0 = std::floor((l2 - k * n * e) / (k * e + 2 * n));
+          if (m0 < 2) continue;
+          for (double m = std::max(1.0, m0 - 600); m < m0 + 600; ++m)
+            v.check(t(m, n, k), t(m + 1, n, k),
+                    describe(file, dtype, "gemm m+1") + " m " + num(m) + " n " + num(n) + " k " + num(k));
+        }
+      for (double m : {256.0, 2048.0, 8192.0})
+        for (double n : {32.0, 512.0}) {
+          const double k0 = std::floor((l2 - 2 * m * n) / ((m + n) * e));
+          if (k0 < 2) continue;
+          for (double k = std::max(1.0, k0 - 600); k < k0 + 600; ++k)
+            v.check(t(m, n, k), t(m, n, k + 1),
+                    describe(file, dtype, "gemm k+1") + " m " + num(m) + " n " + num(n) + " k " + num(k));
+        }
+      INFO(v.first());
+      CHECK(v.cases.empty());
+    }
+  }
 }
 
 TEST_CASE("kernel models: GEMM time never falls when m, n or k doubles", "[kernel-models][monotonic]") {

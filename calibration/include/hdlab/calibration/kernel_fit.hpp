@@ -7,12 +7,14 @@
 // symmetric) with NLopt's Subplex over the logarithms of the parameters, inside bounds
 // that keep each one physical (a peak between 0.3 and 1.0 of the datasheet's, a latency
 // between 0.1 and 50 us, ...). Starting points come from the datasheet profile. Large
-// tables are fitted on a fixed, evenly spread subsample (max_rows) to keep the fit of all
-// three devices under a minute on 2 cores; the error figures are computed on every row.
+// tables are fitted on a fixed, evenly spread subsample (max_rows; the GEMM half of it,
+// from two starts) to keep the fit of all three devices under a minute on 2 cores; the
+// error figures are computed on every row.
 //
 // What is fitted from which table:
 //   gemm              gemm_perf, per gemm_dtype (bfloat16 -> bf16, fp8 -> fp8: per-tensor
-//                     scaling, so the on-the-fly quantisation of A is part of the fit)
+//                     scaling, so the on-the-fly quantisation of A is part of the fit); the
+//                     L2-resident footprint is bounded by the datasheet's l2_cache_mb
 //   prefill_attention context_attention_perf, per kernel precision (prefill_kernel_dtype:
 //                     bf16 from bfloat16 rows with a bfloat16 cache, fp8 from fp8 rows and
 //                     bfloat16 rows with an fp8 cache), full and sliding-window rows; the
@@ -44,9 +46,10 @@ struct DeviceFacts {
   double sms = 0;                                   // streaming multiprocessors
   std::map<model::DType, double> peak_tflop_per_s;  // dense tensor peaks by input precision
   double memory_gb_per_s = 0;
+  double l2_cache_mb = 0;                           // bounds the GEMM's L2-resident footprint
   double nvlink_gb_per_s = 0;                       // per direction (bounds the collectives' bus bandwidth)
 };
-// From a datasheet hardware profile: its peaks and bandwidth, and its "sms".
+// From a datasheet hardware profile: its peaks, bandwidths, L2 size and "sms".
 DeviceFacts device_facts(const simulator::HardwareProfile& datasheet);
 
 struct KernelFitOptions {

@@ -4,21 +4,35 @@
 // (`hdlab calibrate --from-kerneldb`, calibration/kernel_fit.hpp). A hardware profile that
 // has them ("kernel_models") is timed by them instead of the roofline's flat efficiencies.
 //
-// GEMM C[m,n] = A[m,k] B[k,n] (e elements bytes of A and B, 2-byte C):
-//   The product is cut into tiles a x b of C (the threadblock tiles CUTLASS/cuBLAS kernels
-//   use, kGemmTiles) and, when k is long, into s split-K slices; the ctas = ceil(m/a)
-//   ceil(n/b) s blocks run in waves of `sms` (one block per SM). Each block walks k/s
-//   steps of k; one step costs
+// GEMM C[m,n] = A[m,k] B[k,n] (A the activation, B the weight; e bytes per element of A
+//   and B, 2-byte C):
+//   The product is cut into tiles a x b of C (kGemmTiles: the threadblock tiles of the
+//   CUTLASS/cuBLAS kernels, 128x256 down to 64x64) and its k steps are shared out one of
+//   two ways. Data-parallel: each tile's k cut into s split-K slices (s = 1, 2, 4, 8, 16;
+//   a slice keeps at least 128 of k), ctas = ceil(m/a) ceil(n/b) s blocks in waves of
+//   `sms`; stream-K: one persistent block per SM, the tiles' k-iterations of 64 dealt out
+//   evenly (no wave tail), partial tiles fixed up at the end. One step of k costs
 //       step = k_step + 2 a b sms / F + (a + b) e sms / L
 //   (a fixed per-step cost of the software pipeline, the tensor-core work at the
-//   achievable peak F shared by the SMs, and the operand loads at the on-chip rate L).
-//       compute = ceil(ctas / sms) max(k / s, 128) step   (s = 1: k)
-//       memory  = ((m k + k n) e + 2 m n + [s > 1] 4 m n s) / B       (DRAM traffic)
-//       t = latency + min over tiles and s of [ (compute^q + memory^q)^(1/q) + [s > 1] split_k ]
-//   q > 1 blends the two bounds (q -> infinity: the plain roofline max); split_k is the
-//   reduction kernel a split-K product launches. A precision whose inputs are quantised on
-//   the fly (fp8 per-tensor: an amax pass and a cast of A) adds
+//   achievable peak F shared by the SMs, and the operand loads at the on-chip rate L):
+//       data-parallel  compute = ceil(ctas / sms) max(k / s, 128) step     (s = 1: k)
+//       stream-K       compute = ceil(ceil(m/a) ceil(n/b) ceil(k / 64) / sms) 64 step
+//   Memory. The activation stays in L2 between calls while the call's footprint fits the
+//   resident capacity l2 (the previous kernel wrote it; kerneldb reruns the same A), and is
+//   read from there at B_l2 >= B; what does not fit comes from DRAM:
+//       A = m k e, W = k n e, C = 2 m n;   A_dram = min(A, max(0, A + W + C - l2))
+//       memory = (A_dram + W + (1 - eps) C + [s > 1] 4 m n s) / B + (A - A_dram) / B_l2
+//   eps is the share of the output write that follows the main loop instead of
+//   overlapping it (an epilogue after the last step of k): it is paid on its own,
+//       t = latency + eps C / B
+//           + min over tiles and schedules of [ (compute^q + memory^q)^(1/q) + fixed ]
+//   fixed: split_k (the reduction kernel) for s > 1, stream_k (the fixup) for stream-K.
+//   q > 1 blends the two bounds (q -> infinity: the plain roofline max). A precision whose
+//   inputs are quantised on the fly (fp8 per-tensor: an amax pass and a cast of A) adds
 //       quant_latency + quant_passes (2 m k) / B.
+//   Monotone: every option's time grows with m, n and k (A_dram and A - A_dram weighted by
+//   1/B >= 1/B_l2 never shrink), so their minimum does; far outside the tables a product
+//   is compute-bound at the tiles' rate (never above F) or streams its operands from DRAM.
 // Prefill attention (causal or windowed; TensorRT-LLM's context FMHA, FlashAttention-style):
 //   two passes in sequence. A memory pass (RoPE and the KV-cache write) streams the rows:
 //       memory = seqs (rows H hd 2 e / B  +  kv_positions G hd 2 kv_e / B_kv)
@@ -104,7 +118,7 @@ struct GemmTile {
 };
 // The threadblock tiles of the CUTLASS/cuBLAS kernel families (software, not device data);
 // the model takes the fastest, as cuBLAS's heuristic aims to.
-extern const std::array<GemmTile, 14> kGemmTiles;
+extern const std::array<GemmTile, 6> kGemmTiles;
 inline constexpr double kAttentionTileQ = 128;  // query rows per FlashAttention block
 // Query rows sharing one KV head that TensorRT-LLM's grouped-query decode kernel (XQA) takes
 // in one block; a larger group falls back to the one-row kernel (kerneldb: H/G = 64 costs
@@ -118,6 +132,10 @@ struct GemmKernel {
   double latency_us = 0;
   double k_step_ns = 0;
   double split_k_us = 0;
+  double stream_k_us = 0;         // the fixup of a stream-K schedule
+  double epilogue_share = 0;      // eps, 0..1
+  double l2_resident_mb = 0;      // l2: the footprint under which A stays in L2 between calls
+  double l2_gb_per_s = 0;         // B_l2 (>= B)
   double overlap = 4;             // q
   double quant_latency_us = 0;    // 0 for precisions read as stored
   double quant_passes = 0;
