@@ -15,7 +15,8 @@
 //                     scaling, so the on-the-fly quantisation of A is part of the fit)
 //   prefill_attention context_attention_perf, per attn_dtype (KV cache bf16 or fp8 rows
 //                     both, the cache write priced at its own element size)
-//   decode_attention  generation_attention_perf, per kv_cache_dtype
+//   decode_attention  generation_attention_perf, per kv_cache_dtype, sliding-window rows
+//                     included; the dispatch factor (0 or TensorRT-LLM's 4) is chosen by the fit
 //   collectives       nccl_perf, per op and GPU count, on the 2-byte (half) rows; the
 //                     int8 rows are predicted from their bytes and reported, not fitted
 //   custom_all_reduce custom_allreduce_perf, per GPU count
