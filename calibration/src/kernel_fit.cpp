@@ -198,29 +198,31 @@ simulator::DecodeAttentionKernel fit_decode(const std::vector<AttentionRow>& row
                                     {2, 0.01, 20},                    // one-row split variant, us
                                     {2 * bw, bw, 20 * bw}};           // one-row L2 reads, GB/s
   // The dispatch's block factor is a discrete choice: TensorRT-LLM's 4, or none (the
-  // grouped kernel whatever the grid). Each is fitted, then fitted again from where it
-  // stopped (Subplex restarted), and the better kept.
-  simulator::DecodeAttentionKernel best;
-  double best_loss = INFINITY;
-  for (double factor : {0.0, 4.0}) {
-    const std::function<double(const std::vector<double>&, const simulator::DecodeAttentionShape&)> predict =
-        [&](const std::vector<double>& p, const simulator::DecodeAttentionShape& s) {
+  // grouped kernel whatever the grid). Each is fitted briefly, the better one on to the
+  // end, then once more from where it stopped (Subplex restarted).
+  auto predict_with = [&](double factor) {
+    return std::function<double(const std::vector<double>&, const simulator::DecodeAttentionShape&)>(
+        [&, factor](const std::vector<double>& p, const simulator::DecodeAttentionShape& s) {
           return simulator::decode_attention_seconds(decode_from(p, factor, peak), f.sms, s);
-        };
-    std::vector<Bound> b = start;
+        });
+  };
+  double best_factor = 0, best_loss = INFINITY;
+  std::vector<Bound> best_b = start;
+  for (double factor : {0.0, 4.0}) {
     double loss = 0;
-    for (int round = 0; round < 2; ++round) {
-      const auto p = fit(b, samples, predict, round == 0 ? o.max_evaluations : o.max_evaluations / 2, &loss);
-      for (std::size_t i = 0; i < b.size(); ++i) b[i].init = p[i];
-    }
+    const auto p = fit(start, samples, predict_with(factor), o.max_evaluations / 3, &loss);
     if (loss < best_loss) {
       best_loss = loss;
-      std::vector<double> p(b.size());
-      for (std::size_t i = 0; i < b.size(); ++i) p[i] = b[i].init;
-      best = decode_from(p, factor, peak);
+      best_factor = factor;
+      for (std::size_t i = 0; i < best_b.size(); ++i) best_b[i].init = p[i];
     }
   }
-  return best;
+  std::vector<double> p;
+  for (int evaluations : {o.max_evaluations / 2, o.max_evaluations / 3}) {
+    p = fit(best_b, samples, predict_with(best_factor), evaluations);
+    for (std::size_t i = 0; i < best_b.size(); ++i) best_b[i].init = p[i];
+  }
+  return decode_from(p, best_factor, peak);
 }
 
 // ---- collectives ----

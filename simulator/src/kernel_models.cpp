@@ -164,13 +164,18 @@ DecodeTerms decode_terms(const DecodeAttentionKernel& a, const DecodeAttentionSh
   return d;
 }
 
-double decode_total(const DecodeAttentionKernel& a, const DecodeTerms& d, double issue) {
-  return a.latency_us * 1e-6 + blend(d.dram, std::max(issue, d.compute), a.overlap);
+// The two bounds a decode kernel's time blends: DRAM, and its blocks' issue (or compute).
+struct DecodeBounds {
+  double dram, issue;
+};
+
+double decode_total(const DecodeAttentionKernel& a, const DecodeBounds& b) {
+  return a.latency_us * 1e-6 + blend(b.dram, b.issue, a.overlap);
 }
 
 // The one-row kernel (masked MHA): a block per query row and split. The splits follow the
 // keys read (a window's), the split variant's fixed cost the context.
-double one_row_seconds(const DecodeAttentionKernel& a, double sms, const DecodeAttentionShape& s) {
+DecodeBounds one_row_bounds(const DecodeAttentionKernel& a, double sms, const DecodeAttentionShape& s) {
   const DecodeOneRow& p = a.one_row;
   const DecodeTerms d = decode_terms(a, s);
   const double units = s.seqs * s.query_rows * s.heads;
@@ -180,7 +185,7 @@ double one_row_seconds(const DecodeAttentionKernel& a, double sms, const DecodeA
                       (s.keys / splits * d.kv_row + d.q_row) / (p.block_gb_per_s * 1e9);
   const double waves = units * splits * walk / (p.resident_blocks * sms);
   const double l2 = units * s.keys * d.kv_row / (p.l2_gb_per_s * 1e9);
-  return decode_total(a, d, std::max({walk, waves, l2}));
+  return {d.dram, std::max({walk, waves, l2, d.compute})};
 }
 
 // The grouped kernel (XQA): a block per (sequence, KV head, split), TensorRT-LLM's split count.
@@ -196,7 +201,7 @@ double grouped_seconds(const DecodeAttentionKernel& a, double sms, const DecodeA
   const double walk = fixed + (block_keys * d.kv_row + d.rows_per_kv * d.q_row) / rate;
   const double keys_read = std::max(s.keys, p.min_keys * splits);
   const double all = units * (splits * fixed + (keys_read * d.kv_row + splits * d.rows_per_kv * d.q_row) / rate);
-  return decode_total(a, d, std::max(walk, all / (p.resident_blocks * sms)));
+  return decode_total(a, {d.dram, std::max({walk, all / (p.resident_blocks * sms), d.compute})});
 }
 
 // TensorRT-LLM's test for the grouped kernel: f ceil(b) G max(1, floor(context / 128)) < sms
@@ -213,11 +218,13 @@ double decode_attention_seconds(const DecodeAttentionKernel& a, double sms, cons
   const double kv_heads = std::max(1.0, s.kv_heads);
   const double rows = s.query_rows * s.heads / kv_heads, context = std::max(s.context, s.keys);
   const double f = a.grouped_min_block_factor;
-  const bool grouped = s.kernel == DecodeKernel::automatic && rows > 1 && rows <= kGroupedQueryMaxRows &&
-                       s.head_dim <= kGroupedMaxHeadDim;
-  if (!grouped || one_row_by_dispatch(f, sms, s.seqs, kv_heads, context)) return one_row_seconds(a, sms, s);
+  const bool grouped = s.kernel == DecodeKernel::automatic && rows > 1 && rows <= kGroupedQueryMaxRows;
+  if (!grouped || one_row_by_dispatch(f, sms, s.seqs, kv_heads, context))
+    return decode_total(a, one_row_bounds(a, sms, s));
   double t = grouped_seconds(a, sms, s);
   if (f <= 0) return t;
+  // (blend(x, y) <= 2^(1/q) max(x, y): a box that cannot reach t is not blended.)
+  const double reach = std::pow(2.0, 1 / a.overlap);
   // Monotone across the switch: at least the one-row time of every smaller shape the
   // dispatch leaves to the one-row kernel. For an integer batch j those are the contexts
   // below 128 (n + 1), n = ceil(sms / (f j G)) - 1; batches past ceil(b) are not smaller.
@@ -227,7 +234,8 @@ double decode_attention_seconds(const DecodeAttentionKernel& a, double sms, cons
     box.seqs = std::min(s.seqs, j);
     box.context = std::min(context, std::nextafter(kXqaKeysPerSplit * (n + 1), 0.0));
     box.keys = std::min(s.keys, box.context);
-    t = std::max(t, one_row_seconds(a, sms, box));
+    const DecodeBounds b = one_row_bounds(a, sms, box);
+    if (a.latency_us * 1e-6 + reach * std::max(b.dram, b.issue) > t) t = std::max(t, decode_total(a, b));
   }
   return t;
 }

@@ -33,11 +33,13 @@
 //   head, out of `context` positions (a sliding window reads fewer than it holds).
 //   kv_row = 2 hd kv_bytes (a K and a V row), q_row = 2 hd element bytes (query and output).
 //   Which kernel (TensorRT-LLM's dispatch, shape.kernel = automatic):
-//     grouped (XQA) when 1 < r <= kGroupedQueryMaxRows and hd <= kGroupedMaxHeadDim, unless
+//     grouped (XQA) when 1 < r <= kGroupedQueryMaxRows, unless
 //       grouped_min_block_factor f > 0 and f ceil(b) G max(1, floor(context / 128)) < sms
 //       (TensorRT-LLM's "no gain" test: too few blocks even split); otherwise the one-row
 //       kernel (masked MHA). f is fitted per cache precision from {0, 4}: the H100 bf16
 //       tables follow TensorRT-LLM's 4, its fp8 (Hopper) kernel runs whatever the grid.
+//     (Hopper's XQA stops at hd 256, where TensorRT-LLM falls back to masked MHA; Blackwell's
+//     kernels take hd 512, the only tables that hold it: the head dim does not choose here.)
 //     shape.kernel = one_row forces the one-row kernel (TensorRT-LLM before 0.8: no XQA).
 //   One-row kernel: a block per (sequence, query row, split), each walking its KV head's keys
 //       units  = b query_rows H;  loop = split_keys_x_head_dim / hd  (keys of one pass of a block)
@@ -99,9 +101,8 @@ extern const std::array<GemmTile, 14> kGemmTiles;
 inline constexpr double kAttentionTileQ = 128;  // query rows per FlashAttention block
 // Query rows sharing one KV head that TensorRT-LLM's grouped-query decode kernel (XQA) takes
 // in one block; a larger group falls back to the one-row kernel (kerneldb: H/G = 64 costs
-// what MHA with 64 heads costs, H/G = 32 a tenth of it). XQA's largest head dimension.
+// what MHA with 64 heads costs, H/G = 32 a tenth of it).
 inline constexpr double kGroupedQueryMaxRows = 32;
-inline constexpr double kGroupedMaxHeadDim = 256;
 // TensorRT-LLM's XQA split heuristic (decoderXQAConstants.h: kMinHistoryTokensPerBlock,
 // kTargetWaveFactor; software constants, not device data).
 inline constexpr double kXqaKeysPerSplit = 128;
