@@ -157,12 +157,12 @@ simulator::PrefillAttentionKernel fit_prefill(const std::vector<AttentionRow>& r
   return make(fit(b, samples, predict, o.max_evaluations));
 }
 
-simulator::DecodeAttentionKernel decode_from(const std::vector<double>& p, double factor, double tensor) {
+simulator::DecodeAttentionKernel decode_from(const std::vector<double>& p, double factor, bool span, double tensor) {
   simulator::DecodeAttentionKernel a;
   a.memory_gb_per_s = p[0];
   a.latency_us = p[1];
   a.overlap = p[2];
-  a.grouped = {p[3], p[4], p[5], p[6], p[7]};
+  a.grouped = {p[3], p[4], p[5], p[6], p[7], span};
   a.one_row = {p[8], p[9], p[10], p[11], p[12], p[13], p[14]};
   a.grouped_min_block_factor = factor;
   a.tensor_tflop_per_s = tensor;
@@ -197,32 +197,40 @@ simulator::DecodeAttentionKernel fit_decode(const std::vector<AttentionRow>& row
                                     {65536, 4096, 1e6},               // one-row keys of a pass x hd
                                     {2, 0.01, 20},                    // one-row split variant, us
                                     {2 * bw, bw, 20 * bw}};           // one-row L2 reads, GB/s
-  // The dispatch's block factor is a discrete choice: TensorRT-LLM's 4, or none (the
-  // grouped kernel whatever the grid). Each is fitted briefly, the better one on to the
-  // end, then once more from where it stopped (Subplex restarted).
-  auto predict_with = [&](double factor) {
+  // Two discrete choices: the dispatch's block factor (TensorRT-LLM's 4, or none: the
+  // grouped kernel whatever the grid), then whether the grouped splits span a window's
+  // whole context (tried where the rows have a window shorter than their context). Each
+  // candidate is fitted briefly, the best one on to the end, then once more from where it
+  // stopped (Subplex restarted).
+  auto predict_with = [&](double factor, bool span) {
     return std::function<double(const std::vector<double>&, const simulator::DecodeAttentionShape&)>(
-        [&, factor](const std::vector<double>& p, const simulator::DecodeAttentionShape& s) {
-          return simulator::decode_attention_seconds(decode_from(p, factor, peak), f.sms, s);
+        [&, factor, span](const std::vector<double>& p, const simulator::DecodeAttentionShape& s) {
+          return simulator::decode_attention_seconds(decode_from(p, factor, span, peak), f.sms, s);
         });
   };
+  const bool windows =
+      std::any_of(samples.begin(), samples.end(), [](const auto& s) { return s.shape.context > s.shape.keys; });
   double best_factor = 0, best_loss = INFINITY;
+  bool best_span = true;
   std::vector<Bound> best_b = start;
-  for (double factor : {0.0, 4.0}) {
+  auto trial = [&](double factor, bool span) {
     double loss = 0;
-    const auto p = fit(start, samples, predict_with(factor), o.max_evaluations / 3, &loss);
+    const auto p = fit(start, samples, predict_with(factor, span), o.max_evaluations / 3, &loss);
     if (loss < best_loss) {
       best_loss = loss;
       best_factor = factor;
+      best_span = span;
       for (std::size_t i = 0; i < best_b.size(); ++i) best_b[i].init = p[i];
     }
-  }
+  };
+  for (double factor : {0.0, 4.0}) trial(factor, true);
+  if (windows) trial(best_factor, false);
   std::vector<double> p;
   for (int evaluations : {o.max_evaluations / 2, o.max_evaluations / 3}) {
-    p = fit(best_b, samples, predict_with(best_factor), evaluations);
+    p = fit(best_b, samples, predict_with(best_factor, best_span), evaluations);
     for (std::size_t i = 0; i < best_b.size(); ++i) best_b[i].init = p[i];
   }
-  return decode_from(p, best_factor, peak);
+  return decode_from(p, best_factor, best_span, peak);
 }
 
 // ---- collectives ----

@@ -193,11 +193,12 @@ double grouped_seconds(const DecodeAttentionKernel& a, double sms, const DecodeA
   const DecodeGrouped& p = a.grouped;
   const DecodeTerms d = decode_terms(a, s);
   const double units = s.seqs * std::max(1.0, s.kv_heads);
-  const double m = d.context / kXqaKeysPerSplit;
+  const double span = p.splits_span_context ? d.context : s.keys;
+  const double m = span / kXqaKeysPerSplit;
   const double splits = std::max(1.0, std::min({m, std::sqrt(8 * m), kXqaTargetWaves * sms / units}));
   const double fixed = (p.block_us + d.rows_per_kv * p.row_us) * 1e-6;
   const double rate = p.block_gb_per_s * 1e9;
-  const double block_keys = std::max(std::min(d.context / splits, s.keys), p.min_keys);
+  const double block_keys = std::max(std::min(span / splits, s.keys), p.min_keys);
   const double walk = fixed + (block_keys * d.kv_row + d.rows_per_kv * d.q_row) / rate;
   const double keys_read = std::max(s.keys, p.min_keys * splits);
   const double all = units * (splits * fixed + (keys_read * d.kv_row + splits * d.rows_per_kv * d.q_row) / rate);
@@ -367,6 +368,7 @@ DecodeGrouped parse_grouped(ObjectReader r) {
   p.block_gb_per_s = positive(r, "block_gb_per_s", 1e6);
   p.resident_blocks = positive(r, "resident_blocks", 1e4);
   p.min_keys = r.number("min_keys", std::nullopt, 0.0, 1e6);
+  p.splits_span_context = r.boolean("splits_span_context", std::nullopt);
   r.finish();
   return p;
 }
@@ -399,7 +401,8 @@ json to_json(const DecodeGrouped& p) {
           {"row_us", p.row_us},
           {"block_gb_per_s", p.block_gb_per_s},
           {"resident_blocks", p.resident_blocks},
-          {"min_keys", p.min_keys}};
+          {"min_keys", p.min_keys},
+          {"splits_span_context", p.splits_span_context}};
 }
 
 json to_json(const DecodeAttentionKernel& a) {

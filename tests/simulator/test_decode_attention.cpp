@@ -136,6 +136,12 @@ TEST_CASE("decode attention by hand: the one-row and grouped kernels, the dispat
   // (640 x 512 + 10 x 4 x 512) / 20e3) / 20 = 30.9632 us.
   CHECK(us(shape(1, 128, 32, 8, 65536)) == Approx(5 + 30.9632).epsilon(1e-12));
   CHECK(us(shape(1, 128, 32, 8, 65536)) < us(shape(1, 65536, 32, 8)));
+  // Splits over the window alone (Blackwell's tables): 1 split of the 128 keys, 8 blocks of
+  // 9.3792 us in one wave.
+  DecodeAttentionKernel window_only = a;
+  window_only.grouped.splits_span_context = false;
+  CHECK(decode_attention_seconds(window_only, kSms, shape(1, 128, 32, 8, 65536)) * 1e6 ==
+        Approx(5 + 9.3792).epsilon(1e-12));
   // 64 query heads on 1 KV head: past the grouped kernel's 32 rows; 64 one-row blocks of
   // 10000 keys (no split: 10 / 64 < 1): 3 + 10001 x 512 / 10e3 = 515.0512 us, 3.2 waves;
   // with L2 at 100 GB/s the 64 blocks' reads (327.68 MB) bound it instead: 3276.8 us.
@@ -153,9 +159,12 @@ TEST_CASE("decode attention: never faster across the dispatch switch, nor with a
           "[kernel-models][decode][monotonic]") {
   Violations v;
   const DecodeAttentionKernel a = hand_kernel();
-  for (double window : {0.0, 100.0})
-    for (auto [h, g] : std::vector<std::pair<double, double>>{{8, 2}, {32, 8}, {16, 1}, {32, 32}})
-      check_monotone(a, kSms, h, g, window, "hand " + std::to_string(h) + "/" + std::to_string(g), v);
+  DecodeAttentionKernel window_only = a;
+  window_only.grouped.splits_span_context = false;
+  for (const DecodeAttentionKernel& k : {a, window_only})
+    for (double window : {0.0, 100.0})
+      for (auto [h, g] : std::vector<std::pair<double, double>>{{8, 2}, {32, 8}, {16, 1}, {32, 32}})
+        check_monotone(k, kSms, h, g, window, "hand " + std::to_string(h) + "/" + std::to_string(g), v);
   // The bundled fitted kernels (those with a switch, and those without) on their devices.
   for (const char* file : {"h100-sxm", "a100-80gb-sxm", "b200"}) {
     const HardwareProfile hw = parse_hardware_profile(profile_json(file));
@@ -215,6 +224,9 @@ TEST_CASE("decode attention: the JSON form carries the new keys and refuses unkn
   model::Json zero = j;
   zero["kernel_models"]["decode_attention"]["bf16"]["one_row"]["l2_gb_per_s"] = 0;
   refused(zero, at + "/one_row/l2_gb_per_s");
+  model::Json not_bool = j;
+  not_bool["kernel_models"]["decode_attention"]["bf16"]["grouped"]["splits_span_context"] = 1;
+  refused(not_bool, at + "/grouped/splits_span_context");
   model::Json negative = j;
   negative["kernel_models"]["decode_attention"]["bf16"]["grouped_min_block_factor"] = -1;
   refused(negative, at + "/grouped_min_block_factor");

@@ -48,15 +48,17 @@
 //       issue  = max(walk, units splits walk / (resident_blocks sms),     (waves of resident blocks)
 //                    units keys kv_row / l2_gb_per_s)      (the group's blocks share a KV head via L2)
 //   Grouped kernel: a block per (sequence, KV head, split) serving the r rows; TensorRT-LLM
-//     sets the splits from the context (kXqaKeysPerSplit 128 keys a split, at most sqrt(8 x
+//     sets the splits from the span (kXqaKeysPerSplit 128 keys a split, at most sqrt(8 x
 //     that) splits, at most kXqaTargetWaves waves), counted continuously here:
-//       units  = b G;  m = context / 128;  splits = max(1, min(m, sqrt(8 m), 8 sms / units))
-//       walk   = block_us + r row_us + (max(min(context / splits, keys), min_keys) kv_row
+//       span   = context (splits_span_context: Hopper's XQA) or keys (the window alone:
+//                Blackwell's tables; the fit chooses)
+//       units  = b G;  m = span / 128;  splits = max(1, min(m, sqrt(8 m), 8 sms / units))
+//       walk   = block_us + r row_us + (max(min(span / splits, keys), min_keys) kv_row
 //                + r q_row) / block_gb_per_s
 //       issue  = max(walk, units (splits (block_us + r row_us) + (max(keys, min_keys splits)
 //                kv_row + splits r q_row) / block_gb_per_s) / (resident_blocks sms))
-//     A windowed layer's splits cover its whole context: the blocks past the window cost
-//     their fixed part only, the longest block reads at most the window.
+//     When the splits span a windowed layer's whole context, the blocks past the window cost
+//     their fixed part only and the longest block reads at most the window.
 //   Both: bytes = b (G keys kv_row + query_rows H q_row); compute = 4 b query_rows H hd keys / F
 //       t = latency + (dram^q + max(issue, compute)^q)^(1/q),  dram = bytes / B
 //   Extrapolation: every term grows with b, keys and context (splits never fall with the
@@ -150,6 +152,7 @@ struct DecodeGrouped {
   double block_gb_per_s = 0;  // what one block streams
   double resident_blocks = 0;
   double min_keys = 0;        // keys a block costs at least (its first tile)
+  bool splits_span_context = true;  // the splits cover the whole context (Hopper's XQA), or the keys read
   bool operator==(const DecodeGrouped&) const = default;
 };
 
