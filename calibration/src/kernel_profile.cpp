@@ -109,8 +109,8 @@ KernelModels derive_kernel_models(const KernelModels& fitted, const HardwareProf
   k.device = "derived from " + fitted.device;
   k.fit = {{"derived_from", fitted.device},
            {"method", fmt::format("fitted models of {} scaled by datasheet ratios to {}: tensor rates x peak ratio "
-                                  "(bf16 {:.3f}), memory rates x bandwidth ratio {:.3f}, on-chip operand and decode L2 rates x "
-                                  "SM ratio {:.3f}, NVLink bus bandwidths x {:.3f}; latencies and shapes kept",
+                                  "(bf16 {:.3f}), memory rates x bandwidth ratio {:.3f}, on-chip operand and decode L2 "
+                                  "rates x SM ratio {:.3f}, NVLink bus bandwidths x {:.3f}; latencies and shapes kept",
                                   from.name, to.name, compute(model::DType::bf16), memory, sm_ratio, link)},
            {"fitted_held_out_errors", fitted.fit.contains("held_out_errors") ? fitted.fit["held_out_errors"] : json()}};
   return k;

@@ -179,6 +179,8 @@ TEST_CASE("kernel fit: a GEMM model is recovered from rows it generated", "[kern
   CHECK(rel(fit.tensor_tflop_per_s, truth.tensor_tflop_per_s) <= 0.15);
 }
 
+namespace {
+
 // The decode truth: the bundled H100 bf16 fit's shape, every parameter moved a little,
 // inside the fit's bounds, with TensorRT-LLM's dispatch factor 4.
 simulator::DecodeAttentionKernel true_decode() {
@@ -195,6 +197,18 @@ simulator::DecodeAttentionKernel true_decode() {
 
 // A decode table like kerneldb's: batches 1 .. 1024, contexts 2 .. 65536, MHA, GQA 4:1 and
 // 8:1, MQA 8:1 and 64:1, head dims 64 .. 256, and a 128-key window (1287 rows).
+// One decode step as kerneldb's README reads a row: context = isl + step, a window's keys.
+simulator::DecodeAttentionShape row_shape(const AttentionRow& r) {
+  simulator::DecodeAttentionShape s;
+  s.seqs = r.batch;
+  s.heads = r.heads;
+  s.kv_heads = r.kv_heads;
+  s.head_dim = r.head_dim;
+  s.context = r.isl + r.step;
+  s.keys = r.window > 0 ? std::min(r.window, s.context) : s.context;
+  return s;
+}
+
 KernelDb synthetic_decode_db(const simulator::DecodeAttentionKernel& truth) {
   KernelDb db = synthetic_db();
   struct Layout {
@@ -203,24 +217,34 @@ KernelDb synthetic_decode_db(const simulator::DecodeAttentionKernel& truth) {
   const std::vector<Layout> layouts = {{32, 8, 128, 0}, {32, 32, 128, 0}, {8, 1, 128, 0},  {64, 8, 64, 0},
                                        {64, 1, 256, 0}, {32, 4, 256, 0},  {16, 16, 64, 0}, {64, 8, 64, 128},
                                        {16, 2, 128, 0}};
+  const std::vector<double> contexts = {2,    8,    32,   128,  256,   512,   1024,
+                                        2048, 4096, 8192, 16384, 32768, 65536};
   std::int64_t line = 2;
   for (const Layout& l : layouts)
     for (double b = 1; b <= 1024; b *= 2)
-      for (double ctx : {2.0, 8.0, 32.0, 128.0, 256.0, 512.0, 1024.0, 2048.0, 4096.0, 8192.0, 16384.0, 32768.0, 65536.0}) {
-        // One decode step as kerneldb's README reads a row: context = isl + step.
-        simulator::DecodeAttentionShape s;
-        s.seqs = b;
-        s.heads = l.heads;
-        s.kv_heads = l.kv_heads;
-        s.head_dim = l.head_dim;
-        s.context = ctx;
-        s.keys = l.window > 0 ? std::min(l.window, ctx) : ctx;
+      for (double ctx : contexts) {
         AttentionRow r{b, 1, ctx - 1, l.heads, l.kv_heads, l.head_dim, l.window, "bfloat16", "bfloat16", 0, line++};
-        r.seconds = simulator::decode_attention_seconds(truth, 132, s);
+        r.seconds = simulator::decode_attention_seconds(truth, 132, row_shape(r));
         db.generation_attention.push_back(r);
       }
   return db;
 }
+
+// Relative errors of `fit` against `truth` off the grid: other batches, contexts and heads.
+std::vector<double> decode_off_grid(const simulator::DecodeAttentionKernel& fit, double sms,
+                                    const simulator::DecodeAttentionKernel& truth) {
+  std::vector<double> out;
+  for (double b : {3.0, 24.0, 200.0, 1500.0})
+    for (double ctx : {100.0, 3000.0, 20000.0, 100000.0})
+      for (auto [h, g] : std::vector<std::pair<double, double>>{{40, 8}, {24, 24}, {12, 1}}) {
+        const AttentionRow r{b, 1, ctx - 1, h, g, 128, 0, "bfloat16", "bfloat16", 0, 0};
+        out.push_back(rel(simulator::decode_attention_seconds(fit, sms, row_shape(r)),
+                          simulator::decode_attention_seconds(truth, 132, row_shape(r))));
+      }
+  return out;
+}
+
+}  // namespace
 
 TEST_CASE("kernel fit: an all-reduce's regimes are recovered from rows they generated", "[kernel-models][fit]") {
   const KernelDb db = synthetic_db();
@@ -281,30 +305,10 @@ TEST_CASE("kernel fit: a decode-attention model is recovered from rows it genera
   // Held-out rows and shapes off the grid (other batches, contexts, head layouts): exact
   // data, so a median of 0.5% and nothing over 3% (measured: medians 0.03% and 0.04%,
   // maxima 0.53% and 0.56%).
-  std::vector<double> held, off_grid;
-  for (const AttentionRow& r : db.generation_attention) {
-    if (!held_out(r)) continue;
-    simulator::DecodeAttentionShape s;
-    s.seqs = r.batch;
-    s.heads = r.heads;
-    s.kv_heads = r.kv_heads;
-    s.head_dim = r.head_dim;
-    s.context = r.isl + r.step;
-    s.keys = r.window > 0 ? std::min(r.window, s.context) : s.context;
-    held.push_back(rel(simulator::decode_attention_seconds(fit, km.sms, s), r.seconds));
-  }
-  for (double b : {3.0, 24.0, 200.0, 1500.0})
-    for (double ctx : {100.0, 3000.0, 20000.0, 100000.0})
-      for (auto [h, g] : std::vector<std::pair<double, double>>{{40, 8}, {24, 24}, {12, 1}}) {
-        simulator::DecodeAttentionShape s;
-        s.seqs = b;
-        s.heads = h;
-        s.kv_heads = g;
-        s.head_dim = 128;
-        s.keys = s.context = ctx;
-        off_grid.push_back(rel(simulator::decode_attention_seconds(fit, km.sms, s),
-                               simulator::decode_attention_seconds(truth, 132, s)));
-      }
+  std::vector<double> held;
+  for (const AttentionRow& r : db.generation_attention)
+    if (held_out(r)) held.push_back(rel(simulator::decode_attention_seconds(fit, km.sms, row_shape(r)), r.seconds));
+  const std::vector<double> off_grid = decode_off_grid(fit, km.sms, truth);
   const Errors h = errors(held), o = errors(off_grid);
   INFO("held out: " << h.n << " rows, median " << h.median << ", max " << h.max << "; off the grid: " << o.n
                     << " shapes, median " << o.median << ", max " << o.max);
