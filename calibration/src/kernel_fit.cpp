@@ -221,48 +221,80 @@ simulator::PrefillAttentionKernel fit_prefill(const std::vector<AttentionRow>& r
   return prefill_from(p, head_dims, windows);
 }
 
+simulator::DecodeAttentionKernel decode_from(const std::vector<double>& p, double factor, bool span, double tensor) {
+  simulator::DecodeAttentionKernel a;
+  a.memory_gb_per_s = p[0];
+  a.latency_us = p[1];
+  a.overlap = p[2];
+  a.grouped = {p[3], p[4], p[5], p[6], p[7], span};
+  a.one_row = {p[8], p[9], p[10], p[11], p[12], p[13], p[14]};
+  a.grouped_min_block_factor = factor;
+  a.tensor_tflop_per_s = tensor;
+  return a;
+}
+
+// Every row of the cache precision the split keeps in, sliding windows included (the
+// model reads a window's keys out of its whole context).
 simulator::DecodeAttentionKernel fit_decode(const std::vector<AttentionRow>& rows, const std::string& kv_name,
                                             const DeviceFacts& f, const KernelFitOptions& o) {
   std::vector<Sample<simulator::DecodeAttentionShape>> all;
   for (const AttentionRow& r : rows)
-    if (r.kv_dtype == kv_name && r.window == 0 && !held_out(r)) all.push_back({detail::decode_shape(r), r.seconds});
+    if (r.kv_dtype == kv_name && !held_out(r)) all.push_back({detail::decode_shape(r), r.seconds});
   const auto samples = spread(all, o.max_rows);
+  // One query row a sequence: the tables never make decode compute-bound, so the tensor
+  // rate is the datasheet's, not fitted.
   const double peak = peak_of(f, model::DType::bf16), bw = f.memory_gb_per_s;
-  // The fewest keys of a split is a discrete choice of the kernel: tried on a grid, the
-  // rest fitted.
-  simulator::DecodeAttentionKernel best;
-  double best_loss = INFINITY;
-  for (double chunk : {64.0, 128.0, 256.0, 512.0, 1024.0}) {
-    auto make = [chunk](const std::vector<double>& p) {
-      return simulator::DecodeAttentionKernel{p[0], chunk, p[1], {p[2], 0, p[3], p[4]}, {p[5], p[6], p[7], p[8]},
-                                              p[9], p[10], p[11]};
-    };
-    // B at most 0.9 of the datasheet: what a plain copy reaches (H100, H200 measured); the
-    // element-wise kernels take this bandwidth too.
-    const std::vector<Bound> b = {{0.85 * bw, 0.2 * bw, 0.9 * bw},  // memory
-                                  {4, 1, 32},                       // resident blocks per SM
-                                  {2, 0.01, 50},                    // one-row block, us
-                                  {20, 0.5, 5000},                  // one-row block, GB/s
-                                  {2, 0.25, 32},                    // one-row split target, blocks per SM
-                                  {4, 0.01, 50},                    // grouped block, us
-                                  {0.05, 0.0001, 5},                // grouped, per query row, us
-                                  {20, 0.5, 5000},                  // grouped block, GB/s
-                                  {2, 0.25, 32},                    // grouped split target, blocks per SM
-                                  {0.3 * peak, 0.01 * peak, peak},  // tensor peak
-                                  {8, 0.5, 50},                     // latency, us
-                                  {3, 1.0, 20}};                    // overlap exponent
-    const std::function<double(const std::vector<double>&, const simulator::DecodeAttentionShape&)> predict =
-        [&](const std::vector<double>& p, const simulator::DecodeAttentionShape& s) {
-          return simulator::decode_attention_seconds(make(p), f.sms, s);
-        };
+  // B at most 0.9 of the datasheet: what a plain copy reaches (H100, H200 measured); the
+  // element-wise kernels take this bandwidth too.
+  const std::vector<Bound> start = {{0.85 * bw, 0.2 * bw, 0.9 * bw},  // memory, GB/s
+                                    {6, 0.5, 50},                     // latency, us
+                                    {3, 1.0, 20},                     // overlap exponent
+                                    {2, 0.01, 50},                    // grouped block, us
+                                    {0.05, 0.0001, 5},                // grouped, per query row, us
+                                    {40, 0.5, 5000},                  // grouped block, GB/s
+                                    {1, 0.25, 32},                    // grouped resident blocks per SM
+                                    {100, 1, 512},                    // grouped block's least keys
+                                    {2, 0.01, 50},                    // one-row block, us
+                                    {40, 0.5, 5000},                  // one-row block, GB/s
+                                    {2, 0.25, 32},                    // one-row resident blocks per SM
+                                    {1, 0.25, 64},                    // one-row split target, blocks per SM
+                                    {65536, 4096, 1e6},               // one-row keys of a pass x hd
+                                    {2, 0.01, 20},                    // one-row split variant, us
+                                    {2 * bw, bw, 20 * bw}};           // one-row L2 reads, GB/s
+  // Two discrete choices: the dispatch's block factor (TensorRT-LLM's 4, or none: the
+  // grouped kernel whatever the grid), then whether the grouped splits span a window's
+  // whole context (tried where the rows have a window shorter than their context). Each
+  // candidate is fitted briefly, the best one on to the end, then once more from where it
+  // stopped (Subplex restarted).
+  auto predict_with = [&](double factor, bool span) {
+    return std::function<double(const std::vector<double>&, const simulator::DecodeAttentionShape&)>(
+        [&, factor, span](const std::vector<double>& p, const simulator::DecodeAttentionShape& s) {
+          return simulator::decode_attention_seconds(decode_from(p, factor, span, peak), f.sms, s);
+        });
+  };
+  const bool windows =
+      std::any_of(samples.begin(), samples.end(), [](const auto& s) { return s.shape.context > s.shape.keys; });
+  double best_factor = 0, best_loss = INFINITY;
+  bool best_span = true;
+  std::vector<Bound> best_b = start;
+  auto trial = [&](double factor, bool span) {
     double loss = 0;
-    const auto p = fit(b, samples, predict, o.max_evaluations / 3, &loss);
+    const auto p = fit(start, samples, predict_with(factor, span), o.max_evaluations / 3, &loss);
     if (loss < best_loss) {
       best_loss = loss;
-      best = make(p);
+      best_factor = factor;
+      best_span = span;
+      for (std::size_t i = 0; i < best_b.size(); ++i) best_b[i].init = p[i];
     }
+  };
+  for (double factor : {0.0, 4.0}) trial(factor, true);
+  if (windows) trial(best_factor, false);
+  std::vector<double> p;
+  for (int evaluations : {o.max_evaluations / 2, o.max_evaluations / 3}) {
+    p = fit(best_b, samples, predict_with(best_factor, best_span), evaluations);
+    for (std::size_t i = 0; i < best_b.size(); ++i) best_b[i].init = p[i];
   }
-  return best;
+  return decode_from(p, best_factor, best_span, peak);
 }
 
 // ---- collectives ----

@@ -101,9 +101,10 @@ KernelModels derive_kernel_models(const KernelModels& fitted, const HardwareProf
     a.memory_gb_per_s *= memory;
     a.kv_gb_per_s *= memory;
   }
-  for (auto& [d, a] : k.decode_attention) {
+  for (auto& [d, a] : k.decode_attention) {  // per-block costs and rates: an SM's, kept
     a.tensor_tflop_per_s *= compute(model::DType::bf16);
     a.memory_gb_per_s *= memory;
+    a.one_row.l2_gb_per_s *= sm_ratio;  // L2 to the SMs: scales with the SMs
   }
   k.vector.memory_gb_per_s *= memory;
   // One-node collectives: NVLink bandwidth by the datasheet ratio, latencies kept.
@@ -120,8 +121,8 @@ KernelModels derive_kernel_models(const KernelModels& fitted, const HardwareProf
   k.fit = {{"derived_from", fitted.device},
            {"method", fmt::format("fitted models of {} scaled by datasheet ratios to {}: tensor rates x peak ratio "
                                   "(bf16 {:.3f}), memory and GEMM L2 rates x bandwidth ratio {:.3f}, on-chip operand "
-                                  "rate x SM ratio {:.3f}, GEMM L2-resident footprint x L2 size ratio {:.3f}, NVLink "
-                                  "bus bandwidths x {:.3f}; latencies and shapes kept",
+                                  "and decode L2 rates x SM ratio {:.3f}, GEMM L2-resident footprint x L2 size ratio "
+                                  "{:.3f}, NVLink bus bandwidths x {:.3f}; latencies and shapes kept",
                                   from.name, to.name, compute(model::DType::bf16), memory, sm_ratio, l2, link)},
            {"fitted_held_out_errors", fitted.fit.contains("held_out_errors") ? fitted.fit["held_out_errors"] : json()}};
   return k;

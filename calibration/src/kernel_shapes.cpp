@@ -70,8 +70,8 @@ simulator::DecodeAttentionShape decode_shape(const AttentionRow& r) {
   s.kv_heads = r.kv_heads;
   s.head_dim = r.head_dim;
   s.query_rows = 1;
-  const double context = r.isl + r.step;
-  s.keys = r.window > 0 ? std::min(r.window, context) : context;
+  s.context = r.isl + r.step;
+  s.keys = r.window > 0 ? std::min(r.window, s.context) : s.context;
   s.kv_bytes = element_bytes(r.kv_dtype);
   s.element_bytes = element_bytes(r.attn_dtype);
   return s;

@@ -21,7 +21,7 @@ simulator::GemmShape gemm_shape(const GemmRow& r);
 // Causal (window 0) or windowed prefill of isl tokens per sequence; executed pairs at
 // 128 x 128 tiles, as the cost model counts them (model::visible_tiles).
 simulator::PrefillAttentionShape prefill_shape(const AttentionRow& r);
-// One decode step: keys = isl + step, limited by the window.
+// One decode step: context = isl + step; keys = the context, limited by the window.
 simulator::DecodeAttentionShape decode_shape(const AttentionRow& r);
 // all_reduce, all_gather, reduce_scatter, alltoall; nullopt for another name.
 std::optional<simulator::Collective> collective_of(const std::string& op);

@@ -194,35 +194,101 @@ double prefill_attention_seconds(const PrefillAttentionKernel& a, double sms, co
   return k.latency_us * 1e-6 + memory + attend;
 }
 
+namespace {
+
+// The decode shape's common terms (kernel_models.hpp): bytes of a K and V row and of a
+// query row, the DRAM and compute times, the context the dispatch and the splits see.
+struct DecodeTerms {
+  double kv_row, q_row, rows_per_kv, context, dram, compute;
+};
+
+DecodeTerms decode_terms(const DecodeAttentionKernel& a, const DecodeAttentionShape& s) {
+  DecodeTerms d;
+  const double kv_heads = std::max(1.0, s.kv_heads);
+  d.kv_row = s.head_dim * 2 * s.kv_bytes;
+  d.q_row = s.head_dim * 2 * s.element_bytes;
+  d.rows_per_kv = s.query_rows * s.heads / kv_heads;
+  d.context = std::max(s.context, s.keys);
+  d.dram = s.seqs * (s.keys * kv_heads * d.kv_row + s.query_rows * s.heads * d.q_row) / (a.memory_gb_per_s * 1e9);
+  d.compute = 4 * s.seqs * s.query_rows * s.heads * s.head_dim * s.keys / (a.tensor_tflop_per_s * 1e12);
+  return d;
+}
+
+// The two bounds a decode kernel's time blends: DRAM, and its blocks' issue (or compute).
+struct DecodeBounds {
+  double dram, issue;
+};
+
+double decode_total(const DecodeAttentionKernel& a, const DecodeBounds& b) {
+  return a.latency_us * 1e-6 + blend(b.dram, b.issue, a.overlap);
+}
+
+// The one-row kernel (masked MHA): a block per query row and split. The splits follow the
+// keys read (a window's), the split variant's fixed cost the context.
+DecodeBounds one_row_bounds(const DecodeAttentionKernel& a, double sms, const DecodeAttentionShape& s) {
+  const DecodeOneRow& p = a.one_row;
+  const DecodeTerms d = decode_terms(a, s);
+  const double units = s.seqs * s.query_rows * s.heads;
+  const double loop = p.split_keys_x_head_dim / s.head_dim;
+  const double splits = std::max(1.0, std::min(p.split_blocks_per_sm * sms / units, s.keys / loop));
+  const double walk = (p.block_us + (d.context >= loop ? p.split_us : 0)) * 1e-6 +
+                      (s.keys / splits * d.kv_row + d.q_row) / (p.block_gb_per_s * 1e9);
+  const double waves = units * splits * walk / (p.resident_blocks * sms);
+  const double l2 = units * s.keys * d.kv_row / (p.l2_gb_per_s * 1e9);
+  return {d.dram, std::max({walk, waves, l2, d.compute})};
+}
+
+// The grouped kernel (XQA): a block per (sequence, KV head, split), TensorRT-LLM's split count.
+double grouped_seconds(const DecodeAttentionKernel& a, double sms, const DecodeAttentionShape& s) {
+  const DecodeGrouped& p = a.grouped;
+  const DecodeTerms d = decode_terms(a, s);
+  const double units = s.seqs * std::max(1.0, s.kv_heads);
+  const double span = p.splits_span_context ? d.context : s.keys;
+  const double m = span / kXqaKeysPerSplit;
+  const double splits = std::max(1.0, std::min({m, std::sqrt(8 * m), kXqaTargetWaves * sms / units}));
+  const double fixed = (p.block_us + d.rows_per_kv * p.row_us) * 1e-6;
+  const double rate = p.block_gb_per_s * 1e9;
+  const double block_keys = std::max(std::min(span / splits, s.keys), p.min_keys);
+  const double walk = fixed + (block_keys * d.kv_row + d.rows_per_kv * d.q_row) / rate;
+  const double keys_read = std::max(s.keys, p.min_keys * splits);
+  const double all = units * (splits * fixed + (keys_read * d.kv_row + splits * d.rows_per_kv * d.q_row) / rate);
+  return decode_total(a, {d.dram, std::max({walk, all / (p.resident_blocks * sms), d.compute})});
+}
+
+// TensorRT-LLM's test for the grouped kernel: f ceil(b) G max(1, floor(context / 128)) < sms
+// keeps the one-row kernel (too few blocks for XQA to gain).
+bool one_row_by_dispatch(double factor, double sms, double seqs, double kv_heads, double context) {
+  return factor > 0 &&
+         factor * std::ceil(seqs) * kv_heads * std::max(1.0, std::floor(context / kXqaKeysPerSplit)) < sms;
+}
+
+}  // namespace
+
 double decode_attention_seconds(const DecodeAttentionKernel& a, double sms, const DecodeAttentionShape& s) {
   if (s.seqs <= 0 || s.keys <= 0) return 0;
-  // The grouped-query kernel runs one block per (sequence, KV head, split) for all the
-  // query rows that share the KV head, up to kGroupedQueryMaxRows of them; a single row
-  // (MHA) or a larger group takes the one-row kernel: a block per query row and split,
-  // each walking its KV head's keys (the group's blocks share them through L2).
   const double kv_heads = std::max(1.0, s.kv_heads);
-  const double rows_per_kv = s.query_rows * s.heads / kv_heads;
-  const bool grouped = rows_per_kv > 1 && rows_per_kv <= kGroupedQueryMaxRows;
-  const double group = grouped ? rows_per_kv : 1;  // query rows one block serves
-  const double units = s.seqs * kv_heads * rows_per_kv / group;
-  const DecodePath& path = grouped ? a.grouped : a.one_row;
-  // Split-KV: the kernel splits each unit's keys until the grid holds `split_blocks_per_sm`
-  // blocks per SM, but no split takes fewer than `chunk_tokens` keys. Continuous counts:
-  // one more key or sequence never shortens the longest block nor removes a block.
-  const double split_cap = std::max(1.0, path.split_blocks_per_sm * sms / units);
-  const double chunks = std::min(split_cap, std::max(1.0, s.keys / a.chunk_tokens));
-  const double blocks = units * chunks;
-  const double block_keys = s.keys / chunks;
-  const double kv_row = s.head_dim * 2 * s.kv_bytes, q_row = s.head_dim * 2 * s.element_bytes;
-  // One block's time: its fixed cost and its keys (and query rows) streamed at one block's rate.
-  const double walk = (path.block_us + group * path.row_us) * 1e-6 +
-                      (block_keys * kv_row + group * q_row) / (path.block_gb_per_s * 1e9);
-  // `resident_blocks` run at once on an SM: more blocks than that come in waves.
-  const double issue = walk * std::max(1.0, blocks / (a.resident_blocks * sms));
-  const double bytes = s.seqs * (s.keys * kv_heads * kv_row + s.query_rows * s.heads * q_row);
-  const double memory = std::max(bytes / (a.memory_gb_per_s * 1e9), issue);
-  const double compute = 4 * s.seqs * s.query_rows * s.heads * s.head_dim * s.keys / (a.tensor_tflop_per_s * 1e12);
-  return a.latency_us * 1e-6 + blend(compute, memory, a.overlap);
+  const double rows = s.query_rows * s.heads / kv_heads, context = std::max(s.context, s.keys);
+  const double f = a.grouped_min_block_factor;
+  const bool grouped = s.kernel == DecodeKernel::automatic && rows > 1 && rows <= kGroupedQueryMaxRows;
+  if (!grouped || one_row_by_dispatch(f, sms, s.seqs, kv_heads, context))
+    return decode_total(a, one_row_bounds(a, sms, s));
+  double t = grouped_seconds(a, sms, s);
+  if (f <= 0) return t;
+  // (blend(x, y) <= 2^(1/q) max(x, y): a box that cannot reach t is not blended.)
+  const double reach = std::pow(2.0, 1 / a.overlap);
+  // Monotone across the switch: at least the one-row time of every smaller shape the
+  // dispatch leaves to the one-row kernel. For an integer batch j those are the contexts
+  // below 128 (n + 1), n = ceil(sms / (f j G)) - 1; batches past ceil(b) are not smaller.
+  for (double j = 1; j <= std::ceil(s.seqs) && f * j * kv_heads < sms; ++j) {
+    const double n = std::ceil(sms / (f * j * kv_heads)) - 1;
+    DecodeAttentionShape box = s;
+    box.seqs = std::min(s.seqs, j);
+    box.context = std::min(context, std::nextafter(kXqaKeysPerSplit * (n + 1), 0.0));
+    box.keys = std::min(s.keys, box.context);
+    const DecodeBounds b = one_row_bounds(a, sms, box);
+    if (a.latency_us * 1e-6 + reach * std::max(b.dram, b.issue) > t) t = std::max(t, decode_total(a, b));
+  }
+  return t;
 }
 
 double bus_bytes(Collective c, double bytes, double gpus) {
@@ -361,12 +427,27 @@ json to_json(const PrefillAttentionKernel& a) {
           {"window_us", a.window_us},                   {"head_dims", dims}};
 }
 
-DecodePath parse_decode_path(ObjectReader r) {
-  DecodePath p;
+DecodeOneRow parse_one_row(ObjectReader r) {
+  DecodeOneRow p;
+  p.block_us = r.number("block_us", std::nullopt, 0.0, 1e4);
+  p.block_gb_per_s = positive(r, "block_gb_per_s", 1e6);
+  p.resident_blocks = positive(r, "resident_blocks", 1e4);
+  p.split_blocks_per_sm = positive(r, "split_blocks_per_sm", 1e4);
+  p.split_keys_x_head_dim = positive(r, "split_keys_x_head_dim", 1e9);
+  p.split_us = r.number("split_us", std::nullopt, 0.0, 1e4);
+  p.l2_gb_per_s = positive(r, "l2_gb_per_s", 1e7);
+  r.finish();
+  return p;
+}
+
+DecodeGrouped parse_grouped(ObjectReader r) {
+  DecodeGrouped p;
   p.block_us = r.number("block_us", std::nullopt, 0.0, 1e4);
   p.row_us = r.number("row_us", std::nullopt, 0.0, 1e4);
   p.block_gb_per_s = positive(r, "block_gb_per_s", 1e6);
-  p.split_blocks_per_sm = positive(r, "split_blocks_per_sm", 1e4);
+  p.resident_blocks = positive(r, "resident_blocks", 1e4);
+  p.min_keys = r.number("min_keys", std::nullopt, 0.0, 1e6);
+  p.splits_span_context = r.boolean("splits_span_context", std::nullopt);
   r.finish();
   return p;
 }
@@ -374,10 +455,9 @@ DecodePath parse_decode_path(ObjectReader r) {
 DecodeAttentionKernel parse_decode(ObjectReader r) {
   DecodeAttentionKernel a;
   a.memory_gb_per_s = positive(r, "memory_gb_per_s", 1e6);
-  a.chunk_tokens = positive(r, "chunk_tokens", 1e9);
-  a.resident_blocks = positive(r, "resident_blocks", 1e4);
-  a.one_row = parse_decode_path(r.object("one_row"));
-  a.grouped = parse_decode_path(r.object("grouped"));
+  a.grouped_min_block_factor = r.number("grouped_min_block_factor", std::nullopt, 0.0, 1e3);
+  a.one_row = parse_one_row(r.object("one_row"));
+  a.grouped = parse_grouped(r.object("grouped"));
   a.tensor_tflop_per_s = positive(r, "tensor_tflop_per_s", 1e5);
   a.latency_us = r.number("latency_us", std::nullopt, 0.0, 1e4);
   a.overlap = r.number("overlap", std::nullopt, 1.0, 100.0);
@@ -385,17 +465,28 @@ DecodeAttentionKernel parse_decode(ObjectReader r) {
   return a;
 }
 
-json to_json(const DecodePath& p) {
+json to_json(const DecodeOneRow& p) {
+  return {{"block_us", p.block_us},
+          {"block_gb_per_s", p.block_gb_per_s},
+          {"resident_blocks", p.resident_blocks},
+          {"split_blocks_per_sm", p.split_blocks_per_sm},
+          {"split_keys_x_head_dim", p.split_keys_x_head_dim},
+          {"split_us", p.split_us},
+          {"l2_gb_per_s", p.l2_gb_per_s}};
+}
+
+json to_json(const DecodeGrouped& p) {
   return {{"block_us", p.block_us},
           {"row_us", p.row_us},
           {"block_gb_per_s", p.block_gb_per_s},
-          {"split_blocks_per_sm", p.split_blocks_per_sm}};
+          {"resident_blocks", p.resident_blocks},
+          {"min_keys", p.min_keys},
+          {"splits_span_context", p.splits_span_context}};
 }
 
 json to_json(const DecodeAttentionKernel& a) {
   return {{"memory_gb_per_s", a.memory_gb_per_s},
-          {"chunk_tokens", a.chunk_tokens},
-          {"resident_blocks", a.resident_blocks},
+          {"grouped_min_block_factor", a.grouped_min_block_factor},
           {"one_row", to_json(a.one_row)},
           {"grouped", to_json(a.grouped)},
           {"tensor_tflop_per_s", a.tensor_tflop_per_s},

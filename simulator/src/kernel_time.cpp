@@ -76,6 +76,7 @@ OpTime attention_time(const OpRow& r, const Roofline& rl, const LayerWork& w) {
     d.head_dim = kv_dim;
     d.query_rows = w.rows_q;
     d.keys = w.kv_read;
+    d.context = w.kv_context;
     d.element_bytes = m.bytes;
     d.kv_bytes = m.kv_el_bytes;
     t.seconds = rl.decode ? decode_attention_seconds(*rl.decode, rl.kernels->sms, d) : 0;

@@ -211,6 +211,7 @@ void decode_pass(const Method& m, const ModelShape& s, const LayerPlan& plan, do
     w.reads_cache = true;
     const LayerSignature& sig = plan.groups[static_cast<std::size_t>(g)].sig;
     set_decode_work(decode_attention(m, role_of(sig), c, o.layout, o.mirror_final_only_decode), w);
+    w.kv_context = std::max(w.kv_read, c);  // a windowed layer's kernel still spans the context
     mixer_work(m, sig, w);
   }
   fill_groups(s, plan, o, out);

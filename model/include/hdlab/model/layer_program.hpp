@@ -201,6 +201,7 @@ struct LayerWork {
   double pairs_exact = 0;     // visible (query, key) pairs
   double pairs_executed = 0;  // pairs inside visible kernel tiles
   double kv_read = 0;         // KV-cache entries read (decode)
+  double kv_context = 0;      // decode: the cache's positions per sequence (a windowed layer reads fewer)
   double kv_written = 0;      // KV-cache entries written per layer pass (a prefill of a cache
                               // shared by K loop iterations: written once, 1/K per pass)
   bool reads_cache = false;   // decode: K/V come from the cache, not from activations

@@ -70,24 +70,48 @@
 //   steps through every block and wave edge); far beyond the tables the time approaches
 //   the pairs' work at F plus the bytes at B and B_kv, linear in each; the fixed costs
 //   stay as fitted.
-// Decode attention (one new row per sequence, KV cache read; TensorRT-LLM's kernels): two
-//   kernels. The grouped-query kernel (XQA) runs one block per (sequence, KV head, split)
-//   for the g = query_rows H / G rows sharing the KV head, when 1 < g <= kGroupedQueryMaxRows;
-//   otherwise (MHA, or a larger group) the one-row kernel runs a block per query row and
-//   split (g = 1), each walking its KV head's keys. Each path has its own block cost, block
-//   rate and split target:
-//       units  = seqs G query_rows H / G / g            (blocks before splitting)
-//       chunks = min(max(1, split_blocks_per_sm sms / units), max(1, keys / chunk_tokens))
-//                (split-KV: the grid is filled to the target, no split under chunk_tokens keys;
-//                 continuous, so one more key or sequence never shortens a block)
-//       blocks = units chunks
-//       walk   = block_us + g row_us + (keys / chunks kv_row + g q_row) / block_gb_per_s
-//                (one block: its fixed cost, then its keys streamed at one block's rate)
-//       issue  = walk max(1, blocks / (resident_blocks sms))     (waves of resident blocks)
-//       memory = max(bytes / B, issue)     bytes: the cache of seqs G keys once, the queries
-//       compute = 4 seqs query_rows H hd keys / F
-//       t = latency + (memory^q + compute^q)^(1/q)
+// Decode attention (one new row per sequence, KV cache read; TensorRT-LLM's two kernels,
+//   decode_attention.cpp). Shape: seqs b, query heads H, KV heads G, head dim hd, rows
+//   r = query_rows H / G sharing a KV head, `keys` cache entries read per sequence and KV
+//   head, out of `context` positions (a sliding window reads fewer than it holds).
 //   kv_row = 2 hd kv_bytes (a K and a V row), q_row = 2 hd element bytes (query and output).
+//   Which kernel (TensorRT-LLM's dispatch, shape.kernel = automatic):
+//     grouped (XQA) when 1 < r <= kGroupedQueryMaxRows, unless
+//       grouped_min_block_factor f > 0 and f ceil(b) G max(1, floor(context / 128)) < sms
+//       (TensorRT-LLM's "no gain" test: too few blocks even split); otherwise the one-row
+//       kernel (masked MHA). f is fitted per cache precision from {0, 4}: the H100 bf16
+//       tables follow TensorRT-LLM's 4, its fp8 (Hopper) kernel runs whatever the grid.
+//     (Hopper's XQA stops at hd 256, where TensorRT-LLM falls back to masked MHA; Blackwell's
+//     kernels take hd 512, the only tables that hold it: the head dim does not choose here.)
+//     shape.kernel = one_row forces the one-row kernel (TensorRT-LLM before 0.8: no XQA).
+//   One-row kernel: a block per (sequence, query row, split), each walking its KV head's keys
+//       units  = b query_rows H;  loop = split_keys_x_head_dim / hd  (keys of one pass of a block)
+//       splits = max(1, min(split_blocks_per_sm sms / units, keys / loop))
+//       walk   = block_us + [context >= loop] split_us + (keys / splits kv_row + q_row) / block_gb_per_s
+//       issue  = max(walk, units splits walk / (resident_blocks sms),     (waves of resident blocks)
+//                    units keys kv_row / l2_gb_per_s)      (the group's blocks share a KV head via L2)
+//   Grouped kernel: a block per (sequence, KV head, split) serving the r rows; TensorRT-LLM
+//     sets the splits from the span (kXqaKeysPerSplit 128 keys a split, at most sqrt(8 x
+//     that) splits, at most kXqaTargetWaves waves), counted continuously here:
+//       span   = context (splits_span_context: Hopper's XQA) or keys (the window alone:
+//                Blackwell's tables; the fit chooses)
+//       units  = b G;  m = span / 128;  splits = max(1, min(m, sqrt(8 m), 8 sms / units))
+//       walk   = block_us + r row_us + (max(min(span / splits, keys), min_keys) kv_row
+//                + r q_row) / block_gb_per_s
+//       issue  = max(walk, units (splits (block_us + r row_us) + (max(keys, min_keys splits)
+//                kv_row + splits r q_row) / block_gb_per_s) / (resident_blocks sms))
+//     When the splits span a windowed layer's whole context, the blocks past the window cost
+//     their fixed part only and the longest block reads at most the window.
+//   Both: bytes = b (G keys kv_row + query_rows H q_row); compute = 4 b query_rows H hd keys / F
+//       t = latency + (dram^q + max(issue, compute)^q)^(1/q),  dram = bytes / B
+//   Extrapolation: every term grows with b, keys and context (splits never fall with the
+//   context, never rise with b; a block's keys never fall), so within a kernel more
+//   sequences or a longer context never take less time. Where the dispatch switches from
+//   the one-row to the grouped kernel (a larger b or context) the grouped time is raised to
+//   the largest one-row time of any smaller shape the one-row kernel would run (the
+//   integer batches 1 .. ceil(b), each at the longest context the test leaves it), so the
+//   whole model is monotone too; the measured switch is faster. Beyond the tables (b 2048,
+//   131072 keys) the splits stay capped and the time grows linearly with the bytes.
 // Collectives (one node; p GPUs; S bytes per GPU): NCCL picks the fastest of its
 //   protocols, each a latency plus a bus bandwidth, so
 //       t = min over regimes r of (alpha_r + busbytes(S) / beta_r)
@@ -124,6 +148,10 @@ inline constexpr double kAttentionTileQ = 128;  // query rows per FlashAttention
 // in one block; a larger group falls back to the one-row kernel (kerneldb: H/G = 64 costs
 // what MHA with 64 heads costs, H/G = 32 a tenth of it).
 inline constexpr double kGroupedQueryMaxRows = 32;
+// TensorRT-LLM's XQA split heuristic (decoderXQAConstants.h: kMinHistoryTokensPerBlock,
+// kTargetWaveFactor; software constants, not device data).
+inline constexpr double kXqaKeysPerSplit = 128;
+inline constexpr double kXqaTargetWaves = 8;
 
 struct GemmKernel {
   double tensor_tflop_per_s = 0;  // F
@@ -166,21 +194,34 @@ const PrefillHeadDim& prefill_head_dim(const PrefillAttentionKernel& a, double h
 // are fp8 (an fp8 cache makes TensorRT-LLM run FP8 context attention), else the activations'.
 model::DType prefill_kernel_dtype(model::DType activations, model::DType kv_cache);
 
-// One of the two decode kernels (the one-row kernel, MHA; the grouped-query kernel, XQA).
-struct DecodePath {
-  double block_us = 0;             // fixed cost of one block
-  double row_us = 0;               // and of each query row it serves
-  double block_gb_per_s = 0;       // what one block streams as it walks its keys
-  double split_blocks_per_sm = 0;  // the grid the split-KV heuristic aims for, blocks per SM
-  bool operator==(const DecodePath&) const = default;
+// The one-row decode kernel (masked MHA): a block per query row and split.
+struct DecodeOneRow {
+  double block_us = 0;               // fixed cost of one block
+  double block_gb_per_s = 0;         // what one block streams as it walks its keys
+  double resident_blocks = 0;        // blocks one SM runs at once
+  double split_blocks_per_sm = 0;    // the grid the split-KV heuristic aims for, blocks per SM
+  double split_keys_x_head_dim = 0;  // keys one pass of a block takes, times hd (no split below)
+  double split_us = 0;               // the split-KV variant's extra fixed cost (its reduction)
+  double l2_gb_per_s = 0;            // what all blocks read from L2 (a KV head shared by a group)
+  bool operator==(const DecodeOneRow&) const = default;
+};
+// The grouped-query decode kernel (XQA): a block per KV head and split for all its rows.
+struct DecodeGrouped {
+  double block_us = 0;        // fixed cost of one block
+  double row_us = 0;          // and of each query row it serves
+  double block_gb_per_s = 0;  // what one block streams
+  double resident_blocks = 0;
+  double min_keys = 0;        // keys a block costs at least (its first tile)
+  bool splits_span_context = true;  // the splits cover the whole context (Hopper's XQA), or the keys read
+  bool operator==(const DecodeGrouped&) const = default;
 };
 
 struct DecodeAttentionKernel {
-  double memory_gb_per_s = 0;      // B
-  double chunk_tokens = 0;         // fewest keys a split-KV block takes
-  double resident_blocks = 0;      // c: blocks one SM runs at once
-  DecodePath one_row, grouped;
-  double tensor_tflop_per_s = 0;   // F
+  double memory_gb_per_s = 0;           // B
+  double grouped_min_block_factor = 0;  // f: the dispatch's test (0: grouped whatever the grid)
+  DecodeOneRow one_row;
+  DecodeGrouped grouped;
+  double tensor_tflop_per_s = 0;        // F (datasheet: the tables time one query row)
   double latency_us = 0;
   double overlap = 4;
   bool operator==(const DecodeAttentionKernel&) const = default;
@@ -213,11 +254,17 @@ struct PrefillAttentionShape {
   double kv_positions = 0; // K/V rows per sequence (read once, and written to the cache)
   double element_bytes = 2, kv_bytes = 2;
 };
+// Which decode kernel times a step: TensorRT-LLM's dispatch, or the one-row kernel forced
+// (TensorRT-LLM before v0.8 had no XQA: a GQA model decoded with masked MHA, one block per
+// query head).
+enum class DecodeKernel { automatic, one_row };
 struct DecodeAttentionShape {
   double seqs = 0, heads = 0, kv_heads = 0, head_dim = 0;
   double query_rows = 1;   // rows per sequence in the step (HD: n; PHD: K)
   double keys = 0;         // cache entries read per sequence and KV head
+  double context = 0;      // positions the cache holds per sequence (0: = keys; more under a window)
   double kv_bytes = 2, element_bytes = 2;
+  DecodeKernel kernel = DecodeKernel::automatic;
 };
 
 struct KernelModels {
