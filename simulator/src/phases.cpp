@@ -57,15 +57,18 @@ std::int64_t executed_pairs(const MaskSpec& m, Layout layout, std::int64_t bq, s
   return slot.executed;
 }
 
-// Keys the row that sees the most sees: the last row of a causal mask sees every
-// position, of a sliding one its window, of an intra-stream one its stream's tokens; for
-// PHD's rule, twice the mean (exact for a causal triangle), at most every position.
-double longest_keys(const MaskSpec& m, const LayerWork& w) {
+// Keys the row that sees the most sees, as the kernel walks them: the last row of a causal
+// mask sees every position, of a sliding one its window, of an intra-stream one its
+// stream's tokens (stream-major only, see below); for PHD's rule, twice the mean (exact for
+// a causal triangle), at most every position.
+double longest_keys(const MaskSpec& m, Layout layout, const LayerWork& w) {
   switch (m.kind) {
     case MaskSpec::Kind::causal:  // chunked: its chunk's positions
       return m.chunk > 0 ? std::min(d(m.chunk * m.copies), d(m.positions())) : d(m.positions());
     case MaskSpec::Kind::sliding: return std::min(d(m.window), d(m.positions()));
-    case MaskSpec::Kind::intra: return d(m.tokens);
+    // The kernel walks a stream's keys alone only where its tiles hold one stream
+    // (stream-major); interleaved, every tile mixes streams and none is skipped.
+    case MaskSpec::Kind::intra: return layout == Layout::stream_major ? d(m.tokens) : d(m.positions());
     case MaskSpec::Kind::phd: break;
   }
   return w.rows_q > 0 ? std::min(2 * w.pairs_exact / w.rows_q, w.rows_kv) : 0;
@@ -86,7 +89,7 @@ void mask_work(const MaskSpec& m, const PassOptions& o, LayerWork& w) {
   w.rows_kv = d(m.positions());
   w.pairs_exact = d(visible_pairs(m));
   w.pairs_executed = d(executed_pairs(m, o.layout, o.tile_q, o.tile_k));
-  w.longest_keys = longest_keys(m, w);
+  w.longest_keys = longest_keys(m, o.layout, w);
   materialise_scores(o, w);
 }
 
