@@ -58,6 +58,7 @@ constexpr ScenarioFlag kScenarioFlags[] = {
     {"--cp-comm", "/parallel/cp_comm", "all_gather | ring: how context-parallel ranks exchange K/V"},
     {"--gpus-per-node", "/parallel/gpus_per_node", "devices sharing NVLink"},
     {"--layout", "/attention/layout", "default | interleaved | stream_major | phd_split"},
+    {"--decode-kernel", "/attention/decode_kernel", "auto | one_row (a block per query head even under GQA)"},
     {"--tile-q", "/attention/tile_q", "attention kernel tile: query rows"},
     {"--tile-k", "/attention/tile_k", "attention kernel tile: keys"},
     {"--attention-count", "/attention/count", "executed | exact pairs time the attention op"},

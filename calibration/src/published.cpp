@@ -124,8 +124,12 @@ PublishedCase parse_case(ObjectReader r, const PublishedSource& s) {
     c.batch = r.integer("batch", std::nullopt, 1, max_batch);
     c.input = r.integer("input", std::nullopt, 1, max_tokens);
     if (c.metric == PublishedMetric::output_tokens_per_s_per_gpu) c.output = r.integer("output", std::nullopt, 1, max_tokens);
-    if (const json* precision = r.find("precision"))  // the scenario's precision section, by tensor class
-      c.scenario = simulator::parse_scenario(json{{"precision", *precision}}, r.pointer());
+    // The scenario's precision (by tensor class) and attention (the decode kernel an engine
+    // version has) sections, where the case gives them.
+    json scenario = json::object();
+    for (const char* key : {"precision", "attention"})
+      if (const json* v = r.find(key)) scenario[key] = *v;
+    if (!scenario.empty()) c.scenario = simulator::parse_scenario(scenario, r.pointer());
   }
   c.assumptions = parse_assumptions(r, "assumptions");
   r.finish();  // a key of the other kind of case ("output" on a first-token case) is refused here
@@ -216,6 +220,7 @@ PublishedPrediction predict_inference(const PublishedCase& c, const model::Confi
   s.decode.context = c.input + c.output / 2;
   s.kv.context = c.input + c.output;
   s.precision = c.scenario.precision;
+  s.attention = c.scenario.attention;
   // The FLOPs (for the efficiency ranking) from the cost model's phases; the times from
   // the serving engine's steps for a static batch, run whole as the source ran it (a
   // first-token case has no output: its requests stop at the first token).
@@ -376,7 +381,8 @@ json to_json(const PublishedReport& r) {
                       {"gpus_per_node", c.gpus_per_node},
                       {"batch", c.batch},
                       {"input", c.input},
-                      {"precision", simulator::to_json(c.scenario)["precision"]}});
+                      {"precision", simulator::to_json(c.scenario)["precision"]},
+                      {"attention", simulator::to_json(c.scenario)["attention"]}});
         if (c.metric == PublishedMetric::output_tokens_per_s_per_gpu) setup["output"] = c.output;
       }
       src["cases"].push_back({{"id", c.id},

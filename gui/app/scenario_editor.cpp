@@ -192,10 +192,14 @@ QWidget* ScenarioEditor::attentionGroup() {
   tile_k_ = int_spin(1, 1 << 16, static_cast<int>(d.tile_k), tr("Keys per kernel tile (Bk)"), tr(" keys"));
   count_ = choice_box({{tr("executed tiles"), "executed"}, {tr("exact pairs"), "exact"}},
                       tr("Which attention count times the op; both are reported"));
+  decode_kernel_ = choice_box({{tr("auto (grouped where it applies)"), "auto"}, {tr("one row per head"), "one_row"}},
+                              tr("Decode attention's kernel on a fitted GPU profile: one row per head runs a block per "
+                                 "query head even under GQA (an engine without a grouped-query decode kernel)"));
   addField(form, tr("layout"), layout_, "/scenario/attention/layout");
   addField(form, tr("tile rows"), tile_q_, "/scenario/attention/tile_q");
   addField(form, tr("tile keys"), tile_k_, "/scenario/attention/tile_k");
   addField(form, tr("timed by"), count_, "/scenario/attention/count");
+  addField(form, tr("decode kernel"), decode_kernel_, "/scenario/attention/decode_kernel");
   return box;
 }
 
@@ -223,7 +227,8 @@ nlohmann::json ScenarioEditor::scenarioJson() const {
            {{"layout", choice_value(layout_).toStdString()},
             {"tile_q", tile_q_->value()},
             {"tile_k", tile_k_->value()},
-            {"count", choice_value(count_).toStdString()}}}};
+            {"count", choice_value(count_).toStdString()},
+            {"decode_kernel", choice_value(decode_kernel_).toStdString()}}}};
   if (!restored_.is_object() || shown_at_restore_.is_null()) return shown;
   // A field keeps its restored value until it is edited: a widget may show it rounded
   // (two decimals) and the session must come back exactly as saved.
@@ -333,6 +338,7 @@ void ScenarioEditor::showScenario(const simulator::Scenario& s) {
   set(tile_q_, s.attention.tile_q);
   set(tile_k_, s.attention.tile_k);
   set_choice(count_, QString::fromStdString(attention["count"].get<std::string>()));
+  set_choice(decode_kernel_, QString::fromStdString(attention["decode_kernel"].get<std::string>()));
   shown_at_restore_ = nlohmann::json();
   shown_at_restore_ = scenarioJson();  // restored_ is not consulted while this is null
 }

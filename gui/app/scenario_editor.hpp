@@ -70,7 +70,7 @@ class ScenarioEditor : public QWidget {
   QDoubleSpinBox* memory_utilization_;
   QLineEdit *serving_batches_, *serving_inputs_;
   QSpinBox* serving_output_;
-  QComboBox *layout_, *count_;
+  QComboBox *layout_, *count_, *decode_kernel_;
   QSpinBox *tile_q_, *tile_k_;
   nlohmann::json restored_;          // the last restored scenario's object; edited fields are laid over it
   nlohmann::json shown_at_restore_;  // what the widgets showed right after that restore

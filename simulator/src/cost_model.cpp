@@ -210,6 +210,7 @@ void make_context(const model::Config& c, const HardwareProfile& hw, const Scena
   out.sharding = Sharding{d(p.tp), d(p.ep), d(std::min(p.tp, c.effective.num_kv_heads)), p.sequence_parallel || p.tp == 1,
                           d(p.cp)};
   out.roofline = make_roofline(hw, precision.compute, out.sharding, &out.shape);
+  out.roofline.decode_kernel = s.attention.decode_kernel;
   out.tp_link = p.tp > 1 ? link_for(hw, p.tp, p.gpus_per_node, "/scenario/parallel/tp", p.tp) : Link{};
   out.ep_link = p.ep > 1 ? link_for(hw, p.tp * p.ep, p.gpus_per_node, "/scenario/parallel/ep", p.ep) : Link{};
   out.cp_link = p.cp > 1 ? link_for(hw, p.tp * p.cp, p.gpus_per_node, "/scenario/parallel/cp", p.cp) : Link{};

@@ -79,6 +79,7 @@ OpTime attention_time(const OpRow& r, const Roofline& rl, const LayerWork& w) {
     d.context = w.kv_context;
     d.element_bytes = m.bytes;
     d.kv_bytes = m.kv_el_bytes;
+    d.kernel = rl.decode_kernel;
     t.seconds = rl.decode ? decode_attention_seconds(*rl.decode, rl.kernels->sms, d) : 0;
   } else {
     PrefillAttentionShape p;

@@ -120,6 +120,8 @@ void parse_attention(ObjectReader r, AttentionScenario& a) {
                                      a.count);
   a.kernel = r.choice<AttentionKernel>("kernel", {{"fused", AttentionKernel::fused}, {"unfused", AttentionKernel::unfused}},
                                        a.kernel);
+  a.decode_kernel = r.choice<DecodeKernel>(
+      "decode_kernel", {{"auto", DecodeKernel::automatic}, {"one_row", DecodeKernel::one_row}}, a.decode_kernel);
   r.finish();
 }
 
@@ -175,6 +177,7 @@ const char* to_string(OptimizerSharding s) {
 const char* to_string(CpComm c) { return c == CpComm::all_gather ? "all_gather" : "ring"; }
 const char* to_string(AttentionCount c) { return c == AttentionCount::executed ? "executed" : "exact"; }
 const char* to_string(AttentionKernel k) { return k == AttentionKernel::fused ? "fused" : "unfused"; }
+const char* to_string(DecodeKernel k) { return k == DecodeKernel::automatic ? "auto" : "one_row"; }
 
 Scenario parse_scenario(const json& j, const std::string& pointer) {
   ObjectReader r(j, pointer);
@@ -269,7 +272,8 @@ json to_json(const Scenario& s) {
             {"gpus_per_node", s.parallel.gpus_per_node}}},
           {"attention",
            {{"layout", layout}, {"tile_q", s.attention.tile_q}, {"tile_k", s.attention.tile_k},
-            {"count", to_string(s.attention.count)}, {"kernel", to_string(s.attention.kernel)}}},
+            {"count", to_string(s.attention.count)}, {"kernel", to_string(s.attention.kernel)},
+            {"decode_kernel", to_string(s.attention.decode_kernel)}}},
           {"framework",
            {{"train_step_s", s.framework.train_step_s},
             {"prefill_s", s.framework.prefill_s},

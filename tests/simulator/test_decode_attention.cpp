@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "fixtures.hpp"
+#include "hdlab/model/config_io.hpp"
 #include "hdlab/model/error.hpp"
+#include "hdlab/simulator/evaluate.hpp"
 #include "hdlab/simulator/hardware.hpp"
 #include "hdlab/simulator/kernel_models.hpp"
 
@@ -230,4 +232,31 @@ TEST_CASE("decode attention: the JSON form carries the new keys and refuses unkn
   model::Json negative = j;
   negative["kernel_models"]["decode_attention"]["bf16"]["grouped_min_block_factor"] = -1;
   refused(negative, at + "/grouped_min_block_factor");
+}
+
+TEST_CASE("the scenario's attention.decode_kernel forces the one-row kernel on a GQA model", "[decode][scenario]") {
+  const HardwareProfile h100 = parse_hardware_profile(profile_json("h100-sxm"));
+  auto decode_s = [&](const char* model_file, const char* kernel) {
+    const model::Config c = model::parse_config(model::read_json_file(fixtures::source_path(model_file)));
+    const Scenario s = parse_scenario(model::Json::parse(std::string(R"({"attention": {"decode_kernel": ")") + kernel +
+                                                         R"("}, "decode": {"batch": 64, "context": 2048}})"));
+    return evaluate(c, h100, s)[Metric::decode_step_s];
+  };
+  // Llama-2 70B: 64 query heads share 8 KV heads. One block per query head walks its KV
+  // head's keys eight times over: slower than the grouped kernel that reads them once.
+  const char* gqa = "profiles/models/llama2-70b-fp16.json";
+  CHECK(decode_s(gqa, "one_row") > 1.2 * decode_s(gqa, "auto"));
+  // Llama-2 7B has no GQA: the one-row kernel is what runs either way.
+  const char* mha = "profiles/models/llama2-7b-fp16.json";
+  CHECK(decode_s(mha, "one_row") == decode_s(mha, "auto"));
+
+  const Scenario forced = parse_scenario(model::Json::parse(R"({"attention": {"decode_kernel": "one_row"}})"));
+  CHECK(to_json(forced)["attention"]["decode_kernel"] == "one_row");
+  CHECK(to_json(Scenario{})["attention"]["decode_kernel"] == "auto");
+  try {
+    parse_scenario(model::Json::parse(R"({"attention": {"decode_kernel": "xqa"}})"));
+    FAIL("no ConfigError");
+  } catch (const model::ConfigError& e) {
+    CHECK(e.pointer() == "/scenario/attention/decode_kernel");
+  }
 }

@@ -54,6 +54,7 @@ const char* to_string(AttentionCount c);
 // product with V reading the probabilities. Decode reads the cache either way.
 enum class AttentionKernel { fused, unfused };
 const char* to_string(AttentionKernel k);
+const char* to_string(DecodeKernel k);
 
 struct TrainScenario {
   std::int64_t seq_len = 4096;      // tokens per training sequence (before HD/PHD expansion)
@@ -158,6 +159,12 @@ struct AttentionScenario {
   std::int64_t tile_k = 128;            // kernel tile: keys
   AttentionCount count = AttentionCount::executed;
   AttentionKernel kernel = AttentionKernel::fused;
+  // Decode attention's kernel on a fitted GPU profile: automatic, the engine's dispatch as
+  // fitted (a grouped-query kernel for GQA groups where it applies); one_row, a block per
+  // query head even under GQA, each reading its KV head's keys (an engine without a
+  // grouped-query decode kernel: TensorRT-LLM before v0.8, whose GQA decode ran the masked
+  // multi-head kernel).
+  DecodeKernel decode_kernel = DecodeKernel::automatic;
   bool operator==(const AttentionScenario&) const = default;
 };
 

@@ -88,6 +88,7 @@ struct Roofline {
   const GemmKernel* gemm = nullptr;
   const PrefillAttentionKernel* prefill = nullptr;
   const DecodeAttentionKernel* decode = nullptr;
+  DecodeKernel decode_kernel = DecodeKernel::automatic;  // the scenario's attention.decode_kernel
   ModelShape shape{};    // a copy (the roofline may outlive the caller's)
   double kv_group = 1;  // G / kv_tp: KV heads one device holds
 };
