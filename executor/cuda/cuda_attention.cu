@@ -37,6 +37,41 @@ __device__ inline float row_sum(float x) {
   return x;
 }
 
+// Stages the key and value tiles of KV head g, keys c0 .. c0 + cols (zeros past the last
+// key), as floats: [kKeys, hd] each. The whole block takes part.
+template <class T>
+__device__ inline void stage_tiles(const T* k, const T* v, std::int64_t kv_heads, std::int64_t g, int hd,
+                                   std::int64_t c0, int cols, float* k_tile, float* v_tile) {
+  for (int e = threadIdx.x; e < kKeys * hd; e += kThreads) {
+    const int c = e / hd, d = e % hd;
+    const std::int64_t src = ((c0 + c) * kv_heads + g) * hd + d;
+    k_tile[e] = c < cols ? to_float(k[src]) : 0.0f;
+    v_tile[e] = c < cols ? to_float(v[src]) : 0.0f;
+  }
+}
+
+// Folds one tile's scores (this row's, masked ones -inf) into the row's running softmax:
+// rescales the running sum and output to the new maximum, then adds exp(score - max) and
+// its share of each value row. tile_max > -inf.
+__device__ inline void fold_tile(const float* row_scores, const float* v_tile, int cols, int hd, int lane,
+                                 float tile_max, float& run_max, float& run_sum, float (&o_reg)[kDimsPerLane]) {
+  const float new_max = fmaxf(run_max, tile_max);
+  const float correction = __expf(run_max - new_max);  // 0 when run_max is -inf
+  run_sum *= correction;
+#pragma unroll
+  for (int i = 0; i < kDimsPerLane; ++i) o_reg[i] *= correction;
+  for (int c = 0; c < cols; ++c) {
+    const float p = __expf(row_scores[c] - new_max);  // masked: exp(-inf) = 0
+    run_sum += p;
+#pragma unroll
+    for (int i = 0; i < kDimsPerLane; ++i) {
+      const int d = lane + kLanes * i;
+      if (d < hd) o_reg[i] += p * v_tile[c * hd + d];
+    }
+  }
+  run_max = new_max;
+}
+
 template <class T>
 __global__ void __launch_bounds__(kThreads) attention_kernel(AttentionLaunch a) {
   extern __shared__ float smem[];
@@ -69,13 +104,7 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(AttentionLaunch a) 
     if (cls == 0) continue;
     const std::int64_t c0 = kt * kKeys;
     const int cols = static_cast<int>(min(static_cast<std::int64_t>(kKeys), a.key_rows - c0));
-    // Stage the key and value tiles of kv head g (zeros past the last key).
-    for (int e = threadIdx.x; e < kKeys * hd; e += kThreads) {
-      const int c = e / hd, d = e % hd;
-      const std::int64_t src = ((c0 + c) * a.kv_heads + g) * hd + d;
-      k_tile[e] = c < cols ? to_float(k[src]) : 0.0f;
-      v_tile[e] = c < cols ? to_float(v[src]) : 0.0f;
-    }
+    stage_tiles(k, v, a.kv_heads, g, hd, c0, cols, k_tile, v_tile);
     __syncthreads();
 
     std::uint64_t word = cols == kKeys ? ~std::uint64_t{0} : (std::uint64_t{1} << cols) - 1;
@@ -94,23 +123,8 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(AttentionLaunch a) 
       if (lane == 0) scores[row * kScorePitch + c] = s;
     }
     __syncwarp();
-    if (tile_max > -INFINITY) {  // uniform across the row's lanes
-      const float new_max = fmaxf(run_max, tile_max);
-      const float correction = __expf(run_max - new_max);  // 0 when run_max is -inf
-      run_sum *= correction;
-#pragma unroll
-      for (int i = 0; i < kDimsPerLane; ++i) o_reg[i] *= correction;
-      for (int c = 0; c < cols; ++c) {
-        const float p = __expf(scores[row * kScorePitch + c] - new_max);  // masked: exp(-inf) = 0
-        run_sum += p;
-#pragma unroll
-        for (int i = 0; i < kDimsPerLane; ++i) {
-          const int d = lane + kLanes * i;
-          if (d < hd) o_reg[i] += p * v_tile[c * hd + d];
-        }
-      }
-      run_max = new_max;
-    }
+    if (tile_max > -INFINITY)  // uniform across the row's lanes
+      fold_tile(scores + row * kScorePitch, v_tile, cols, hd, lane, tile_max, run_max, run_sum, o_reg);
     __syncthreads();  // before the next tile overwrites k_tile, v_tile
   }
 

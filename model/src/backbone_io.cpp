@@ -200,6 +200,69 @@ void validate_layer_variants(const Backbone& b, const std::string& p) {
                                "is " + num(b.norms_per_layer));
 }
 
+void validate_moe(const MoeConfig& m, std::int64_t num_layers, const std::string& moe) {
+  auto moe_range = [&](const char* key, std::int64_t v, std::int64_t lo, std::int64_t hi) {
+    check_range(pointer_join(moe, key), v, lo, hi);
+  };
+  moe_range("num_experts", m.num_experts, 1, Limits::max_experts);
+  if (m.top_k > m.num_experts)
+    fail(moe + "/top_k", "must be <= num_experts (" + num(m.num_experts) + "), got " + num(m.top_k));
+  moe_range("top_k", m.top_k, 1, m.num_experts);
+  moe_range("expert_intermediate_size", m.expert_intermediate, 1, Limits::max_intermediate);
+  moe_range("num_shared_experts", m.num_shared_experts, 0, Limits::max_experts);
+  moe_range("shared_expert_intermediate_size", m.shared_expert_intermediate, m.num_shared_experts > 0 ? 1 : 0,
+            Limits::max_intermediate);
+  if (m.shared_expert_gate && m.num_shared_experts < 1)
+    fail(moe + "/shared_expert_gate", "needs num_shared_experts >= 1 (it gates the shared experts' output)");
+  if (m.first_dense_layers > num_layers)
+    fail(moe + "/first_dense_layers", "must be <= num_layers (" + num(num_layers) + ")");
+  moe_range("first_dense_layers", m.first_dense_layers, 0, num_layers);
+  moe_range("layer_step", m.layer_step, 1, num_layers);
+  if (m.swiglu_limit < 0 || (m.swiglu_limit > 0 && !(m.swiglu_alpha > 0)))
+    fail(moe + "/swiglu_alpha", "must be > 0 with a clamped SwiGLU (swiglu_limit > 0)");
+  if (m.swiglu_limit == 0 && m.swiglu_alpha != 0)
+    fail(moe + "/swiglu_alpha", "is set but swiglu_limit is 0 (plain SwiGLU has no alpha)");
+}
+
+void validate_mla(const MlaConfig& m, const std::string& mla) {
+  auto mla_range = [&](const char* key, std::int64_t v, std::int64_t lo, std::int64_t hi) {
+    check_range(pointer_join(mla, key), v, lo, hi);
+  };
+  mla_range("q_lora_rank", m.q_lora_rank, 0, Limits::max_hidden);
+  mla_range("kv_lora_rank", m.kv_lora_rank, 1, Limits::max_hidden);
+  mla_range("qk_nope_head_dim", m.qk_nope_head_dim, 0, Limits::max_head_dim);
+  mla_range("qk_rope_head_dim", m.qk_rope_head_dim, 1, Limits::max_head_dim);
+  mla_range("v_head_dim", m.v_head_dim, 1, Limits::max_head_dim);
+}
+
+// The block's switches: QK-norm, biases, sinks, the norm, the MLP and the positions.
+template <class Noted>
+void parse_block_settings(ObjectReader& r, Backbone& b, Noted&& noted) {
+  b.qk_norm = r.boolean("qk_norm", false);
+  noted("qk_norm", "false");
+  b.attention_bias = r.boolean("attention_bias", false);
+  noted("attention_bias", "false");
+  b.output_bias = r.boolean("output_bias", false);
+  noted("output_bias", "false");
+  b.attention_sinks = r.boolean("attention_sinks", false);
+  noted("attention_sinks", "false (no attention sinks)");
+  b.mlp_bias = r.boolean("mlp_bias", false);
+  noted("mlp_bias", "false");
+  b.norm = r.choice<NormKind>("norm", {{"rmsnorm", NormKind::rmsnorm}, {"layernorm", NormKind::layernorm}},
+                              NormKind::rmsnorm);
+  noted("norm", "rmsnorm");
+  b.mlp = r.choice<MlpKind>("mlp", {{"swiglu", MlpKind::swiglu}, {"gelu", MlpKind::gelu}, {"relu2", MlpKind::relu2}},
+                            MlpKind::swiglu);
+  noted("mlp", "swiglu");
+  b.positions = r.choice<PositionKind>("positions",
+                                       {{"rope", PositionKind::rope},
+                                        {"learned", PositionKind::learned},
+                                        {"alibi", PositionKind::alibi},
+                                        {"none", PositionKind::none}},
+                                       PositionKind::rope);
+  noted("positions", "rope");
+}
+
 }  // namespace
 
 void validate(const Backbone& b, const std::string& p) {
@@ -216,43 +279,8 @@ void validate(const Backbone& b, const std::string& p) {
                                  " KV heads");
   range("head_dim", b.head_dim, 1, Limits::max_head_dim);
   range("intermediate_size", b.intermediate, b.any_dense_ffn() ? 1 : 0, Limits::max_intermediate);
-  if (b.moe) {
-    const MoeConfig& m = *b.moe;
-    const std::string moe = at("moe");
-    auto moe_range = [&](const char* key, std::int64_t v, std::int64_t lo, std::int64_t hi) {
-      check_range(pointer_join(moe, key), v, lo, hi);
-    };
-    moe_range("num_experts", m.num_experts, 1, Limits::max_experts);
-    if (m.top_k > m.num_experts)
-      fail(moe + "/top_k", "must be <= num_experts (" + num(m.num_experts) + "), got " + num(m.top_k));
-    moe_range("top_k", m.top_k, 1, m.num_experts);
-    moe_range("expert_intermediate_size", m.expert_intermediate, 1, Limits::max_intermediate);
-    moe_range("num_shared_experts", m.num_shared_experts, 0, Limits::max_experts);
-    moe_range("shared_expert_intermediate_size", m.shared_expert_intermediate, m.num_shared_experts > 0 ? 1 : 0,
-              Limits::max_intermediate);
-    if (m.shared_expert_gate && m.num_shared_experts < 1)
-      fail(moe + "/shared_expert_gate", "needs num_shared_experts >= 1 (it gates the shared experts' output)");
-    if (m.first_dense_layers > b.num_layers)
-      fail(moe + "/first_dense_layers", "must be <= num_layers (" + num(b.num_layers) + ")");
-    moe_range("first_dense_layers", m.first_dense_layers, 0, b.num_layers);
-    moe_range("layer_step", m.layer_step, 1, b.num_layers);
-    if (m.swiglu_limit < 0 || (m.swiglu_limit > 0 && !(m.swiglu_alpha > 0)))
-      fail(moe + "/swiglu_alpha", "must be > 0 with a clamped SwiGLU (swiglu_limit > 0)");
-    if (m.swiglu_limit == 0 && m.swiglu_alpha != 0)
-      fail(moe + "/swiglu_alpha", "is set but swiglu_limit is 0 (plain SwiGLU has no alpha)");
-  }
-  if (b.mla) {
-    const MlaConfig& m = *b.mla;
-    const std::string mla = at("mla");
-    auto mla_range = [&](const char* key, std::int64_t v, std::int64_t lo, std::int64_t hi) {
-      check_range(pointer_join(mla, key), v, lo, hi);
-    };
-    mla_range("q_lora_rank", m.q_lora_rank, 0, Limits::max_hidden);
-    mla_range("kv_lora_rank", m.kv_lora_rank, 1, Limits::max_hidden);
-    mla_range("qk_nope_head_dim", m.qk_nope_head_dim, 0, Limits::max_head_dim);
-    mla_range("qk_rope_head_dim", m.qk_rope_head_dim, 1, Limits::max_head_dim);
-    mla_range("v_head_dim", m.v_head_dim, 1, Limits::max_head_dim);
-  }
+  if (b.moe) validate_moe(*b.moe, b.num_layers, at("moe"));
+  if (b.mla) validate_mla(*b.mla, at("mla"));
   range("vocab_size", b.vocab_size, 1, Limits::max_vocab);
   range("vocab_pad_multiple", b.vocab_pad_multiple, 1, 1 << 16);
   range("input_vocab_size", b.input_vocab_size, 0, Limits::max_vocab);
@@ -302,29 +330,7 @@ Backbone parse_backbone(const Json& j, const std::string& pointer) {
                                num(b.num_heads));
   b.head_dim = r.integer("head_dim", b.hidden / b.num_heads, 1, Limits::max_head_dim);
   noted("head_dim", "hidden_size / num_heads = " + num(b.hidden / b.num_heads));
-  b.qk_norm = r.boolean("qk_norm", false);
-  noted("qk_norm", "false");
-  b.attention_bias = r.boolean("attention_bias", false);
-  noted("attention_bias", "false");
-  b.output_bias = r.boolean("output_bias", false);
-  noted("output_bias", "false");
-  b.attention_sinks = r.boolean("attention_sinks", false);
-  noted("attention_sinks", "false (no attention sinks)");
-  b.mlp_bias = r.boolean("mlp_bias", false);
-  noted("mlp_bias", "false");
-  b.norm = r.choice<NormKind>("norm", {{"rmsnorm", NormKind::rmsnorm}, {"layernorm", NormKind::layernorm}},
-                              NormKind::rmsnorm);
-  noted("norm", "rmsnorm");
-  b.mlp = r.choice<MlpKind>("mlp", {{"swiglu", MlpKind::swiglu}, {"gelu", MlpKind::gelu}, {"relu2", MlpKind::relu2}},
-                            MlpKind::swiglu);
-  noted("mlp", "swiglu");
-  b.positions = r.choice<PositionKind>("positions",
-                                       {{"rope", PositionKind::rope},
-                                        {"learned", PositionKind::learned},
-                                        {"alibi", PositionKind::alibi},
-                                        {"none", PositionKind::none}},
-                                       PositionKind::rope);
-  noted("positions", "rope");
+  parse_block_settings(r, b, noted);
   if (auto m = r.optional_object("moe")) b.moe = parse_moe(*m, defaults);
   if (auto m = r.optional_object("mla")) b.mla = parse_mla(*m, defaults);
   const bool any_dense = b.any_dense_ffn();  // by the moe rules: ffn_types is read later
