@@ -42,7 +42,8 @@ TEST_CASE("cpu gemm matches the reference", "[executor][cpu][gemm]") {
 }
 
 TEST_CASE("cpu vector ops match the reference", "[executor][cpu]") {
-  for (BackendOp op : {BackendOp::rms_norm, BackendOp::group_norm, BackendOp::rope, BackendOp::swiglu, BackendOp::add}) {
+  for (BackendOp op : {BackendOp::rms_norm, BackendOp::group_norm, BackendOp::rope, BackendOp::swiglu, BackendOp::add,
+                       BackendOp::relu2}) {
     INFO(to_string(op));
     CHECK(check_cases(cpu(), f32_cases(), op) == rows_of(f32_cases(), op));
   }
@@ -64,7 +65,7 @@ TEST_CASE("cpu GHC and mHC ops match the reference", "[executor][cpu][vwn][mhc]"
 
 TEST_CASE("cpu linear-attention ops and sigmoid gates match the reference", "[executor][cpu][linear]") {
   for (BackendOp op : {BackendOp::causal_conv1d, BackendOp::gated_delta_rule, BackendOp::gated_rms_norm,
-                       BackendOp::sigmoid_gate}) {
+                       BackendOp::mamba2_ssd, BackendOp::sigmoid_gate}) {
     INFO(to_string(op));
     CHECK(check_cases(cpu(), f32_cases(), op) == rows_of(f32_cases(), op));
   }
