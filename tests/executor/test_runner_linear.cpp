@@ -17,36 +17,6 @@ RunOptions layout(model::Layout l) {
   return o;
 }
 
-// Every HD table is the backbone's own: a stream then differs from another only by where
-// its rows sit in the expanded sequence.
-class SameTables : public WeightSource {
- public:
-  explicit SameTables(std::uint64_t seed) : random_(seed) {}
-  std::vector<float> values(const WeightSpec& spec) override {
-    if (spec.name.rfind("hdlab.hd.embed_tokens.", 0) != 0) return random_.values(spec);
-    WeightSpec s = spec;
-    s.name = "model.embed_tokens.weight";
-    return random_.values(s);
-  }
-
- private:
-  RandomWeights random_;
-};
-
-// The residual state after layer `layer` of a training forward, [rows, D], physical order.
-std::vector<float> hidden_after(Model& m, const std::vector<std::int32_t>& t, std::int64_t layer,
-                                std::vector<std::int64_t>* positions = nullptr) {
-  std::vector<float> out;
-  m.runner->set_hidden_observer([&](const HiddenState& h) {
-    if (h.layer != layer) return;
-    out = m.backend->download_f32(h.x);
-    if (positions) positions->assign(h.positions.begin(), h.positions.end());
-  });
-  (void)m.runner->train_forward(t);
-  m.runner->set_hidden_observer({});
-  return out;
-}
-
 }  // namespace
 
 TEST_CASE("a Gated DeltaNet layer's cached decode equals its full forward", "[runner][linear]") {
