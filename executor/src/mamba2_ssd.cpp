@@ -96,13 +96,15 @@ void chunked_head(std::span<const float> x, std::span<const float> B, std::span<
         y[at(((t0 + i) * H + h) * P + q)] = out + p.d[at(h)] * x[at(((t0 + i) * H + h) * P + q)];
       }
     }
-    const float last = w.L[at(Q - 1)];  // the state leaving the chunk
+    // The state leaving the chunk: the entering one decayed over the chunk, plus each
+    // token's write decayed from it to the chunk's end (its weight formed once, in `step`).
+    const float last = w.L[at(Q - 1)], carried = std::exp(last);
+    for (i64 j = 0; j < Q; ++j) w.step[at(j)] *= std::exp(last - w.L[at(j)]);
     for (i64 q = 0; q < P; ++q)
       for (i64 n = 0; n < N; ++n) {
-        float v = std::exp(last) * S[q * N + n];
+        float v = carried * S[q * N + n];
         for (i64 j = 0; j < Q; ++j)
-          v += std::exp(last - w.L[at(j)]) * w.step[at(j)] * x[at(((t0 + j) * H + h) * P + q)] *
-               B[at(((t0 + j) * G + g) * N + n)];
+          v += w.step[at(j)] * x[at(((t0 + j) * H + h) * P + q)] * B[at(((t0 + j) * G + g) * N + n)];
         w.s_new[at(q * N + n)] = v;
       }
     std::copy(w.s_new.begin(), w.s_new.end(), S);

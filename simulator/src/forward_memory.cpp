@@ -87,7 +87,6 @@ void linear_buffers(const model::Config& c, const ForwardRun& run, double R, Wor
   const double e = run.element_bytes, D = static_cast<double>(b.hidden);
   std::vector<double> states;  // the distinct state counts: one plan each per call
   LinearWidths most;           // each width at its largest over the layers' kinds
-  double train_states = 0;     // elements of a training pass's workspace states
   for (std::int64_t l = 0; l < b.num_layers; ++l) {
     if (!b.is_linear_layer(l)) continue;
     const double s = model::recurrent_states(c.design.method, model::layer_role(c.design.method, b, l));

@@ -176,6 +176,42 @@ TEST_CASE("hdlab run: today's backbones - a Qwen3-Next-shaped hybrid and a gpt-o
   CHECK(oss.out.find("experts") != std::string::npos);
 }
 
+TEST_CASE("hdlab run: Nemotron-H's blocks and Qwen3-Next's partial RoPE", "[cli][run][mamba2]") {
+  // tiny-nemotron-h at its own size (Mamba-2 mixers, mixer-only and MLP-only blocks, relu2,
+  // attention without positions) in every phase, under the baseline and HD.
+  struct Case {
+    const char* design;
+    const char* phase;
+    std::int64_t rows;  // per layer pass, tokens = 40
+  };
+  for (const Case& c : {Case{"baseline", "train-forward", 40}, Case{"baseline", "prefill", 40},
+                        Case{"baseline", "decode", 1}, Case{"hd:n=2", "train-forward", 80},
+                        Case{"{\"hd\":{\"n\":3,\"layers\":\"intra\"}}", "decode", 3}}) {
+    INFO(c.design << " " << c.phase);
+    const auto r = run_cli({"run", "profiles/models/tiny-nemotron-h.json", "--design", c.design, "--phase", c.phase,
+                            "--tokens", "40", "--repeats", "1", "--warmup", "0", "--json", "--backend", "cpu"});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const json j = json::parse(r.out);
+    CHECK(j["rows"] == c.rows);
+    CHECK(j["flops"].get<double>() > 0);
+  }
+  // The bundled Qwen3-Next scaled down (its Gated DeltaNet sizes kept, head dim 256 with
+  // the first 64 dims rotated) and Nemotron-H-8B's first blocks.
+  const std::vector<std::string> once = {"--repeats", "1", "--warmup", "0", "--phase", "decode", "--tokens", "12"};
+  const auto next = run_cli(args({"run", "profiles/models/qwen3-next-80b-a3b.json", "--layers", "4", "--hidden", "256",
+                                  "--experts", "8", "--top-k", "2", "--expert-ffn", "64", "--vocab", "1024"},
+                                 once));
+  INFO(next.err);
+  CHECK(next.exit_code == 0);
+  const auto nemotron = run_cli(args({"run", "profiles/models/nemotron-h-8b.json", "--layers", "4", "--hidden", "256",
+                                      "--heads", "4", "--kv-heads", "2", "--head-dim", "32", "--ffn", "256", "--vocab",
+                                      "1024"},
+                                     once));
+  INFO(nemotron.err);
+  CHECK(nemotron.exit_code == 0);
+}
+
 TEST_CASE("hdlab run: bad hybrid configs are named by pointer, exit 2", "[cli][run][linear][bad-input]") {
   namespace fs = std::filesystem;
   json doc = json::parse(std::ifstream(hdlab::testing::source_path("profiles/models/tiny-hybrid.json")));
@@ -209,6 +245,37 @@ TEST_CASE("hdlab run: bad hybrid configs are named by pointer, exit 2", "[cli][r
                                    "{\"phd\":{\"K\":2,\"linear_state\":\"origins\"}}"}));
   CHECK(dense.exit_code == 2);
   CHECK(dense.err.find("/design/phd/linear_state") != std::string::npos);
+  fs::remove(file);
+}
+
+TEST_CASE("hdlab run: bad Nemotron-H configs are named by pointer, exit 2", "[cli][run][mamba2][bad-input]") {
+  namespace fs = std::filesystem;
+  json doc = json::parse(std::ifstream(hdlab::testing::source_path("profiles/models/tiny-nemotron-h.json")));
+  struct Case {
+    std::function<void(json&)> edit;
+    const char* design;
+    const char* pointer;
+  };
+  const std::vector<Case> cases = {
+      {[](json& d) { d["backbone"]["ffn_types"] = {"none", "dense"}; }, "baseline", "/backbone/ffn_types"},
+      {[](json& d) { d["backbone"]["mamba2"].erase("state_size"); }, "baseline", "/backbone/mamba2"},
+      {[](json& d) { d["backbone"]["mamba2"]["n_groups"] = 3; }, "baseline", "/backbone/mamba2/n_groups"},
+      {[](json& d) { d["backbone"]["norms_per_layer"] = 4; }, "baseline", "/backbone/norms_per_layer"},
+      {[](json& d) { d["backbone"]["mlp"] = "gelu"; }, "baseline", "/backbone/mlp"},
+      {[](json&) {}, "{\"phd\":{\"K\":2}}", "/design/phd"},
+      {[](json&) {}, "{\"vwn\":{\"m\":2,\"n\":3}}", "/design/vwn"},
+      {[](json&) {}, "{\"hd\":{\"n\":2,\"layers\":\"local\",\"window\":8}}", "/design/hd/layers"},
+  };
+  const fs::path file = fs::temp_directory_path() / ("hdlab_cli_nemotron_" + std::to_string(::getpid()) + ".json");
+  for (const Case& c : cases) {
+    json d = doc;
+    c.edit(d);
+    std::ofstream(file) << d.dump();
+    const auto r = run_cli({"run", file.string(), "--design", c.design, "--tokens", "8"});
+    INFO(c.pointer << ": " << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find(c.pointer) != std::string::npos);
+  }
   fs::remove(file);
 }
 
