@@ -1,5 +1,7 @@
 // The argument checks of the linear-attention ops (Gated DeltaNet, Mamba-2) and the
 // sigmoid gate, before a backend sees them.
+#include <initializer_list>
+
 #include "backend_checks.hpp"
 
 namespace hdlab::executor {
@@ -13,6 +15,38 @@ void require_writes(const Tensor& writes, std::int64_t rows, const char* op) {
   if (!writes.defined()) return;
   require_type(writes, ScalarType::i32, op, "writes");
   require_shape(writes, {rows}, op, "writes");
+}
+
+// A recurrence's packed rows `in` [R, H w + 2 G g] for its state [H, ., .] (Gated
+// DeltaNet: qkv with w = dv, g = dk, G the q/k heads; Mamba-2: xbc with w = P, g = N, G the
+// B/C groups; w and g are state dims `w_dim` and `g_dim`), its per-head f32 parameters
+// [H], and its stepped inputs `gates` [R, gate_cols] and output `out` [R, H, w] of `in`'s
+// type, none of them overlapping. Returns G, checked to share the H heads evenly.
+std::int64_t check_recurrence(const char* op, const Tensor& in, const Tensor& state, int w_dim, int g_dim,
+                              const Tensor& gates, std::int64_t gate_cols, std::initializer_list<const Tensor*> params,
+                              const Tensor& out, std::int64_t chunk) {
+  require(state.rank() == 3 && in.rank() == 2, op, "packed rows [R, C] and a state of 3 dims expected, got " +
+                                                       shape_of(in) + " and state " + shape_of(state));
+  const std::int64_t rows = in.dim(0), H = state.dim(0), w = state.dim(w_dim), g = state.dim(g_dim);
+  const std::int64_t rest = in.dim(1) - H * w;
+  require(H > 0 && w > 0 && g > 0 && rest > 0 && rest % (2 * g) == 0, op,
+          "the rows' " + std::to_string(in.dim(1)) + " columns are not heads x " + std::to_string(w) + " + 2 x " +
+              "groups x " + std::to_string(g) + " for state " + shape_of(state));
+  const std::int64_t G = rest / (2 * g);
+  require(H % G == 0, op, std::to_string(H) + " heads cannot share " + std::to_string(G) + " groups");
+  for (const Tensor* t : {&gates, &state, &out})
+    require(t->type() == in.type(), op, "the gate inputs, the state and the output must have the rows' type");
+  require_shape(gates, {rows, gate_cols}, op, "the gate inputs");
+  for (const Tensor* t : params) {
+    require_type(*t, ScalarType::f32, op, "the per-head parameters");
+    require_shape(*t, {H}, op, "the per-head parameters");
+  }
+  require_shape(out, {rows, H, w}, op, "out");
+  require(chunk >= 0, op, "chunk must be >= 0 (0: row by row)");
+  require(!out.overlaps(in) && !out.overlaps(gates) && !out.overlaps(state) && !state.overlaps(in) &&
+              !state.overlaps(gates),
+          op, "out, state and the inputs overlap");
+  return G;
 }
 
 }  // namespace
@@ -51,29 +85,11 @@ void Backend::gated_delta_rule(const Tensor& qkv, const Tensor& ba, const Tensor
   for (const Tensor* t : {&qkv, &ba, &a_log, &dt_bias, &state, &out}) check_owned(*t, op);
   require_float(qkv, op, "qkv");
   check_supported(BackendOp::gated_delta_rule, qkv.type());
-  require(state.rank() == 3 && qkv.rank() == 2, op, "qkv [R, C] and state [hv, dk, dv] expected, got qkv " +
-                                                        shape_of(qkv) + ", state " + shape_of(state));
-  const std::int64_t rows = qkv.dim(0), hv = state.dim(0), dk = state.dim(1), dv = state.dim(2);
-  const std::int64_t qk2 = qkv.dim(1) - hv * dv;
-  require(hv > 0 && dk > 0 && dv > 0 && qk2 > 0 && qk2 % (2 * dk) == 0, op,
-          "qkv columns " + std::to_string(qkv.dim(1)) + " are not 2 hk dk + hv dv for state " + shape_of(state));
-  const std::int64_t hk = qk2 / (2 * dk);
-  require(hv % hk == 0, op, std::to_string(hv) + " value heads cannot share " + std::to_string(hk) + " q/k heads");
-  for (const Tensor* t : {&ba, &state, &out})
-    require(t->type() == qkv.type(), op, "ba, state and out must have qkv's type");
-  require_shape(ba, {rows, 2 * hv}, op, "ba");
-  require_type(a_log, ScalarType::f32, op, "a_log");
-  require_type(dt_bias, ScalarType::f32, op, "dt_bias");
-  require_shape(a_log, {hv}, op, "a_log");
-  require_shape(dt_bias, {hv}, op, "dt_bias");
-  require_shape(out, {rows, hv, dv}, op, "out");
-  require(chunk >= 0, op, "chunk must be >= 0 (0: token by token)");
-  require(!out.overlaps(qkv) && !out.overlaps(ba) && !out.overlaps(state) && !state.overlaps(qkv) &&
-              !state.overlaps(ba),
-          op, "out, state and the inputs overlap");
+  const std::int64_t hv = state.rank() == 3 ? state.dim(0) : 0;
+  (void)check_recurrence(op, qkv, state, 2, 1, ba, 2 * hv, {&a_log, &dt_bias}, out, chunk);
   if (writes.defined()) check_owned(writes, op);
-  require_writes(writes, rows, op);
-  if (rows) gated_delta_rule_impl(qkv, ba, a_log, dt_bias, state, out, chunk, writes);
+  require_writes(writes, qkv.dim(0), op);
+  if (qkv.dim(0)) gated_delta_rule_impl(qkv, ba, a_log, dt_bias, state, out, chunk, writes);
 }
 
 void Backend::gated_rms_norm(const Tensor& x, const Tensor& gate, const Tensor& weight, float eps, const Tensor& out,
@@ -115,25 +131,9 @@ void Backend::mamba2_ssd(const Tensor& xbc, const Tensor& dt, const Tensor& a_lo
   for (const Tensor* t : {&xbc, &dt, &a_log, &dt_bias, &d, &state, &y}) check_owned(*t, op);
   require_float(xbc, op, "xbc");
   check_supported(BackendOp::mamba2_ssd, xbc.type());
-  require(state.rank() == 3 && xbc.rank() == 2, op, "xbc [R, C] and state [H, P, N] expected, got xbc " +
-                                                        shape_of(xbc) + ", state " + shape_of(state));
-  const std::int64_t rows = xbc.dim(0), H = state.dim(0), P = state.dim(1), N = state.dim(2);
-  const std::int64_t bc = xbc.dim(1) - H * P;
-  require(H > 0 && P > 0 && N > 0 && bc > 0 && bc % (2 * N) == 0, op,
-          "xbc columns " + std::to_string(xbc.dim(1)) + " are not H P + 2 G N for state " + shape_of(state));
-  const std::int64_t G = bc / (2 * N);
-  require(H % G == 0, op, std::to_string(H) + " heads cannot share " + std::to_string(G) + " groups");
-  for (const Tensor* t : {&dt, &state, &y}) require(t->type() == xbc.type(), op, "dt, state and y must have xbc's type");
-  require_shape(dt, {rows, H}, op, "dt");
-  for (const Tensor* t : {&a_log, &dt_bias, &d}) {
-    require_type(*t, ScalarType::f32, op, "a_log, dt_bias and d");
-    require_shape(*t, {H}, op, "a_log, dt_bias and d");
-  }
-  require_shape(y, {rows, H, P}, op, "y");
-  require(chunk >= 0, op, "chunk must be >= 0 (0: row by row)");
-  require(!y.overlaps(xbc) && !y.overlaps(dt) && !y.overlaps(state) && !state.overlaps(xbc) && !state.overlaps(dt), op,
-          "y, state and the inputs overlap");
-  if (rows) mamba2_ssd_impl(xbc, dt, a_log, dt_bias, d, state, y, chunk);
+  const std::int64_t H = state.rank() == 3 ? state.dim(0) : 0;
+  (void)check_recurrence(op, xbc, state, 1, 2, dt, H, {&a_log, &dt_bias, &d}, y, chunk);
+  if (xbc.dim(0)) mamba2_ssd_impl(xbc, dt, a_log, dt_bias, d, state, y, chunk);
 }
 
 }  // namespace hdlab::executor

@@ -212,71 +212,63 @@ TEST_CASE("hdlab run: Nemotron-H's blocks and Qwen3-Next's partial RoPE", "[cli]
   CHECK(nemotron.exit_code == 0);
 }
 
-TEST_CASE("hdlab run: bad hybrid configs are named by pointer, exit 2", "[cli][run][linear][bad-input]") {
+namespace {
+
+struct BadConfig {
+  std::function<void(json&)> edit;  // applied to the profile's document
+  const char* design;
+  const char* pointer;  // the error must name it
+};
+
+// `hdlab run` on the profile edited by each case, under its design: exit 2 naming the pointer.
+void check_bad_configs(const char* profile, const std::vector<BadConfig>& cases) {
   namespace fs = std::filesystem;
-  json doc = json::parse(std::ifstream(hdlab::testing::source_path("profiles/models/tiny-hybrid.json")));
-  struct Case {
-    std::function<void(json&)> edit;
-    const char* design;
-    const char* pointer;
-  };
-  const std::vector<Case> cases = {
-      {[](json& d) { d["backbone"]["layer_types"] = {"linear_attention", "attention"}; }, "baseline",
-       "/backbone/layer_types"},
-      {[](json& d) { d["backbone"].erase("linear_attention"); }, "baseline", "/backbone/linear_attention"},
-      {[](json& d) { d["backbone"]["linear_attention"]["num_value_heads"] = 6; }, "baseline",
-       "/backbone/linear_attention/num_value_heads"},
-      {[](json&) {}, "{\"phd\":{\"K\":2,\"linear_state\":\"sometimes\"}}", "/design/phd/linear_state"},
-      {[](json&) {}, "{\"looped\":{\"iterations\":2}}", "/design/looped"},
-      {[](json&) {}, "{\"hd\":{\"n\":2,\"layers\":\"local\",\"window\":8}}", "/design/hd/layers"},
-  };
-  const fs::path file = fs::temp_directory_path() / ("hdlab_cli_hybrid_" + std::to_string(::getpid()) + ".json");
-  for (const Case& c : cases) {
+  const json doc = json::parse(std::ifstream(hdlab::testing::source_path(profile)));
+  const fs::path file = fs::temp_directory_path() / ("hdlab_cli_bad_" + std::to_string(::getpid()) + ".json");
+  for (const BadConfig& c : cases) {
     json d = doc;
     c.edit(d);
     std::ofstream(file) << d.dump();
     const auto r = run_cli({"run", file.string(), "--design", c.design, "--tokens", "8"});
-    INFO(c.pointer << ": " << r.err);
+    INFO(profile << " " << c.pointer << ": " << r.err);
     CHECK(r.exit_code == 2);
     CHECK(r.err.find(c.pointer) != std::string::npos);
   }
+  fs::remove(file);
+}
+
+}  // namespace
+
+TEST_CASE("hdlab run: bad hybrid configs are named by pointer, exit 2", "[cli][run][linear][bad-input]") {
+  check_bad_configs(
+      "profiles/models/tiny-hybrid.json",
+      {{[](json& d) { d["backbone"]["layer_types"] = {"linear_attention", "attention"}; }, "baseline",
+        "/backbone/layer_types"},
+       {[](json& d) { d["backbone"].erase("linear_attention"); }, "baseline", "/backbone/linear_attention"},
+       {[](json& d) { d["backbone"]["linear_attention"]["num_value_heads"] = 6; }, "baseline",
+        "/backbone/linear_attention/num_value_heads"},
+       {[](json& d) { d["backbone"]["rotary_dim"] = 7; }, "baseline", "/backbone/rotary_dim"},
+       {[](json&) {}, "{\"phd\":{\"K\":2,\"linear_state\":\"sometimes\"}}", "/design/phd/linear_state"},
+       {[](json&) {}, "{\"looped\":{\"iterations\":2}}", "/design/looped"},
+       {[](json&) {}, "{\"hd\":{\"n\":2,\"layers\":\"local\",\"window\":8}}", "/design/hd/layers"}});
   // linear_state on a backbone without linear layers
   const auto dense = run_cli(args({"run", "profiles/models/tiny-dense.json", "--design",
                                    "{\"phd\":{\"K\":2,\"linear_state\":\"origins\"}}"}));
   CHECK(dense.exit_code == 2);
   CHECK(dense.err.find("/design/phd/linear_state") != std::string::npos);
-  fs::remove(file);
 }
 
 TEST_CASE("hdlab run: bad Nemotron-H configs are named by pointer, exit 2", "[cli][run][mamba2][bad-input]") {
-  namespace fs = std::filesystem;
-  json doc = json::parse(std::ifstream(hdlab::testing::source_path("profiles/models/tiny-nemotron-h.json")));
-  struct Case {
-    std::function<void(json&)> edit;
-    const char* design;
-    const char* pointer;
-  };
-  const std::vector<Case> cases = {
-      {[](json& d) { d["backbone"]["ffn_types"] = {"none", "dense"}; }, "baseline", "/backbone/ffn_types"},
-      {[](json& d) { d["backbone"]["mamba2"].erase("state_size"); }, "baseline", "/backbone/mamba2"},
-      {[](json& d) { d["backbone"]["mamba2"]["n_groups"] = 3; }, "baseline", "/backbone/mamba2/n_groups"},
-      {[](json& d) { d["backbone"]["norms_per_layer"] = 4; }, "baseline", "/backbone/norms_per_layer"},
-      {[](json& d) { d["backbone"]["mlp"] = "gelu"; }, "baseline", "/backbone/mlp"},
-      {[](json&) {}, "{\"phd\":{\"K\":2}}", "/design/phd"},
-      {[](json&) {}, "{\"vwn\":{\"m\":2,\"n\":3}}", "/design/vwn"},
-      {[](json&) {}, "{\"hd\":{\"n\":2,\"layers\":\"local\",\"window\":8}}", "/design/hd/layers"},
-  };
-  const fs::path file = fs::temp_directory_path() / ("hdlab_cli_nemotron_" + std::to_string(::getpid()) + ".json");
-  for (const Case& c : cases) {
-    json d = doc;
-    c.edit(d);
-    std::ofstream(file) << d.dump();
-    const auto r = run_cli({"run", file.string(), "--design", c.design, "--tokens", "8"});
-    INFO(c.pointer << ": " << r.err);
-    CHECK(r.exit_code == 2);
-    CHECK(r.err.find(c.pointer) != std::string::npos);
-  }
-  fs::remove(file);
+  check_bad_configs(
+      "profiles/models/tiny-nemotron-h.json",
+      {{[](json& d) { d["backbone"]["ffn_types"] = {"none", "dense"}; }, "baseline", "/backbone/ffn_types"},
+       {[](json& d) { d["backbone"]["mamba2"].erase("state_size"); }, "baseline", "/backbone/mamba2"},
+       {[](json& d) { d["backbone"]["mamba2"]["n_groups"] = 3; }, "baseline", "/backbone/mamba2/n_groups"},
+       {[](json& d) { d["backbone"]["norms_per_layer"] = 4; }, "baseline", "/backbone/norms_per_layer"},
+       {[](json& d) { d["backbone"]["mlp"] = "gelu"; }, "baseline", "/backbone/mlp"},
+       {[](json&) {}, "{\"phd\":{\"K\":2}}", "/design/phd"},
+       {[](json&) {}, "{\"vwn\":{\"m\":2,\"n\":3}}", "/design/vwn"},
+       {[](json&) {}, "{\"hd\":{\"n\":2,\"layers\":\"local\",\"window\":8}}", "/design/hd/layers"}});
 }
 
 TEST_CASE("hdlab run: the summary names the model, phase and ops", "[cli][run]") {
