@@ -1,7 +1,8 @@
 #pragma once
 // Element-wise formulas shared by the double references, the CPU backend and the CUDA
 // kernels (one formula in one place): Gated DeltaNet's gates, Mamba-2's step and decay,
-// gpt-oss's clamped SwiGLU, the squared ReLU, and the sigmoid they are built on. T is float (backends) or double (references).
+// gpt-oss's clamped SwiGLU, the squared ReLU, and the sigmoid they are built on. T is
+// float (backends) or double (references).
 #include <cmath>
 
 #ifdef __CUDACC__

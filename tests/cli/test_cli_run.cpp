@@ -147,28 +147,39 @@ TEST_CASE("hdlab run: every phase of every design", "[cli][run]") {
   }
 }
 
-TEST_CASE("hdlab run: today's backbones - a Qwen3-Next-shaped hybrid and a gpt-oss-shaped MoE", "[cli][run][linear]") {
-  // tiny-hybrid at its own size (Gated DeltaNet in 3 of 4 layers, gated attention, gated
-  // shared expert) in every phase, under the baseline, HD and PHD; gpt-oss-20b scaled down
-  // (sinks, alternating windows, biases, the clamped SwiGLU experts).
-  struct Case {
-    const char* design;
-    const char* phase;
-    std::int64_t rows;  // per layer pass, tokens = 24
-  };
-  for (const Case& c :
-       {Case{"baseline", "decode", 1}, Case{"baseline", "train-forward", 24}, Case{"hd:n=2", "prefill", 48},
-        Case{"{\"hd\":{\"n\":2,\"layers\":\"intra\"}}", "decode", 2}, Case{"{\"phd\":{\"K\":3}}", "prefill", 24 + 2},
-        Case{"{\"phd\":{\"K\":3,\"linear_state\":\"all_copies\"}}", "prefill", 72}}) {
-    INFO(c.design << " " << c.phase);
-    const auto r = run_cli({"run", "profiles/models/tiny-hybrid.json", "--design", c.design, "--phase", c.phase,
-                            "--tokens", "24", "--repeats", "1", "--warmup", "0", "--json", "--backend", "cpu"});
+namespace {
+
+struct RunCase {
+  const char* design;
+  const char* phase;
+  std::int64_t rows;  // per layer pass
+};
+
+// `hdlab run --json` of `profile` at its own size on `tokens` tokens, once per case: exit 0,
+// the rows the case says, some FLOPs.
+void check_runs(const char* profile, int tokens, const std::vector<RunCase>& cases) {
+  for (const RunCase& c : cases) {
+    INFO(profile << " " << c.design << " " << c.phase);
+    const auto r = run_cli({"run", profile, "--design", c.design, "--phase", c.phase, "--tokens",
+                            std::to_string(tokens), "--repeats", "1", "--warmup", "0", "--json", "--backend", "cpu"});
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     const json j = json::parse(r.out);
     CHECK(j["rows"] == c.rows);
     CHECK(j["flops"].get<double>() > 0);
   }
+}
+
+}  // namespace
+
+TEST_CASE("hdlab run: today's backbones - a Qwen3-Next-shaped hybrid and a gpt-oss-shaped MoE", "[cli][run][linear]") {
+  // tiny-hybrid at its own size (Gated DeltaNet in 3 of 4 layers, gated attention, gated
+  // shared expert) in every phase, under the baseline, HD and PHD; gpt-oss-20b scaled down
+  // (sinks, alternating windows, biases, the clamped SwiGLU experts).
+  check_runs("profiles/models/tiny-hybrid.json", 24,
+             {{"baseline", "decode", 1}, {"baseline", "train-forward", 24}, {"hd:n=2", "prefill", 48},
+              {"{\"hd\":{\"n\":2,\"layers\":\"intra\"}}", "decode", 2}, {"{\"phd\":{\"K\":3}}", "prefill", 24 + 2},
+              {"{\"phd\":{\"K\":3,\"linear_state\":\"all_copies\"}}", "prefill", 72}});
   const auto oss = run_cli(args({"run", "profiles/models/gpt-oss-20b.json", "--phase", "decode", "--tokens", "16",
                                  "--experts", "8", "--top-k", "2", "--expert-ffn", "64", "--window", "8"}));
   INFO(oss.err);
@@ -179,23 +190,9 @@ TEST_CASE("hdlab run: today's backbones - a Qwen3-Next-shaped hybrid and a gpt-o
 TEST_CASE("hdlab run: Nemotron-H's blocks and Qwen3-Next's partial RoPE", "[cli][run][mamba2]") {
   // tiny-nemotron-h at its own size (Mamba-2 mixers, mixer-only and MLP-only blocks, relu2,
   // attention without positions) in every phase, under the baseline and HD.
-  struct Case {
-    const char* design;
-    const char* phase;
-    std::int64_t rows;  // per layer pass, tokens = 40
-  };
-  for (const Case& c : {Case{"baseline", "train-forward", 40}, Case{"baseline", "prefill", 40},
-                        Case{"baseline", "decode", 1}, Case{"hd:n=2", "train-forward", 80},
-                        Case{"{\"hd\":{\"n\":3,\"layers\":\"intra\"}}", "decode", 3}}) {
-    INFO(c.design << " " << c.phase);
-    const auto r = run_cli({"run", "profiles/models/tiny-nemotron-h.json", "--design", c.design, "--phase", c.phase,
-                            "--tokens", "40", "--repeats", "1", "--warmup", "0", "--json", "--backend", "cpu"});
-    INFO(r.err);
-    REQUIRE(r.exit_code == 0);
-    const json j = json::parse(r.out);
-    CHECK(j["rows"] == c.rows);
-    CHECK(j["flops"].get<double>() > 0);
-  }
+  check_runs("profiles/models/tiny-nemotron-h.json", 40,
+             {{"baseline", "train-forward", 40}, {"baseline", "prefill", 40}, {"baseline", "decode", 1},
+              {"hd:n=2", "train-forward", 80}, {"{\"hd\":{\"n\":3,\"layers\":\"intra\"}}", "decode", 3}});
   // The bundled Qwen3-Next scaled down (its Gated DeltaNet sizes kept, head dim 256 with
   // the first 64 dims rotated) and Nemotron-H-8B's first blocks.
   const std::vector<std::string> once = {"--repeats", "1", "--warmup", "0", "--phase", "decode", "--tokens", "12"};

@@ -194,6 +194,23 @@ TEST_CASE("a Gated DeltaNet layer equals its HF definition computed in double", 
 
 namespace {
 
+// The rows of m [rows, sum of widths] cut into column blocks of `widths`, each [rows, width].
+std::vector<Vec> split_columns(const Vec& m, std::int64_t rows, std::initializer_list<std::int64_t> widths) {
+  std::int64_t total = 0;
+  for (auto w : widths) total += w;
+  std::vector<Vec> out(widths.size());
+  for (std::int64_t r = 0; r < rows; ++r) {
+    auto at = m.begin() + r * total;
+    std::size_t k = 0;
+    for (auto w : widths) {
+      out[k].insert(out[k].end(), at, at + w);
+      at += w;
+      ++k;
+    }
+  }
+  return out;
+}
+
 // Nemotron-H's mamba block (NemotronHMamba2Mixer, torch path without the dt clamp) on the
 // residual x [T, D] in place: norm, in_proj split [z | xBC | dt], the conv with its bias
 // and SiLU, the SSD recurrence from a zero state, y * silu(z) normed per group of I / G
@@ -204,21 +221,10 @@ void hf_mamba_block(const model::Backbone& b, Weights& w, const std::string& p, 
   const std::int64_t GN = m.n_groups * m.state_size, W = m.in_proj_width();
   auto at = [](std::int64_t i) { return static_cast<std::size_t>(i); };
   const Vec proj = linear(rms(x, T, D, w[p + "norm.weight"], b.norm_eps), T, D, w[p + "mixer.in_proj.weight"], W);
-  Vec z, xbc, dt;
-  for (std::int64_t i = 0; i < T; ++i) {
-    const auto row = proj.begin() + i * W;
-    z.insert(z.end(), row, row + I);
-    xbc.insert(xbc.end(), row + I, row + I + C);
-    dt.insert(dt.end(), row + I + C, row + W);
-  }
-  const Vec conv = hf_conv(xbc, w[p + "mixer.conv1d.weight"], T, C, m.conv_kernel, w[p + "mixer.conv1d.bias"]);
-  Vec xs, B, Cm;
-  for (std::int64_t i = 0; i < T; ++i) {
-    const auto row = conv.begin() + i * C;
-    xs.insert(xs.end(), row, row + I);
-    B.insert(B.end(), row + I, row + I + GN);
-    Cm.insert(Cm.end(), row + I + GN, row + C);
-  }
+  const std::vector<Vec> zxd = split_columns(proj, T, {I, C, H});  // z, xBC, dt
+  const Vec conv = hf_conv(zxd[1], w[p + "mixer.conv1d.weight"], T, C, m.conv_kernel, w[p + "mixer.conv1d.bias"]);
+  const std::vector<Vec> xbc = split_columns(conv, T, {I, GN, GN});  // x, B, C
+  const Vec &z = zxd[0], &dt = zxd[2], &xs = xbc[0], &B = xbc[1], &Cm = xbc[2];
   const std::vector<float>& dtb = w[p + "mixer.dt_bias"], &al = w[p + "mixer.A_log"], &dd = w[p + "mixer.D"];
   const Vec dt_bias(dtb.begin(), dtb.end()), a_log(al.begin(), al.end()), d(dd.begin(), dd.end());
   Vec state(at(H * m.head_dim * m.state_size), 0.0), y(xs.size());
