@@ -109,7 +109,7 @@ void Runner::Impl::reset_caches(std::int64_t max) {
   reset_linear_states(slot_layer);  // linear-attention layers keep states, no KV cache
   for (std::size_t s = 0; s < slot_layer.size(); ++s) {
     const std::int64_t l = slot_layer[s];
-    if (config.effective.is_linear_layer(l)) {
+    if (!config.effective.is_attention_layer(l)) {  // a linear layer's states, or an FFN-only layer: no cache
       caches[s].clear();
       continue;
     }
@@ -256,8 +256,9 @@ void Runner::Impl::plan_attention(Pass& p) {
     work.rows_q = final_only ? finals : all;
     work.rows_kv = config.effective.is_mirrored(r.layer) ? source_rows[static_cast<std::size_t>(r.layer)] : work.rows_q;
     work.reads_cache = p.kind == PassKind::decode;
-    if (config.effective.is_linear_layer(r.layer)) {  // a recurrent state instead of attention calls
-      plan_linear(p, r, work);
+    if (!config.effective.is_attention_layer(r.layer)) {  // a recurrent state, or no mixer: no attention calls
+      if (config.effective.is_linear_layer(r.layer)) plan_linear(p, r, work);
+      else p.linear_plan_of_run.push_back(-1);
       p.calls.emplace_back();
       p.work.push_back(work);
       continue;

@@ -31,10 +31,18 @@ std::int64_t row_elements(const model::Config& c) {
   }
   const std::int64_t positions = 8;  // i32 positions, ids, kept rows
   std::int64_t mixers = 2 * q + 2 * kv + (b.attention_output_gate ? q : 0);  // q, k, v, attn (, gate)
-  if (b.gdn) {  // runner_linear.cpp: permuted input and output, qkv, z, ba, conv, o, and their ids
+  // runner_linear.cpp, buffers both mixers share: permuted input and output, the conv's
+  // input and output, the gate, the step or gate inputs, the recurrence's output, row ids
+  std::int64_t linear = 0;
+  if (b.gdn) {
     const model::GatedDeltaNetConfig& g = *b.gdn;
-    mixers += 2 * D + 2 * g.conv_channels() + 2 * g.v_width() + 2 * g.num_value_heads + 3;
+    linear = 2 * D + 2 * g.conv_channels() + 2 * g.v_width() + 2 * g.num_value_heads + 3;
   }
+  if (b.mamba) {
+    const model::Mamba2Config& m = *b.mamba;
+    linear = std::max(linear, 2 * D + 2 * m.conv_channels() + 2 * m.inner() + m.num_heads + 3);
+  }
+  mixers += linear;
   const std::int64_t shared_gate = b.moe && b.moe->shared_expert_gate ? D + 1 : 0;
   return 3 * wide + D /*normed*/ + D /*embed tmp*/ + mixers + D /*sub_out*/ + ffn + shared_gate + ghc + positions +
          D * b.kv_mirror_layers;

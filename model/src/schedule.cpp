@@ -31,20 +31,21 @@ std::int64_t kv_cache_positions(const MaskSpec& m, std::int64_t max_tokens) {
 std::int64_t kv_positions_per_sequence(const Config& c, std::int64_t max_tokens) {
   std::int64_t positions = 0;
   for (std::int64_t l = 0; l < c.effective.num_layers; ++l)
-    if (!c.effective.is_linear_layer(l))  // a linear-attention layer keeps a state instead
+    if (c.effective.is_attention_layer(l))  // a linear layer keeps a state instead, an FFN-only layer nothing
       positions += layer_schedule(c.design.method, l).kv_caches * kv_cache_positions(layer_mask(c, l, 1), max_tokens);
   return positions;
 }
 
 std::int64_t linear_state_elements_per_sequence(const Config& c) {
   const Backbone& b = c.effective;
-  if (!b.gdn) return 0;
   std::int64_t elements = 0;
   for (std::int64_t l = 0; l < b.num_layers; ++l) {
     if (!b.is_linear_layer(l)) continue;
     const auto states = static_cast<std::int64_t>(recurrent_states(c.design.method, layer_role(c.design.method, b, l)));
-    elements += layer_schedule(c.design.method, l).kv_caches * states *
-                (b.gdn->state_elements() + b.gdn->conv_state_elements());
+    const std::int64_t per_state = b.mixer(l) == MixerKind::mamba2
+                                       ? b.mamba->state_elements() + b.mamba->conv_state_elements()
+                                       : b.gdn->state_elements() + b.gdn->conv_state_elements();
+    elements += layer_schedule(c.design.method, l).kv_caches * states * per_state;
   }
   return elements;
 }

@@ -57,21 +57,43 @@ bool linear_rows_permuted(const model::Config& c, const ForwardRun& run, double 
   return run.layout != Layout::interleaved && !last_token_tail;
 }
 
-// Gated DeltaNet layers' buffers: the projections (qkv, z, ba), the conv's output, the
-// rule's output, the rows permuted into state order and back where they must be, the
-// plans' int32 row ids, and a training pass's workspace states (one per state of the
-// layer with the most).
+// What a linear mixer's rows put in the runner's shared buffers (runner_linear.cpp), in
+// elements per row: the conv's input and output (lin_qkv, lin_conv), the gate z (lin_z),
+// the step or gate inputs (lin_ba: Gated DeltaNet's b and a, Mamba-2's dt), the
+// recurrence's output (lin_o); and per state the recurrent state and the conv history.
+struct LinearWidths {
+  double conv = 0, gate = 0, step = 0, out = 0, state = 0, conv_state = 0;
+};
+
+LinearWidths linear_widths(const model::Backbone& b, model::MixerKind kind) {
+  const auto d = [](std::int64_t v) { return static_cast<double>(v); };
+  if (kind == model::MixerKind::mamba2) {
+    const model::Mamba2Config& m = *b.mamba;
+    return {d(m.conv_channels()), d(m.inner()), d(m.num_heads), d(m.inner()), d(m.state_elements()),
+            d(m.conv_state_elements())};
+  }
+  const model::GatedDeltaNetConfig& g = *b.gdn;
+  return {d(g.conv_channels()), d(g.v_width()), d(2 * g.num_value_heads), d(g.v_width()), d(g.state_elements()),
+          d(g.conv_state_elements())};
+}
+
+// Linear layers' buffers (Gated DeltaNet and Mamba-2 share them, each at the larger
+// need): the projections, the conv's output, the recurrence's output, the rows permuted
+// into state order and back where they must be, the plans' int32 row ids, and a training
+// pass's workspace states (as many as the layer with the most has).
 void linear_buffers(const model::Config& c, const ForwardRun& run, double R, Workspace& w) {
   const model::Backbone& b = c.effective;
   if (b.num_linear_layers() == 0) return;
-  const model::GatedDeltaNetConfig& g = *b.gdn;
-  const double e = run.element_bytes, D = static_cast<double>(b.hidden), C = static_cast<double>(g.conv_channels());
-  const double v = static_cast<double>(g.v_width()), hv = static_cast<double>(g.num_value_heads);
+  const double e = run.element_bytes, D = static_cast<double>(b.hidden);
   std::vector<double> states;  // the distinct state counts: one plan each per call
+  LinearWidths most;           // each width at its largest over the layers' kinds
   for (std::int64_t l = 0; l < b.num_layers; ++l) {
-    const double s =
-        b.is_linear_layer(l) ? model::recurrent_states(c.design.method, model::layer_role(c.design.method, b, l)) : 0;
-    if (s > 0 && std::find(states.begin(), states.end(), s) == states.end()) states.push_back(s);
+    if (!b.is_linear_layer(l)) continue;
+    const double s = model::recurrent_states(c.design.method, model::layer_role(c.design.method, b, l));
+    if (std::find(states.begin(), states.end(), s) == states.end()) states.push_back(s);
+    const LinearWidths k = linear_widths(b, b.mixer(l));
+    most = {std::max(most.conv, k.conv), std::max(most.gate, k.gate), std::max(most.step, k.step),
+            std::max(most.out, k.out), std::max(most.state, s * k.state), std::max(most.conv_state, s * k.conv_state)};
   }
   bool permuted = false;
   for (double s : states) {
@@ -84,15 +106,14 @@ void linear_buffers(const model::Config& c, const ForwardRun& run, double R, Wor
     w.buffer("lin_in", R * D, e);
     w.buffer("lin_y", R * D, e);
   }
-  w.buffer("lin_qkv", R * C, e);
-  w.buffer("lin_z", R * v, e);
-  w.buffer("lin_ba", R * 2 * hv, e);
-  w.buffer("lin_conv", R * C, e);
-  w.buffer("lin_o", R * v, e);
+  w.buffer("lin_qkv", R * most.conv, e);
+  w.buffer("lin_z", R * most.gate, e);
+  w.buffer("lin_ba", R * most.step, e);
+  w.buffer("lin_conv", R * most.conv, e);
+  w.buffer("lin_o", R * most.out, e);
   if (run.phase != ForwardPhase::train_forward) return;
-  const double most = *std::max_element(states.begin(), states.end());
-  w.buffer("lin_state", most * static_cast<double>(g.state_elements()), e);
-  w.buffer("lin_conv_state", most * static_cast<double>(g.conv_state_elements()), e);
+  w.buffer("lin_state", most.state, e);
+  w.buffer("lin_conv_state", most.conv_state, e);
 }
 
 void layer_buffers(const model::Config& c, double R, double e, Workspace& w) {
@@ -100,7 +121,7 @@ void layer_buffers(const model::Config& c, double R, double e, Workspace& w) {
   const double D = static_cast<double>(b.hidden), q = static_cast<double>(b.num_heads * b.head_dim),
                kv = static_cast<double>(b.num_kv_heads * b.head_dim);
   w.buffer("normed", R * D, e);       // [R, D] pre-norm output, attention and FFN alike
-  if (b.num_linear_layers() < b.num_layers) {
+  if (b.num_mixer_layers(model::MixerKind::attention) > 0) {
     w.buffer("q", R * q, e);  // [R, H*hd]
     w.buffer("k", R * kv, e);  // [R, G*hd] (KV-mirror layers: the source's rows)
     w.buffer("v", R * kv, e);
@@ -108,11 +129,15 @@ void layer_buffers(const model::Config& c, double R, double e, Workspace& w) {
     if (b.attention_output_gate) w.buffer("attn_gate", R * q, e);  // [R, H*hd] the gate half of q_proj
   }
   w.buffer("sub_out", R * D, e);      // [R, D] sublayer output before the residual add
-  const bool dense = b.any_dense_ffn();
-  double ffn = dense ? static_cast<double>(b.intermediate) : 0;
-  if (b.moe && b.moe->num_shared_experts > 0) ffn = std::max(ffn, static_cast<double>(b.moe->shared_expert_intermediate));
-  w.buffer("gate_up", R * 2 * ffn, e);  // [R, 2F] (shared experts reuse it)
-  w.buffer("act", R * ffn, e);          // [R, F]
+  // [R, 2F] gate and up ([R, F] up alone for relu2); the shared experts reuse it
+  const double dense = b.any_dense_ffn() ? static_cast<double>(b.intermediate) : 0;
+  double up = (b.mlp == model::MlpKind::relu2 ? 1 : 2) * dense, ffn = dense;
+  if (b.moe && b.moe->num_shared_experts > 0) {
+    up = std::max(up, 2 * static_cast<double>(b.moe->shared_expert_intermediate));
+    ffn = std::max(ffn, static_cast<double>(b.moe->shared_expert_intermediate));
+  }
+  w.buffer("gate_up", R * up, e);
+  w.buffer("act", R * ffn, e);  // [R, F]
   if (!b.moe) return;
   if (b.moe->shared_expert_gate) {  // the shared experts' sum before the gate scales it, and the gate's logit
     w.buffer("shared_out", R * D, e);

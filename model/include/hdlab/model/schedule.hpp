@@ -57,11 +57,12 @@ std::int64_t kv_cache_positions(const MaskSpec& m, std::int64_t max_tokens);
 // Summed over every cache a run keeps (each layer's caches times its capacity): the KV
 // positions one sequence of up to `max_tokens` tokens holds. Bytes = this x 2 (K and V) x
 // kv heads x head dim x element bytes.
-// Linear-attention layers keep no KV cache and count none here.
+// Linear-attention and FFN-only layers keep no KV cache and count none here.
 std::int64_t kv_positions_per_sequence(const Config& c, std::int64_t max_tokens);
 // What the linear-attention layers keep instead, whatever the context: per cache (a
-// layer's kv_caches) and independent state (recurrent_states), the h_v d_k d_v recurrent
-// state plus the conv's last kernel-1 inputs of each channel. Elements of the cache's type.
+// layer's kv_caches) and independent state (recurrent_states), the recurrent state (Gated
+// DeltaNet h_v d_k d_v, Mamba-2 heads x head_dim x state_size) plus the conv's last
+// kernel-1 inputs of each channel. Elements of the cache's type.
 std::int64_t linear_state_elements_per_sequence(const Config& c);
 
 // Every layer run of one forward pass over `num_layers` (effective) layers, in order. The
