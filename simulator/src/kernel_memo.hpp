@@ -36,31 +36,25 @@ namespace memo_detail {
 
 inline std::uint64_t bits(double x) { return std::bit_cast<std::uint64_t>(x); }
 
-// splitmix64's finaliser: every input bit reaches every output bit (a double's varying
-// bits are its high ones: the exponent and the top of the mantissa).
-inline std::uint64_t mix(std::uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
 // A table of `Sets` sets of two entries, each a key of `Words` 64-bit words (the kernel's
 // memo_key first, so an unused all-zero entry never matches) and one answer. Two ways per
 // set: a question whose set another one of the same evaluation also hashes to keeps both;
 // the newer answer takes the first way, the one it pushes out the second.
 template <std::size_t Words, std::size_t Sets>
 class Memo {
+  static_assert(std::has_single_bit(Sets) && Sets > 1, "Sets: a power of two");
+
  public:
   using Key = std::array<std::uint64_t, Words>;
 
   template <class Compute>
   double get(const Key& key, Compute&& compute) {
+    // The words rotated apart (so a shape and its transpose differ), then Fibonacci
+    // hashing: the product's top bits depend on every bit of h (a double's varying bits
+    // are its high ones, the exponent and the top of the mantissa).
     std::uint64_t h = 0;
     for (std::size_t i = 0; i < Words; ++i) h ^= std::rotl(key[i], static_cast<int>(17 * i % 64));
-    h = mix(h);
-    Set& set = (*sets_)[h % Sets];
+    Set& set = (*sets_)[(h * 0x9e3779b97f4a7c15ULL) >> (64 - std::countr_zero(Sets))];
     if (same(set[0].key, key)) return set[0].value;
     if (same(set[1].key, key)) return set[1].value;
     set[1] = set[0];

@@ -133,7 +133,8 @@ double grouped_gemm_seconds(const GemmKernel& g, double sms, std::uint64_t key, 
 }
 
 double grouped_gemm_seconds(const GemmKernel& g, double sms, const GemmShape& s, double groups) {
-  return grouped_gemm_seconds(g, sms, memo_key(g, sms), s, groups);
+  if (s.m <= 0 || s.n <= 0 || s.k <= 0 || groups <= 0) return 0;
+  return gemm_search(g, sms, s, groups);
 }
 
 double gemm_seconds(const GemmKernel& g, double sms, const GemmShape& s) { return grouped_gemm_seconds(g, sms, s, 1); }
@@ -247,20 +248,15 @@ bool one_row_by_dispatch(double factor, double sms, double seqs, double kv_heads
          factor * std::ceil(seqs) * kv_heads * std::max(1.0, std::floor(context / kXqaKeysPerSplit)) < sms;
 }
 
-double decode_search(const DecodeAttentionKernel& a, double sms, const DecodeAttentionShape& s) {
-  const double kv_heads = std::max(1.0, s.kv_heads);
-  const double rows = s.query_rows * s.heads / kv_heads, context = std::max(s.context, s.keys);
+// Monotone across the switch: the largest one-row time of the smaller shapes the dispatch
+// leaves to the one-row kernel (f > 0). For an integer batch j those are the contexts below
+// 128 (n + 1), n = ceil(sms / (f j G)) - 1; batches past ceil(b) are not smaller.
+double envelope_search(const DecodeAttentionKernel& a, double sms, const DecodeAttentionShape& s, double kv_heads,
+                       double context, double floor) {
   const double f = a.grouped_min_block_factor;
-  const bool grouped = s.kernel == DecodeKernel::automatic && rows > 1 && rows <= kGroupedQueryMaxRows;
-  if (!grouped || one_row_by_dispatch(f, sms, s.seqs, kv_heads, context))
-    return decode_total(a, one_row_bounds(a, sms, s));
-  double t = grouped_seconds(a, sms, s);
-  if (f <= 0) return t;
-  // (blend(x, y) <= 2^(1/q) max(x, y): a box that cannot reach t is not blended.)
+  // (blend(x, y) <= 2^(1/q) max(x, y): a box that cannot raise the envelope is not blended.)
   const double reach = std::pow(2.0, 1 / a.overlap);
-  // Monotone across the switch: at least the one-row time of every smaller shape the
-  // dispatch leaves to the one-row kernel. For an integer batch j those are the contexts
-  // below 128 (n + 1), n = ceil(sms / (f j G)) - 1; batches past ceil(b) are not smaller.
+  double envelope = floor;
   for (double j = 1; j <= std::ceil(s.seqs) && f * j * kv_heads < sms; ++j) {
     const double n = std::ceil(sms / (f * j * kv_heads)) - 1;
     DecodeAttentionShape box = s;
@@ -268,9 +264,46 @@ double decode_search(const DecodeAttentionKernel& a, double sms, const DecodeAtt
     box.context = std::min(context, std::nextafter(kXqaKeysPerSplit * (n + 1), 0.0));
     box.keys = std::min(s.keys, box.context);
     const DecodeBounds b = one_row_bounds(a, sms, box);
-    if (a.latency_us * 1e-6 + reach * std::max(b.dram, b.issue) > t) t = std::max(t, decode_total(a, b));
+    if (a.latency_us * 1e-6 + reach * std::max(b.dram, b.issue) > envelope)
+      envelope = std::max(envelope, decode_total(a, b));
   }
-  return t;
+  return envelope;
+}
+
+memo_detail::Memo<10, 64>& envelope_memo() {  // 128 x 88 B
+  thread_local memo_detail::Memo<10, 64> memo;
+  return memo;
+}
+
+// The envelope sees the context and the keys only up to the first box's edge (every box
+// clamps them there or below), so they are clamped before it is remembered: a serving
+// matrix or a sweep over contexts finds it again for every context of one batch.
+double envelope(const DecodeAttentionKernel& a, double sms, std::uint64_t key, DecodeAttentionShape s,
+                double kv_heads, double context) {
+  const double f = a.grouped_min_block_factor;
+  if (!(f * kv_heads < sms)) return 0;  // no box
+  const double edge = std::nextafter(kXqaKeysPerSplit * std::ceil(sms / (f * kv_heads)), 0.0);
+  context = std::min(context, edge);
+  s.keys = std::min(s.keys, edge);
+  using memo_detail::bits;
+  return envelope_memo().get({key, bits(s.seqs), bits(s.heads), bits(s.kv_heads), bits(s.head_dim),
+                              bits(s.query_rows), bits(s.keys), bits(context), bits(s.kv_bytes), bits(s.element_bytes)},
+                             [&] { return envelope_search(a, sms, s, kv_heads, context, 0); });
+}
+
+// key 0: no memo (the envelope is then searched above the grouped time, its boxes that
+// cannot exceed it not blended: a fit asks once per kernel and shape).
+double decode_search(const DecodeAttentionKernel& a, double sms, std::uint64_t key, const DecodeAttentionShape& s) {
+  const double kv_heads = std::max(1.0, s.kv_heads);
+  const double rows = s.query_rows * s.heads / kv_heads, context = std::max(s.context, s.keys);
+  const double f = a.grouped_min_block_factor;
+  const bool grouped = s.kernel == DecodeKernel::automatic && rows > 1 && rows <= kGroupedQueryMaxRows;
+  if (!grouped || one_row_by_dispatch(f, sms, s.seqs, kv_heads, context))
+    return decode_total(a, one_row_bounds(a, sms, s));
+  const double t = grouped_seconds(a, sms, s);
+  if (f <= 0) return t;
+  if (key == 0) return envelope_search(a, sms, s, kv_heads, context, t);
+  return std::max(t, envelope(a, sms, key, s, kv_heads, context));
 }
 
 memo_detail::Memo<11, 256>& decode_memo() {  // 512 x 96 B
@@ -289,11 +322,12 @@ double decode_attention_seconds(const DecodeAttentionKernel& a, double sms, std:
   return decode_memo().get({key, bits(s.seqs), bits(s.heads), bits(s.kv_heads), bits(s.head_dim), bits(s.query_rows),
                             bits(s.keys), bits(s.context), bits(s.kv_bytes), bits(s.element_bytes),
                             static_cast<std::uint64_t>(s.kernel)},
-                           [&] { return decode_search(a, sms, s); });
+                           [&] { return decode_search(a, sms, key, s); });
 }
 
 double decode_attention_seconds(const DecodeAttentionKernel& a, double sms, const DecodeAttentionShape& s) {
-  return decode_attention_seconds(a, sms, memo_key(a, sms), s);
+  if (s.seqs <= 0 || s.keys <= 0) return 0;
+  return decode_search(a, sms, 0, s);
 }
 
 double bus_bytes(Collective c, double bytes, double gpus) {
