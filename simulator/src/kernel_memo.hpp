@@ -1,14 +1,16 @@
 #pragma once
 // Remembered kernel-model answers (kernel_models.cpp; used by kernel_time.cpp).
 //
-// The GEMM model's tile and split-K search and decode attention's envelope across the
-// kernel switch cost more than the rest of an evaluation, and a sweep or a serving matrix
-// asks for the same products and the same decode steps again and again (the same weights,
-// batches and contexts, for the design and its baseline). A small per-thread table
-// remembers the latest answers. Its entries are short: the question's numbers bit for bit
-// and a key naming the kernel model's parameters and SM count (memo_key), which the caller
-// computes once, where it picks the kernel (make_roofline), not on every call. So a hit
-// answers only exactly what was asked and returns what the model would.
+// The GEMM model's tile and split-K search and decode attention's grouped-kernel time and
+// envelope across the kernel switch cost more than the rest of an evaluation, and a sweep
+// or a serving matrix asks for the same products and the same decode steps again and again
+// (the same weights, batches and contexts, evaluation after evaluation). Small per-thread
+// tables remember the latest answers. Their entries are short: the question's numbers bit
+// for bit and a key naming the kernel model's parameters and SM count (memo_key), which
+// the caller looks up once, where it picks the kernel (make_roofline), not on every call.
+// So a hit answers only exactly what was asked and returns what the model would.
+// The public forms in kernel_models.hpp (fits, kernel tables: each kernel and shape asked
+// once) search without a memo.
 #include <array>
 #include <bit>
 #include <cstddef>
@@ -26,8 +28,8 @@ namespace hdlab::simulator {
 std::uint64_t memo_key(const GemmKernel& g, double sms);
 std::uint64_t memo_key(const DecodeAttentionKernel& a, double sms);
 
-// grouped_gemm_seconds and decode_attention_seconds with the kernel's memo_key(g, sms)
-// given (the public forms compute it on every call; a key of 0 is computed here).
+// grouped_gemm_seconds and decode_attention_seconds, remembered, with the kernel's
+// memo_key(g, sms) given (0: looked up here, for a roofline built by hand).
 double grouped_gemm_seconds(const GemmKernel& g, double sms, std::uint64_t key, const GemmShape& s, double groups);
 double decode_attention_seconds(const DecodeAttentionKernel& a, double sms, std::uint64_t key,
                                 const DecodeAttentionShape& s);
