@@ -274,7 +274,7 @@ struct Runner::Impl {
   detail::Pass make_pass(detail::PassKind kind, std::vector<std::int64_t> rows, std::int64_t tokens_so_far);
   void upload_rows(detail::Pass& p);
   void plan_attention(detail::Pass& p);
-  double plan_commits(detail::Pass& p, const LayerRun& r);
+  void plan_commits(detail::Pass& p, const LayerRun& r);
   ForwardResult run(detail::Pass& p);
   // Hands x (after the embeddings: r == nullptr, or after layer run r) to the observer.
   void observe(const detail::Pass& p, const LayerRun* r, const Tensor& x, bool final_only);
@@ -304,7 +304,7 @@ struct Runner::Impl {
   std::int64_t linear_states_of(std::int64_t l) const;  // independent states of linear layer l
   void reset_linear_states(const std::vector<std::int64_t>& slot_layer);
   std::size_t linear_state_bytes() const;
-  void plan_linear(detail::Pass& p, const LayerRun& r, model::LayerWork& work);
+  void plan_linear(detail::Pass& p, const LayerRun& r);
   void linear_sublayer(detail::Pass& p, const LayerRun& r, const Tensor& in, const Tensor& out);
   void linear_mix(detail::Pass& p, const LayerRun& r, const detail::LinearPlan& plan, const Tensor& qkv,
                   const Tensor& ba, const Tensor& o);

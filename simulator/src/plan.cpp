@@ -61,7 +61,7 @@ LayerPlan plan_layers(const Backbone& b, const Method& m) {
     if (g == plan.count) {
       if (plan.count == max_layer_groups)
         throw std::length_error("more than " + std::to_string(max_layer_groups) + " distinct layer shapes");
-      plan.groups[static_cast<std::size_t>(g)] = LayerGroupPlan{sig, l, 0, 0, 0};
+      plan.groups[static_cast<std::size_t>(g)] = LayerGroupPlan{sig, model::layer_view(b, m, l), l, 0, 0, 0};
       ++plan.count;
     }
     LayerGroupPlan& group = plan.groups[static_cast<std::size_t>(g)];
