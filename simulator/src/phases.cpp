@@ -27,16 +27,6 @@ void sequence_pass(const Config& c, const ModelShape& s, const LayerPlan& plan, 
   outside_ops(s, outside_work(c.design.method, p), out.outside);
 }
 
-// A linear layer's fixed state per sequence (bytes), whatever the context: the recurrent
-// state plus the conv's last inputs, in the cache precision.
-double state_bytes_per_state(const ModelShape& s, MixerKind mixer) {
-  if (mixer == MixerKind::gated_deltanet)
-    return (s.gdn.state_elements() + s.gdn.conv_state_elements()) * s.gdn.state_el_bytes;
-  if (mixer == MixerKind::mamba2)
-    return (s.mamba.state_elements() + s.mamba.conv_state_elements()) * s.mamba.state_el_bytes;
-  return 0;
-}
-
 }  // namespace
 
 void train_forward_pass(const Config& c, const ModelShape& s, const LayerPlan& plan, double seqs, std::int64_t tokens,
@@ -56,15 +46,16 @@ void decode_pass(const Method& m, const ModelShape& s, const LayerPlan& plan, do
 }
 
 double kv_cache_bytes_per_seq(const Method& m, const ModelShape& s, const LayerPlan& plan, std::int64_t context) {
-  double entries = 0, state_bytes = 0;
+  double bytes = 0;
   for (int g = 0; g < plan.count; ++g) {
-    const LayerGroupPlan& gp = plan.groups[static_cast<std::size_t>(g)];
-    if (gp.sig.linear())  // a fixed state, whatever the context
-      state_bytes += gp.kv_caches * model::recurrent_states(m, gp.view.role) * state_bytes_per_state(s, gp.sig.mixer);
-    else
-      entries += gp.kv_caches * model::kv_entries(m, gp.view, context);
+    // What each of the group's caches keeps: the KV entries the next token can see, or a
+    // linear layer's fixed states (model::layer_cache: the tensors its nodes write).
+    const LayerView& v = plan.groups[static_cast<std::size_t>(g)].view;
+    const double states = v.linear() ? model::recurrent_states(m, v.role) : 0;
+    bytes += plan.groups[static_cast<std::size_t>(g)].kv_caches *
+             model::layer_cache(s, v.mixer, model::kv_entries(m, v, context), states).bytes();
   }
-  return entries * s.kv_out * s.kv_el_bytes + state_bytes;
+  return bytes;
 }
 
 }  // namespace hdlab::simulator
