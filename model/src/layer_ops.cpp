@@ -1,6 +1,7 @@
-// The op nodes of one layer run (outside_ops.cpp: the ops outside the layers): the one place the
-// FLOPs and bytes of every op are written. Shapes in comments are per pass: N rows of
-// width D, e bytes per element; conventions in layer_program.hpp.
+// The op nodes of one layer run: with outside_ops.cpp (the ops outside the layers), the
+// one place the FLOPs and bytes of every op are written. Shapes in comments are per pass:
+// N rows of width D, e bytes per element; conventions in layer_program.hpp. The tensors
+// the nodes read and write are listed beside them in layer_tensors.cpp.
 #include <array>
 #include <cmath>
 

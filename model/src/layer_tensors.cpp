@@ -181,26 +181,6 @@ void residual_tensors(const Log& log, const LayerWork& w, double sublayers) {
 
 }  // namespace
 
-LayerCache layer_cache(const OpDims& s, MixerKind mixer, double entries, double states) {
-  LayerCache c;
-  const auto slot = [](K t, double rows, double width, double el) {
-    return TensorUse{OpKind::attention, t, true, rows, width, el};
-  };
-  switch (mixer) {
-    case MixerKind::attention: c.kv = slot(K::kv_cache, entries, s.kv_out, s.kv_el_bytes); break;
-    case MixerKind::gated_deltanet:
-      c.state = slot(K::linear_state, states, s.gdn.state_elements(), s.gdn.state_el_bytes);
-      c.conv = slot(K::conv_state, states, s.gdn.conv_state_elements(), s.gdn.state_el_bytes);
-      break;
-    case MixerKind::mamba2:
-      c.state = slot(K::linear_state, states, s.mamba.state_elements(), s.mamba.state_el_bytes);
-      c.conv = slot(K::conv_state, states, s.mamba.conv_state_elements(), s.mamba.state_el_bytes);
-      break;
-    case MixerKind::none: break;
-  }
-  return c;
-}
-
 void layer_tensors(const OpDims& s, const LayerFeatures& f, const LayerWork& w, TensorUses& out) {
   const Log log{s, out};
   switch (f.mixer) {

@@ -153,7 +153,7 @@ LayerWork prefill_work(const Config& c, const LayerView& v, double seqs, std::in
 
 LayerView layer_view(const Backbone& b, const Method& m, std::int64_t layer) {
   const LayerSchedule s = layer_schedule(m, layer);
-  return LayerView{layer, layer_role(m, b, layer), b.mixer(layer), d(s.passes), d(s.kv_caches)};
+  return LayerView{layer, layer_role(m, b, layer), b.mixer(layer), s.role, d(s.passes), d(s.kv_caches)};
 }
 
 LayerWork decode_work(const Method& m, const LayerView& v, double seqs, std::int64_t context, const WorkOptions& o) {

@@ -27,18 +27,24 @@ Config tiny_with(const char* design) {
 
 double flops(const OpNodes& t, OpKind k) { return node(t, k).cost.flops; }
 
-}  // namespace
-
-TEST_CASE("a dense layer's op nodes, counted by hand", "[layer_program]") {
-  const Config c = tiny_with(R"({"baseline": {}})");
-  const OpDims s = op_dims(c.effective, c.design.method);
-  // 2 sequences of 10 rows: N = 20 rows; 55 visible pairs, 100 in executed tiles each.
+// 2 sequences of 10 rows: N = 20 rows; 55 visible pairs, 100 in executed tiles each; the
+// 10 rows of each kept in the cache.
+LayerWork dense_work() {
   LayerWork w;
   w.seqs = 2;
   w.rows_q = w.rows_kv = 10;
   w.pairs_exact = 55;
   w.pairs_executed = 100;
   w.kv_written = 10;
+  return w;
+}
+
+}  // namespace
+
+TEST_CASE("a dense layer's op nodes, counted by hand", "[layer_program]") {
+  const Config c = tiny_with(R"({"baseline": {}})");
+  const OpDims s = op_dims(c.effective, c.design.method);
+  const LayerWork w = dense_work();
   OpNodes t{};
   layer_ops(s, layer_features(c.effective, 0), w, true, t);
   const double N = 20, D = 64, q = 4 * 16, kv = 2 * 16, F = 128;
@@ -197,12 +203,7 @@ const TensorUse* find_use(const TensorUses& uses, OpKind op, TensorKind t, bool 
 TEST_CASE("a dense layer's nodes name the tensors they read and write", "[layer_program][tensors]") {
   const Config c = tiny_with(R"({"baseline": {}})");
   const OpDims s = op_dims(c.effective, c.design.method);
-  LayerWork w;
-  w.seqs = 2;
-  w.rows_q = w.rows_kv = 10;
-  w.pairs_exact = 55;
-  w.pairs_executed = 100;
-  w.kv_written = 10;
+  const LayerWork w = dense_work();
   OpNodes t{};
   TensorUses uses;
   layer_ops(s, layer_features(c.effective, 0), w, true, t, &uses);

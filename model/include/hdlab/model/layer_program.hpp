@@ -248,7 +248,25 @@ struct LayerCache {
   TensorUse kv, state, conv;
   double bytes() const { return kv.bytes() + state.bytes() + conv.bytes(); }
 };
-LayerCache layer_cache(const OpDims& s, MixerKind mixer, double entries, double states);
+inline LayerCache layer_cache(const OpDims& s, MixerKind mixer, double entries, double states) {
+  const auto slot = [](TensorKind t, double rows, double width, double el) {
+    return TensorUse{OpKind::attention, t, true, rows, width, el};
+  };
+  LayerCache c;
+  switch (mixer) {
+    case MixerKind::attention: c.kv = slot(TensorKind::kv_cache, entries, s.kv_out, s.kv_el_bytes); break;
+    case MixerKind::gated_deltanet:
+      c.state = slot(TensorKind::linear_state, states, s.gdn.state_elements(), s.gdn.state_el_bytes);
+      c.conv = slot(TensorKind::conv_state, states, s.gdn.conv_state_elements(), s.gdn.state_el_bytes);
+      break;
+    case MixerKind::mamba2:
+      c.state = slot(TensorKind::linear_state, states, s.mamba.state_elements(), s.mamba.state_el_bytes);
+      c.conv = slot(TensorKind::conv_state, states, s.mamba.conv_state_elements(), s.mamba.state_el_bytes);
+      break;
+    case MixerKind::none: break;
+  }
+  return c;
+}
 
 // Work outside the layers, per sequence.
 struct OutsideWork {

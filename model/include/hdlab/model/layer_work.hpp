@@ -66,6 +66,7 @@ struct LayerView {
   std::int64_t layer = 0;  // the layer's index (its mask)
   LayerAttentionRole role;
   MixerKind mixer = MixerKind::attention;
+  LoopRole loop = LoopRole::none;  // its part of a loop
   double passes = 1;     // runs per pass (a loop's recurrent layers: the iterations)
   double kv_caches = 1;  // KV caches kept (a loop's per-iteration caches: the iterations)
   bool linear() const { return mixer == MixerKind::gated_deltanet || mixer == MixerKind::mamba2; }
