@@ -259,8 +259,9 @@ void print_kernel_table(const KernelValidation& v) {
   row(v.all);
 }
 
+#ifdef HDLAB_HAVE_CHARTS
 // A class's file name: "all_reduce (custom)" -> "all_reduce_custom" (no spaces or
-// brackets for a shell to trip over).
+// brackets for a shell to trip over). Only the PNG scatters are named by it.
 std::string file_stem(const std::string& op_class) {
   std::string out;
   for (char c : op_class) {
@@ -271,6 +272,7 @@ std::string file_stem(const std::string& op_class) {
   while (!out.empty() && out.back() == '_') out.pop_back();
   return out;
 }
+#endif
 
 // OUT/kernels.json, OUT/kernels.csv and a scatter of the held-out rows per op class
 // (one colour per precision), OUT/<file_stem(class)>.png.

@@ -352,15 +352,18 @@ std::vector<MoeRow> read_moe(CsvTable& t, DeviceCheck& device) {
   return rows;
 }
 
-std::vector<GdnRow> read_gdn(CsvTable& t, DeviceCheck& device) {
+// The rows of a linear-attention layer table: the columns every such table has, read into
+// LinearLayerRow, and the table's own ones by `own` (columns looked up before the rows).
+template <class Row, class Own>
+std::vector<Row> read_linear_layer_rows(CsvTable& t, DeviceCheck& device, Own own) {
   device.start(t);
   const std::size_t kernel = t.column("kernel_source"), phase = t.column("phase"), model = t.column("model_name"),
                     batch = t.column("batch_size"), seq = t.column("seq_len"), d_model = t.column("d_model"),
-                    d_conv = t.column("d_conv"), kh = t.column("num_k_heads"), kd = t.column("head_k_dim"),
-                    vh = t.column("num_v_heads"), vd = t.column("head_v_dim"), latency = t.column("latency");
-  std::vector<GdnRow> rows;
+                    d_conv = t.column("d_conv"), latency = t.column("latency");
+  auto read_own = own(t);
+  std::vector<Row> rows;
   while (t.next()) {
-    GdnRow& r = rows.emplace_back();
+    Row& r = rows.emplace_back();
     r.kernel = std::string(t.text(kernel));
     r.phase = std::string(t.text(phase));
     if (r.phase != "context" && r.phase != "generation") t.fail(phase, "must be context or generation");
@@ -369,10 +372,7 @@ std::vector<GdnRow> read_gdn(CsvTable& t, DeviceCheck& device) {
     r.seq_len = t.whole(seq, 1);
     r.d_model = t.whole(d_model, 1);
     r.d_conv = t.whole(d_conv, 1);
-    r.k_heads = t.whole(kh, 1);
-    r.k_dim = t.whole(kd, 1);
-    r.v_heads = t.whole(vh, 1);
-    r.v_dim = t.whole(vd, 1);
+    read_own(r);
     r.seconds = t.seconds(latency);
     r.line = t.line();
     device.check(t);
@@ -380,34 +380,32 @@ std::vector<GdnRow> read_gdn(CsvTable& t, DeviceCheck& device) {
   return rows;
 }
 
+std::vector<GdnRow> read_gdn(CsvTable& t, DeviceCheck& device) {
+  return read_linear_layer_rows<GdnRow>(t, device, [](CsvTable& table) {
+    const std::size_t kh = table.column("num_k_heads"), kd = table.column("head_k_dim"),
+                      vh = table.column("num_v_heads"), vd = table.column("head_v_dim");
+    return [&table, kh, kd, vh, vd](GdnRow& r) {
+      r.k_heads = table.whole(kh, 1);
+      r.k_dim = table.whole(kd, 1);
+      r.v_heads = table.whole(vh, 1);
+      r.v_dim = table.whole(vd, 1);
+    };
+  });
+}
+
 std::vector<Mamba2Row> read_mamba2(CsvTable& t, DeviceCheck& device) {
-  device.start(t);
-  const std::size_t kernel = t.column("kernel_source"), phase = t.column("phase"), model = t.column("model_name"),
-                    batch = t.column("batch_size"), seq = t.column("seq_len"), d_model = t.column("d_model"),
-                    d_state = t.column("d_state"), d_conv = t.column("d_conv"), heads = t.column("nheads"),
-                    head_dim = t.column("head_dim"), groups = t.column("n_groups"), chunk = t.column("chunk_size"),
-                    latency = t.column("latency");
-  std::vector<Mamba2Row> rows;
-  while (t.next()) {
-    Mamba2Row& r = rows.emplace_back();
-    r.kernel = std::string(t.text(kernel));
-    r.phase = std::string(t.text(phase));
-    if (r.phase != "context" && r.phase != "generation") t.fail(phase, "must be context or generation");
-    r.model = std::string(t.text(model));
-    r.batch = t.whole(batch, 1);
-    r.seq_len = t.whole(seq, 1);
-    r.d_model = t.whole(d_model, 1);
-    r.d_state = t.whole(d_state, 1);
-    r.d_conv = t.whole(d_conv, 1);
-    r.heads = t.whole(heads, 1);
-    r.head_dim = t.whole(head_dim, 1);
-    r.groups = t.whole(groups, 1);
-    r.chunk = t.whole(chunk, 1);
-    r.seconds = t.seconds(latency);
-    r.line = t.line();
-    device.check(t);
-  }
-  return rows;
+  return read_linear_layer_rows<Mamba2Row>(t, device, [](CsvTable& table) {
+    const std::size_t d_state = table.column("d_state"), heads = table.column("nheads"),
+                      head_dim = table.column("head_dim"), groups = table.column("n_groups"),
+                      chunk = table.column("chunk_size");
+    return [&table, d_state, heads, head_dim, groups, chunk](Mamba2Row& r) {
+      r.d_state = table.whole(d_state, 1);
+      r.heads = table.whole(heads, 1);
+      r.head_dim = table.whole(head_dim, 1);
+      r.groups = table.whole(groups, 1);
+      r.chunk = table.whole(chunk, 1);
+    };
+  });
 }
 
 std::vector<MhcRow> read_mhc(CsvTable& t, DeviceCheck& device) {

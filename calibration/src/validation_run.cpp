@@ -79,7 +79,7 @@ CasePrediction predict_case(const ValidationCase& c, const simulator::HardwarePr
   }
   const simulator::Roofline rl = simulator::make_roofline(hw, shape.precision.compute, simulator::Sharding{});
   simulator::PassTime t;
-  simulator::pass_time(*pass, rl, t);
+  simulator::pass_time(*pass, rl, simulator::Timing::forward, t);
   out.seconds = t.total_s;
   out.op_s = t.op_s;
   model::ForwardRun run;

@@ -40,7 +40,8 @@ class CpuBackend final : public Backend {
   void rms_norm_impl(const Tensor& x, const Tensor& weight, float eps, const Tensor& out) override;
   void group_norm_impl(const Tensor& x, std::int64_t group_size, const Tensor& weight, const Tensor& bias, float eps,
                        const Tensor& out) override;
-  void rope_impl(const Tensor& x, const Tensor& positions, double theta) override;
+  void rope_impl(const Tensor& x, const Tensor& positions, double theta, std::int64_t rotary_dim) override;
+  void relu2_impl(const Tensor& x, const Tensor& out) override;
   void swiglu_impl(const Tensor& gate_up, const Tensor& out, SwigluClamp clamp) override;
   void add_impl(const Tensor& a, const Tensor& b, const Tensor& out) override;
   void topk_routing_impl(const Tensor& logits, std::int64_t k, model::RouterKind score, bool normalize,
@@ -58,8 +59,10 @@ class CpuBackend final : public Backend {
                           const Tensor& out, const Tensor& writes) override;
   void gated_delta_rule_impl(const Tensor& qkv, const Tensor& ba, const Tensor& a_log, const Tensor& dt_bias,
                              const Tensor& state, const Tensor& out, std::int64_t chunk, const Tensor& writes) override;
-  void gated_rms_norm_impl(const Tensor& x, const Tensor& gate, const Tensor& weight, float eps,
-                           const Tensor& out) override;
+  void gated_rms_norm_impl(const Tensor& x, const Tensor& gate, const Tensor& weight, float eps, const Tensor& out,
+                           GatedNormForm form) override;
+  void mamba2_ssd_impl(const Tensor& xbc, const Tensor& dt, const Tensor& a_log, const Tensor& dt_bias, const Tensor& d,
+                       const Tensor& state, const Tensor& y, std::int64_t chunk) override;
   void sigmoid_gate_impl(const Tensor& x, const Tensor& gate, const Tensor& out) override;
 
  private:

@@ -53,14 +53,15 @@ void CpuBackend::group_norm_impl(const Tensor& x, std::int64_t group_size, const
   });
 }
 
-void CpuBackend::rope_impl(const Tensor& x, const Tensor& positions, double theta) {
-  const std::int64_t tokens = x.dim(0), heads = x.dim(1), hd = x.dim(2), half = hd / 2;
+void CpuBackend::rope_impl(const Tensor& x, const Tensor& positions, double theta, std::int64_t rotary_dim) {
+  const std::int64_t tokens = x.dim(0), heads = x.dim(1), hd = x.dim(2), half = rotary_dim / 2;
   float* xs = x.data_as<float>();
   const std::int32_t* pos = positions.data_as<const std::int32_t>();
   std::vector<double> inv_freq(static_cast<std::size_t>(half));
   for (std::int64_t j = 0; j < half; ++j)
-    inv_freq[static_cast<std::size_t>(j)] = std::pow(theta, -2.0 * static_cast<double>(j) / static_cast<double>(hd));
-  parallel_for(tokens, 3.0 * static_cast<double>(heads * hd), [&](std::int64_t begin, std::int64_t end) {
+    inv_freq[static_cast<std::size_t>(j)] =
+        std::pow(theta, -2.0 * static_cast<double>(j) / static_cast<double>(rotary_dim));
+  parallel_for(tokens, 3.0 * static_cast<double>(heads * rotary_dim), [&](std::int64_t begin, std::int64_t end) {
     std::vector<float> cos_t(static_cast<std::size_t>(half)), sin_t(static_cast<std::size_t>(half));
     for (std::int64_t t = begin; t < end; ++t) {
       for (std::int64_t j = 0; j < half; ++j) {
@@ -71,7 +72,7 @@ void CpuBackend::rope_impl(const Tensor& x, const Tensor& positions, double thet
         sin_t[static_cast<std::size_t>(j)] = static_cast<float>(std::sin(reduced));
       }
       for (std::int64_t h = 0; h < heads; ++h) {
-        float* row = xs + (t * heads + h) * hd;
+        float* row = xs + (t * heads + h) * hd;  // dims rotary_dim..hd-1 pass unchanged
         for (std::int64_t j = 0; j < half; ++j) {
           const float x1 = row[j], x2 = row[j + half];
           const float c = cos_t[static_cast<std::size_t>(j)], s = sin_t[static_cast<std::size_t>(j)];
@@ -80,6 +81,14 @@ void CpuBackend::rope_impl(const Tensor& x, const Tensor& positions, double thet
         }
       }
     }
+  });
+}
+
+void CpuBackend::relu2_impl(const Tensor& x, const Tensor& out) {
+  const float* xs = x.data_as<const float>();
+  float* o = out.data_as<float>();
+  parallel_for(x.numel(), 2.0, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end; ++i) o[i] = detail::relu2(xs[i]);
   });
 }
 

@@ -294,15 +294,20 @@ void CudaBackend::group_norm_impl(const Tensor& x, std::int64_t group_size, cons
                     out.data(), x.matrix_rows(), x.matrix_cols(), eps, stream_);
 }
 
-void CudaBackend::rope_impl(const Tensor& x, const Tensor& positions, double theta) {
-  const std::int64_t hd = x.dim(2);
-  if (hd / 2 > kMaxRopeHalfDim) throw BackendError("cuda rope: head dim " + std::to_string(hd) + " above 256");
+void CudaBackend::rope_impl(const Tensor& x, const Tensor& positions, double theta, std::int64_t rotary_dim) {
+  if (rotary_dim / 2 > kMaxRopeHalfDim)
+    throw BackendError("cuda rope: " + std::to_string(rotary_dim) + " rotated dims, above 256");
   bind_device(device_);
   double inv_freq[kMaxRopeHalfDim];
-  for (std::int64_t j = 0; j < hd / 2; ++j)
-    inv_freq[j] = std::pow(theta, -2.0 * static_cast<double>(j) / static_cast<double>(hd));
-  launch_rope(elem_of(x), x.data(), positions.data_as<const std::int32_t>(), x.dim(0), x.dim(1), hd, inv_freq,
-              stream_);
+  for (std::int64_t j = 0; j < rotary_dim / 2; ++j)
+    inv_freq[j] = std::pow(theta, -2.0 * static_cast<double>(j) / static_cast<double>(rotary_dim));
+  launch_rope(elem_of(x), x.data(), positions.data_as<const std::int32_t>(), x.dim(0), x.dim(1), x.dim(2), rotary_dim,
+              inv_freq, stream_);
+}
+
+void CudaBackend::relu2_impl(const Tensor& x, const Tensor& out) {
+  bind_device(device_);
+  launch_relu2(elem_of(x), x.data(), out.data(), x.numel(), stream_);
 }
 
 void CudaBackend::swiglu_impl(const Tensor& gate_up, const Tensor& out, SwigluClamp clamp) {
@@ -359,10 +364,34 @@ void CudaBackend::gated_delta_rule_impl(const Tensor& qkv, const Tensor& ba, con
 }
 
 void CudaBackend::gated_rms_norm_impl(const Tensor& x, const Tensor& gate, const Tensor& weight, float eps,
-                                      const Tensor& out) {
+                                      const Tensor& out, GatedNormForm form) {
   bind_device(device_);
   launch_gated_rms_norm(elem_of(x), x.data(), gate.data(), weight.data_as<const float>(), out.data(), x.matrix_rows(),
-                        x.matrix_cols(), eps, stream_);
+                        x.matrix_cols(), form.group, form.gate_before_norm, eps, stream_);
+}
+
+void CudaBackend::mamba2_ssd_impl(const Tensor& xbc, const Tensor& dt, const Tensor& a_log, const Tensor& dt_bias,
+                                  const Tensor& d, const Tensor& state, const Tensor& y, std::int64_t chunk) {
+  (void)chunk;  // the recurrent form either way (cuda_linear.cu)
+  Mamba2Launch a;
+  a.elem = elem_of(xbc);
+  a.xbc = xbc.data();
+  a.dt = dt.data();
+  a.a_log = a_log.data_as<const float>();
+  a.dt_bias = dt_bias.data_as<const float>();
+  a.d = d.data_as<const float>();
+  a.state = state.data();
+  a.y = y.data();
+  a.rows = xbc.dim(0);
+  a.heads = state.dim(0);
+  a.head_dim = state.dim(1);
+  a.state_size = state.dim(2);
+  a.groups = (xbc.dim(1) - a.heads * a.head_dim) / (2 * a.state_size);
+  if (a.head_dim * a.state_size + a.head_dim + 2 * a.state_size > kMaxMamba2SharedFloats)
+    throw BackendError("cuda mamba2_ssd: a head's state " + std::to_string(a.head_dim) + " x " +
+                       std::to_string(a.state_size) + " does not fit the kernel's 48 KiB of shared memory");
+  bind_device(device_);
+  launch_mamba2_ssd(a, stream_);
 }
 
 void CudaBackend::sigmoid_gate_impl(const Tensor& x, const Tensor& gate, const Tensor& out) {

@@ -49,10 +49,12 @@ void launch_rms_norm(Elem e, const void* x, const float* weight, void* out, std:
                      float eps, cudaStream_t stream);
 void launch_group_norm(Elem e, const void* x, std::int64_t group_size, const float* weight, const float* bias,
                        void* out, std::int64_t rows, std::int64_t width, float eps, cudaStream_t stream);
-// inv_freq: hd/2 values theta^(-2j/hd), computed on the host in double.
+// The first rotary_dim dims of each head rotate (partial RoPE); inv_freq: rotary_dim/2
+// values theta^(-2j/rotary_dim), computed on the host in double.
 inline constexpr std::int64_t kMaxRopeHalfDim = 128;
 void launch_rope(Elem e, void* x, const std::int32_t* positions, std::int64_t tokens, std::int64_t heads,
-                 std::int64_t head_dim, const double* inv_freq_host, cudaStream_t stream);
+                 std::int64_t head_dim, std::int64_t rotary_dim, const double* inv_freq_host, cudaStream_t stream);
+void launch_relu2(Elem e, const void* x, void* out, std::int64_t n, cudaStream_t stream);
 // limit > 0: gpt-oss's clamped SwiGLU with slope alpha (Backend::swiglu).
 void launch_swiglu(Elem e, const void* gate_up, void* out, std::int64_t tokens, std::int64_t ffn, float limit,
                    float alpha, cudaStream_t stream);
@@ -106,8 +108,24 @@ struct GdnLaunch {
   std::int64_t rows = 0, hk = 0, hv = 0, dk = 0, dv = 0;
 };
 void launch_gated_delta_rule(const GdnLaunch& a, cudaStream_t stream);
+// Rows of dim in groups of `group` channels; gate_first: Mamba-2's form (Backend::gated_rms_norm).
 void launch_gated_rms_norm(Elem e, const void* x, const void* gate, const float* weight, void* out, std::int64_t rows,
-                           std::int64_t dim, float eps, cudaStream_t stream);
+                           std::int64_t dim, std::int64_t group, bool gate_first, float eps, cudaStream_t stream);
+// Mamba-2's SSD scan (Backend::mamba2_ssd): a block per head keeps its state [P, N] in
+// shared memory with the row's x, B and C (P N + P + 2 N floats, at most 48 KiB).
+inline constexpr std::int64_t kMaxMamba2SharedFloats = 12288;
+struct Mamba2Launch {
+  Elem elem = Elem::f32;
+  const void* xbc = nullptr;  // [rows, H P + 2 G N]
+  const void* dt = nullptr;   // [rows, H]
+  const float* a_log = nullptr;
+  const float* dt_bias = nullptr;
+  const float* d = nullptr;
+  void* state = nullptr;  // [H, P, N], read and written
+  void* y = nullptr;      // [rows, H, P]
+  std::int64_t rows = 0, heads = 0, head_dim = 0, groups = 0, state_size = 0;
+};
+void launch_mamba2_ssd(const Mamba2Launch& a, cudaStream_t stream);
 void launch_sigmoid_gate(Elem e, const void* x, const void* gate, void* out, std::int64_t rows, std::int64_t width,
                          std::int64_t gate_cols, cudaStream_t stream);
 

@@ -1,12 +1,13 @@
-// The CUDA backend's linear-attention kernels (Gated DeltaNet; Backend's causal_conv1d,
-// gated_delta_rule, gated_rms_norm) and the sigmoid gate. Storage f32 or bf16, arithmetic
-// f32, the element-wise formulas shared with the CPU and the references
-// (src/activation_math.hpp). Written to be obviously right rather than fast:
+// The CUDA backend's linear-attention kernels (Gated DeltaNet and Mamba-2; Backend's
+// causal_conv1d, gated_delta_rule, gated_rms_norm, mamba2_ssd) and the sigmoid gate.
+// Storage f32 or bf16, arithmetic f32, the element-wise formulas shared with the CPU and
+// the references (src/activation_math.hpp). Written to be obviously right rather than fast:
 //  - the conv: one thread per channel walking the rows in order with its last K-1 inputs;
 //  - the gated delta rule: the recurrent form for prefill and decode alike (the chunked
 //    form gives the same numbers up to rounding), one block per value head, one thread per
 //    column j of the state S [dk, dv], which it keeps in f32 for the whole call and writes
-//    back (in the cache's type) at the end.
+//    back (in the cache's type) at the end;
+//  - the SSD scan likewise recurrent, one block per head, its state in shared memory.
 #include <cuda_bf16.h>
 
 #include <cstdint>
@@ -114,17 +115,67 @@ __global__ void gated_delta_rule_kernel(GdnLaunch a) {
     for (std::int64_t i = 0; i < a.dk; ++i) state[(h * a.dk + i) * a.dv + j] = from_float<T>(S[i]);
 }
 
-// One block per row: x / rms(x) * w * silu(gate).
+// One block per (row, group of `group` channels): x / rms(x) * w * silu(gate), or with
+// gate_first (Mamba-2) u / rms(u) * w with u = x * silu(gate).
 template <class T>
-__global__ void gated_rms_norm_kernel(const T* x, const T* gate, const float* w, T* out, std::int64_t dim, float eps) {
+__global__ void gated_rms_norm_kernel(const T* x, const T* gate, const float* w, T* out, std::int64_t dim,
+                                      std::int64_t group, bool gate_first, float eps) {
   __shared__ float partial[kBlock];
-  const T* xr = x + blockIdx.x * dim;
-  const T* gr = gate + blockIdx.x * dim;
+  const std::int64_t groups = dim / group, w0 = (blockIdx.x % groups) * group;
+  const std::int64_t base = (blockIdx.x / groups) * dim + w0;
+  auto value = [&](std::int64_t d) {  // the normed input: x, or x gated first
+    const float v = to_float(x[base + d]);
+    return gate_first ? v * detail::silu(to_float(gate[base + d])) : v;
+  };
   float sq = 0.0f;
-  for (std::int64_t d = threadIdx.x; d < dim; d += blockDim.x) sq += to_float(xr[d]) * to_float(xr[d]);
-  const float inv = rsqrtf(block_sum(sq, partial) / static_cast<float>(dim) + eps);
-  for (std::int64_t d = threadIdx.x; d < dim; d += blockDim.x)
-    out[blockIdx.x * dim + d] = from_float<T>(to_float(xr[d]) * inv * w[d] * detail::silu(to_float(gr[d])));
+  for (std::int64_t d = threadIdx.x; d < group; d += blockDim.x) sq += value(d) * value(d);
+  const float inv = rsqrtf(block_sum(sq, partial) / static_cast<float>(group) + eps);
+  for (std::int64_t d = threadIdx.x; d < group; d += blockDim.x) {
+    const float g = gate_first ? 1.0f : detail::silu(to_float(gate[base + d]));
+    out[base + d] = from_float<T>(value(d) * inv * w[w0 + d] * g);
+  }
+}
+
+// Block h: head h (B, C of group h / (H / G)); its state S [P, N] in shared memory (f32)
+// for the whole call, written back in the cache's type at the end. Per row: the step and
+// decay (thread 0) and the row's x, B and C staged; threads update S element by element;
+// each warp forms outputs y[p] = S[p] . C + D x[p] for its rows p.
+template <class T>
+__global__ void mamba2_ssd_kernel(Mamba2Launch a) {
+  extern __shared__ float smem[];
+  const std::int64_t P = a.head_dim, N = a.state_size, PN = P * N, H = a.heads, G = a.groups;
+  float* S = smem;     // [P, N]
+  float* xs = S + PN;  // [P]
+  float* bs = xs + P;  // [N]
+  float* cs = bs + N;  // [N]
+  __shared__ float coef[2];  // step, decay
+  const T* xbc = static_cast<const T*>(a.xbc);
+  const T* dt = static_cast<const T*>(a.dt);
+  T* state = static_cast<T*>(a.state);
+  T* y = static_cast<T*>(a.y);
+  const std::int64_t h = blockIdx.x, g = h / (H / G), C = H * P + 2 * G * N;
+  const unsigned warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
+  for (std::int64_t e = threadIdx.x; e < PN; e += blockDim.x) S[e] = to_float(state[h * PN + e]);
+  for (std::int64_t r = 0; r < a.rows; ++r) {
+    const T* row = xbc + r * C;
+    for (std::int64_t i = threadIdx.x; i < P; i += blockDim.x) xs[i] = to_float(row[h * P + i]);
+    for (std::int64_t i = threadIdx.x; i < N; i += blockDim.x) {
+      bs[i] = to_float(row[H * P + g * N + i]);
+      cs[i] = to_float(row[H * P + G * N + g * N + i]);
+    }
+    if (threadIdx.x == 0) detail::mamba2_step(to_float(dt[r * H + h]), a.dt_bias[h], a.a_log[h], coef[0], coef[1]);
+    __syncthreads();
+    for (std::int64_t e = threadIdx.x; e < PN; e += blockDim.x) S[e] = coef[1] * S[e] + coef[0] * xs[e / N] * bs[e % N];
+    __syncthreads();
+    for (std::int64_t p = warp; p < P; p += warps) {
+      float acc = 0.0f;
+      for (std::int64_t n = lane; n < N; n += 32) acc += S[p * N + n] * cs[n];
+      for (int off = 16; off > 0; off /= 2) acc += __shfl_down_sync(0xffffffffu, acc, off);
+      if (lane == 0) y[(r * H + h) * P + p] = from_float<T>(acc + a.d[h] * xs[p]);
+    }
+    __syncthreads();  // x, B, C and the coefficients are rewritten for the next row
+  }
+  for (std::int64_t e = threadIdx.x; e < PN; e += blockDim.x) state[h * PN + e] = from_float<T>(S[e]);
 }
 
 template <class T>
@@ -156,10 +207,16 @@ void launch_gated_delta_rule(const GdnLaunch& a, cudaStream_t stream) {
 }
 
 void launch_gated_rms_norm(Elem e, const void* x, const void* gate, const float* weight, void* out, std::int64_t rows,
-                           std::int64_t dim, float eps, cudaStream_t stream) {
-  HDLAB_DISPATCH(e, gated_rms_norm_kernel<T><<<static_cast<unsigned>(rows), kBlock, 0, stream>>>(
+                           std::int64_t dim, std::int64_t group, bool gate_first, float eps, cudaStream_t stream) {
+  HDLAB_DISPATCH(e, gated_rms_norm_kernel<T><<<static_cast<unsigned>(rows * (dim / group)), kBlock, 0, stream>>>(
                                static_cast<const T*>(x), static_cast<const T*>(gate), weight, static_cast<T*>(out), dim,
-                               eps));
+                               group, gate_first, eps));
+}
+
+void launch_mamba2_ssd(const Mamba2Launch& a, cudaStream_t stream) {
+  const std::size_t shared =
+      static_cast<std::size_t>(a.head_dim * a.state_size + a.head_dim + 2 * a.state_size) * sizeof(float);
+  HDLAB_DISPATCH(a.elem, mamba2_ssd_kernel<T><<<static_cast<unsigned>(a.heads), kBlock, shared, stream>>>(a));
 }
 
 void launch_sigmoid_gate(Elem e, const void* x, const void* gate, void* out, std::int64_t rows, std::int64_t width,

@@ -78,11 +78,12 @@ struct RopeFreqs {
   double inv_freq[kMaxRopeHalfDim];
 };
 
-// One thread per (token, head, pair j); angles in double, reduced to [-pi, pi] first.
+// One thread per (token, head, pair j) of the rotated dims; angles in double, reduced to
+// [-pi, pi] first. Dims rotary..hd-1 are not touched.
 template <class T>
 __global__ void rope_kernel(T* x, const std::int32_t* pos, std::int64_t tokens, std::int64_t heads,
-                            std::int64_t hd, RopeFreqs f) {
-  const std::int64_t half = hd / 2;
+                            std::int64_t hd, std::int64_t rotary, RopeFreqs f) {
+  const std::int64_t half = rotary / 2;
   HDLAB_GRID_STRIDE(i, tokens * heads * half) {
     const std::int64_t j = i % half, th = i / half, t = th / heads;
     const double angle = static_cast<double>(pos[t]) * f.inv_freq[j];
@@ -95,6 +96,11 @@ __global__ void rope_kernel(T* x, const std::int32_t* pos, std::int64_t tokens, 
     row[j] = from_float<T>(x1 * c - x2 * s);
     row[j + half] = from_float<T>(x2 * c + x1 * s);
   }
+}
+
+template <class T>
+__global__ void relu2_kernel(const T* x, T* out, std::int64_t n) {
+  HDLAB_GRID_STRIDE(i, n) out[i] = from_float<T>(detail::relu2(to_float(x[i])));
 }
 
 template <class T>
@@ -311,11 +317,16 @@ void launch_group_norm(Elem e, const void* x, std::int64_t group_size, const flo
 }
 
 void launch_rope(Elem e, void* x, const std::int32_t* positions, std::int64_t tokens, std::int64_t heads,
-                 std::int64_t head_dim, const double* inv_freq_host, cudaStream_t stream) {
+                 std::int64_t head_dim, std::int64_t rotary_dim, const double* inv_freq_host, cudaStream_t stream) {
   RopeFreqs f{};
-  for (std::int64_t j = 0; j < head_dim / 2; ++j) f.inv_freq[j] = inv_freq_host[j];
-  HDLAB_DISPATCH(e, rope_kernel<T><<<blocks_for(tokens * heads * head_dim / 2), kBlock, 0, stream>>>(static_cast<T*>(x), positions,
-                                                                                      tokens, heads, head_dim, f));
+  for (std::int64_t j = 0; j < rotary_dim / 2; ++j) f.inv_freq[j] = inv_freq_host[j];
+  HDLAB_DISPATCH(e, rope_kernel<T><<<blocks_for(tokens * heads * rotary_dim / 2), kBlock, 0, stream>>>(
+                        static_cast<T*>(x), positions, tokens, heads, head_dim, rotary_dim, f));
+}
+
+void launch_relu2(Elem e, const void* x, void* out, std::int64_t n, cudaStream_t stream) {
+  HDLAB_DISPATCH(e, relu2_kernel<T><<<blocks_for(n), kBlock, 0, stream>>>(static_cast<const T*>(x),
+                                                                         static_cast<T*>(out), n));
 }
 
 void launch_swiglu(Elem e, const void* gate_up, void* out, std::int64_t tokens, std::int64_t ffn, float limit,

@@ -1,7 +1,8 @@
 #pragma once
 // Element-wise formulas shared by the double references, the CPU backend and the CUDA
-// kernels (one formula in one place): Gated DeltaNet's gates, gpt-oss's clamped SwiGLU,
-// and the sigmoid they are built on. T is float (backends) or double (references).
+// kernels (one formula in one place): Gated DeltaNet's gates, Mamba-2's step and decay,
+// gpt-oss's clamped SwiGLU, the squared ReLU, and the sigmoid they are built on. T is
+// float (backends) or double (references).
 #include <cmath>
 
 #ifdef __CUDACC__
@@ -44,6 +45,20 @@ template <class T>
 HDLAB_ACT_HOST_DEVICE inline void gdn_gates(T a, T b, T a_log, T dt_bias, bool writes, T& g, T& beta) {
   g = writes ? -act_exp(a_log) * softplus(a + dt_bias) : T(0);
   beta = writes ? sigmoid(b) : T(0);
+}
+
+// Mamba-2's per-row, per-head discretisation of the raw step dt: step = softplus(dt +
+// dt_bias) and the state's decay exp(-exp(A_log) step) (in (0, 1]).
+template <class T>
+HDLAB_ACT_HOST_DEVICE inline void mamba2_step(T dt, T dt_bias, T a_log, T& step, T& decay) {
+  step = softplus(dt + dt_bias);
+  decay = act_exp(-act_exp(a_log) * step);
+}
+
+// Nemotron-H's squared ReLU.
+template <class T>
+HDLAB_ACT_HOST_DEVICE inline T relu2(T x) {
+  return x > T(0) ? x * x : T(0);
 }
 
 // One element of a SwiGLU: silu(gate) * up, or with limit > 0 gpt-oss's clamped form

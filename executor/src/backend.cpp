@@ -4,7 +4,11 @@
 
 #include <sstream>
 
+#include "backend_checks.hpp"
+
 namespace hdlab::executor {
+
+using namespace checks;
 
 namespace {
 
@@ -12,28 +16,8 @@ constexpr const char* kOpNames[] = {"gemm",         "attention",   "rms_norm",  
                                     "swiglu",       "add",         "topk_routing",     "gather_rows",
                                     "scatter_add_rows", "ghc_dynamic", "ghc_width",    "ghc_depth",
                                     "mhc_dynamic",      "causal_conv1d",  "gated_delta_rule", "gated_rms_norm",
-                                    "sigmoid_gate",     "convert"};
+                                    "sigmoid_gate",     "mamba2_ssd",     "relu2",            "convert"};
 static_assert(sizeof(kOpNames) / sizeof(kOpNames[0]) == backend_op_count, "one name per BackendOp");
-
-// Throws BackendError("<op>: <message>") unless `ok`.
-void require(bool ok, const char* op, const std::string& message) {
-  if (!ok) throw BackendError(std::string(op) + ": " + message);
-}
-
-std::string shape_of(const Tensor& t) { return to_string(t.shape()); }
-
-void require_type(const Tensor& t, ScalarType type, const char* op, const char* what) {
-  require(t.type() == type, op, std::string(what) + " must be " + to_string(type) + ", is " + to_string(t.type()));
-}
-
-void require_float(const Tensor& t, const char* op, const char* what) {
-  require(t.type() == ScalarType::f32 || t.type() == ScalarType::bf16, op,
-          std::string(what) + " must be f32 or bf16, is " + to_string(t.type()));
-}
-
-void require_shape(const Tensor& t, const Shape& want, const char* op, const char* what) {
-  require(t.shape() == want, op, std::string(what) + " must be " + to_string(want) + ", is " + shape_of(t));
-}
 
 }  // namespace
 
@@ -228,16 +212,31 @@ void Backend::group_norm(const Tensor& x, std::int64_t group_size, const Tensor&
   if (x.numel()) group_norm_impl(x, group_size, weight, bias, eps, out);
 }
 
-void Backend::rope(const Tensor& x, const Tensor& positions, double theta) {
+void Backend::rope(const Tensor& x, const Tensor& positions, double theta, std::int64_t rotary_dim) {
   check_owned(x, "rope");
   check_owned(positions, "rope");
   require_float(x, "rope", "x");
   check_supported(BackendOp::rope, x.type());
-  require(x.rank() == 3 && x.dim(2) % 2 == 0, "rope", "x must be [T, heads, hd] with even hd, is " + shape_of(x));
+  require(x.rank() == 3, "rope", "x must be [T, heads, hd], is " + shape_of(x));
+  const std::int64_t r = rotary_dim == 0 ? x.dim(2) : rotary_dim;
+  require(r > 0 && r <= x.dim(2) && r % 2 == 0, "rope",
+          "the rotated dims must be even and within the head dim " + std::to_string(x.dim(2)) + ", got " +
+              std::to_string(r));
   require_type(positions, ScalarType::i32, "rope", "positions");
   require_shape(positions, {x.dim(0)}, "rope", "positions");
   require(theta > 0, "rope", "theta must be positive");
-  if (x.numel()) rope_impl(x, positions, theta);
+  if (x.numel()) rope_impl(x, positions, theta, r);
+}
+
+void Backend::relu2(const Tensor& x, const Tensor& out) {
+  check_owned(x, "relu2");
+  check_owned(out, "relu2");
+  require_float(x, "relu2", "x");
+  check_supported(BackendOp::relu2, x.type());
+  require(out.type() == x.type() && out.shape() == x.shape(), "relu2",
+          "out must match x " + shape_of(x) + ", is " + shape_of(out));
+  require(out.same_view(x) || !out.overlaps(x), "relu2", "out must be x or apart from it");
+  if (x.numel()) relu2_impl(x, out);
 }
 
 void Backend::swiglu(const Tensor& gate_up, const Tensor& out, SwigluClamp clamp) {
@@ -382,106 +381,6 @@ void Backend::mhc_dynamic(const Tensor& h, const Tensor& phi, const Tensor& bias
   require_shape(alpha, {tokens, n, 1 + n}, "mhc_dynamic", "alpha");
   require_shape(beta, {tokens, 1, n}, "mhc_dynamic", "beta");
   if (tokens) mhc_dynamic_impl(h, phi, bias, scale, sinkhorn_iters, eps, alpha, beta);
-}
-
-// ---- linear attention --------------------------------------------------------------
-
-namespace {
-
-// `writes`: empty, or i32 [rows] (values are the backend's to read: 0 or not).
-void require_writes(const Tensor& writes, std::int64_t rows, const char* op) {
-  if (!writes.defined()) return;
-  require_type(writes, ScalarType::i32, op, "writes");
-  require_shape(writes, {rows}, op, "writes");
-}
-
-}  // namespace
-
-void Backend::causal_conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& state,
-                            const Tensor& out, const Tensor& writes) {
-  for (const Tensor* t : {&x, &weight, &out}) check_owned(*t, "causal_conv1d");
-  require_float(x, "causal_conv1d", "x");
-  check_supported(BackendOp::causal_conv1d, x.type());
-  require(x.rank() == 2 && weight.rank() == 2, "causal_conv1d", "x [R, C] and weight [C, K] expected, got x " +
-                                                                    shape_of(x) + ", weight " + shape_of(weight));
-  const std::int64_t rows = x.dim(0), C = x.dim(1), K = weight.dim(1);
-  require(weight.type() == x.type() && weight.dim(0) == C && K >= 1, "causal_conv1d",
-          "weight must be [C, K] of x's type with C = " + std::to_string(C) + ", is " + shape_of(weight));
-  require(out.type() == x.type() && out.shape() == x.shape(), "causal_conv1d", "out must match x");
-  require(!out.overlaps(x), "causal_conv1d", "out overlaps x");
-  if (bias.defined()) {
-    check_owned(bias, "causal_conv1d");
-    require_type(bias, ScalarType::f32, "causal_conv1d", "bias");
-    require_shape(bias, {C}, "causal_conv1d", "bias");
-  }
-  if (K > 1) {
-    check_owned(state, "causal_conv1d");
-    require(state.type() == x.type(), "causal_conv1d", "state must have x's type");
-    require_shape(state, {K - 1, C}, "causal_conv1d", "state");
-    require(!state.overlaps(x) && !state.overlaps(out), "causal_conv1d", "state overlaps x or out");
-  }
-  if (writes.defined()) check_owned(writes, "causal_conv1d");
-  require_writes(writes, rows, "causal_conv1d");
-  if (rows) causal_conv1d_impl(x, weight, bias, state, out, writes);
-}
-
-void Backend::gated_delta_rule(const Tensor& qkv, const Tensor& ba, const Tensor& a_log, const Tensor& dt_bias,
-                               const Tensor& state, const Tensor& out, std::int64_t chunk, const Tensor& writes) {
-  const char* op = "gated_delta_rule";
-  for (const Tensor* t : {&qkv, &ba, &a_log, &dt_bias, &state, &out}) check_owned(*t, op);
-  require_float(qkv, op, "qkv");
-  check_supported(BackendOp::gated_delta_rule, qkv.type());
-  require(state.rank() == 3 && qkv.rank() == 2, op, "qkv [R, C] and state [hv, dk, dv] expected, got qkv " +
-                                                        shape_of(qkv) + ", state " + shape_of(state));
-  const std::int64_t rows = qkv.dim(0), hv = state.dim(0), dk = state.dim(1), dv = state.dim(2);
-  const std::int64_t qk2 = qkv.dim(1) - hv * dv;
-  require(hv > 0 && dk > 0 && dv > 0 && qk2 > 0 && qk2 % (2 * dk) == 0, op,
-          "qkv columns " + std::to_string(qkv.dim(1)) + " are not 2 hk dk + hv dv for state " + shape_of(state));
-  const std::int64_t hk = qk2 / (2 * dk);
-  require(hv % hk == 0, op, std::to_string(hv) + " value heads cannot share " + std::to_string(hk) + " q/k heads");
-  for (const Tensor* t : {&ba, &state, &out})
-    require(t->type() == qkv.type(), op, "ba, state and out must have qkv's type");
-  require_shape(ba, {rows, 2 * hv}, op, "ba");
-  require_type(a_log, ScalarType::f32, op, "a_log");
-  require_type(dt_bias, ScalarType::f32, op, "dt_bias");
-  require_shape(a_log, {hv}, op, "a_log");
-  require_shape(dt_bias, {hv}, op, "dt_bias");
-  require_shape(out, {rows, hv, dv}, op, "out");
-  require(chunk >= 0, op, "chunk must be >= 0 (0: token by token)");
-  require(!out.overlaps(qkv) && !out.overlaps(ba) && !out.overlaps(state) && !state.overlaps(qkv) &&
-              !state.overlaps(ba),
-          op, "out, state and the inputs overlap");
-  if (writes.defined()) check_owned(writes, op);
-  require_writes(writes, rows, op);
-  if (rows) gated_delta_rule_impl(qkv, ba, a_log, dt_bias, state, out, chunk, writes);
-}
-
-void Backend::gated_rms_norm(const Tensor& x, const Tensor& gate, const Tensor& weight, float eps, const Tensor& out) {
-  for (const Tensor* t : {&x, &gate, &weight, &out}) check_owned(*t, "gated_rms_norm");
-  require_float(x, "gated_rms_norm", "x");
-  check_supported(BackendOp::gated_rms_norm, x.type());
-  require(gate.type() == x.type() && out.type() == x.type(), "gated_rms_norm", "gate and out must have x's type");
-  require(gate.matrix_rows() == x.matrix_rows() && gate.matrix_cols() == x.matrix_cols() &&
-              out.shape() == x.shape(),
-          "gated_rms_norm", "gate and out must be x's [R, dim], got x " + shape_of(x) + ", gate " + shape_of(gate));
-  require_type(weight, ScalarType::f32, "gated_rms_norm", "weight");
-  require_shape(weight, {x.matrix_cols()}, "gated_rms_norm", "weight");
-  require((out.same_view(x) || !out.overlaps(x)) && !out.overlaps(gate), "gated_rms_norm",
-          "out must be x or apart from it, and apart from gate");
-  if (x.numel()) gated_rms_norm_impl(x, gate, weight, eps, out);
-}
-
-void Backend::sigmoid_gate(const Tensor& x, const Tensor& gate, const Tensor& out) {
-  for (const Tensor* t : {&x, &gate, &out}) check_owned(*t, "sigmoid_gate");
-  require_float(x, "sigmoid_gate", "x");
-  check_supported(BackendOp::sigmoid_gate, x.type());
-  require(gate.type() == x.type() && out.type() == x.type(), "sigmoid_gate", "gate and out must have x's type");
-  require(out.shape() == x.shape(), "sigmoid_gate", "out must match x");
-  require(gate.matrix_rows() == x.matrix_rows() && (gate.matrix_cols() == x.matrix_cols() || gate.matrix_cols() == 1),
-          "sigmoid_gate", "gate must be [R, W] or [R, 1] for x " + shape_of(x) + ", is " + shape_of(gate));
-  require((out.same_view(x) || !out.overlaps(x)) && !out.overlaps(gate), "sigmoid_gate",
-          "out must be x or apart from it, and apart from gate");
-  if (x.numel()) sigmoid_gate_impl(x, gate, out);
 }
 
 std::vector<float> random_floats(std::size_t count, std::uint64_t seed, float lo, float hi) {

@@ -213,13 +213,15 @@ OpCase group_norm_case(std::int64_t rows, std::int64_t groups, std::int64_t grou
 }
 
 OpCase rope_case(std::int64_t tokens, std::int64_t heads, std::int64_t head_dim, std::int32_t first_position,
-                 std::int32_t position_step, ScalarType type, std::uint64_t seed) {
+                 std::int32_t position_step, ScalarType type, std::uint64_t seed, std::int64_t rotary_dim) {
   OpCase c;
+  const std::int64_t rotated = rotary_dim > 0 ? rotary_dim : head_dim;
   c.name = shape_name("rope", {{"T", tokens}, {"heads", heads}, {"hd", head_dim}, {"pos0", first_position}}, type);
+  if (rotary_dim > 0) c.name += " rotary=" + std::to_string(rotary_dim);
   c.op = BackendOp::rope;
   c.kind = model::OpKind::rope;
   c.type = type;
-  c.cost.flops = 3.0 * static_cast<double>(tokens * heads * head_dim);  // per pair: 4 mul + 2 add
+  c.cost.flops = 3.0 * static_cast<double>(tokens * heads * rotated);  // per pair: 4 mul + 2 add
   c.cost.act_bytes_in = bytes_of(tokens * heads * head_dim, type);
   c.cost.act_bytes_out = c.cost.act_bytes_in;
   c.executed_flops = c.cost.flops;
@@ -231,14 +233,15 @@ OpCase rope_case(std::int64_t tokens, std::int64_t heads, std::int64_t head_dim,
   for (std::int64_t t = 0; t < tokens; ++t)
     pos[static_cast<std::size_t>(t)] = first_position + static_cast<std::int32_t>(t) * position_step;
   auto positions = host_ints(pos);
-  auto ref = lazy<Doubles>([=] { return rope_reference(to_doubles(*x), *positions, heads, head_dim, theta); });
+  auto ref = lazy<Doubles>(
+      [=] { return rope_reference(to_doubles(*x), *positions, heads, head_dim, theta, rotary_dim); });
   const Tolerance tol = c.tolerance;
   c.prepare = [=](Backend& be) {
     auto p = std::make_unique<PreparedLambda>(be);
     const Tensor tx = be.allocate({tokens, heads, head_dim}, type), tp = be.allocate({tokens}, ScalarType::i32);
     p->input(tx, x);
     p->input(tp, positions);
-    p->set([bp = &be, tx, tp] { bp->rope(tx, tp, theta); },
+    p->set([bp = &be, tx, tp, rotary_dim] { bp->rope(tx, tp, theta, rotary_dim); },
            [bp = &be, tx, ref, tol] { return compare(bp->download_f32(tx), ref->get(), tol, "x"); });
     return p;
   };
@@ -267,6 +270,31 @@ OpCase swiglu_case(std::int64_t tokens, std::int64_t ffn, ScalarType type, std::
     const Tensor tg = be.allocate({tokens, 2 * ffn}, type), to = be.allocate({tokens, ffn}, type);
     p->input(tg, gu);
     p->set([bp = &be, tg, to, clamp] { bp->swiglu(tg, to, clamp); },
+           [bp = &be, to, ref, tol] { return compare(bp->download_f32(to), ref->get(), tol, "out"); });
+    return p;
+  };
+  return c;
+}
+
+OpCase relu2_case(std::int64_t tokens, std::int64_t ffn, ScalarType type, std::uint64_t seed) {
+  OpCase c;
+  c.name = shape_name("relu2", {{"T", tokens}, {"F", ffn}}, type);
+  c.op = BackendOp::relu2;
+  c.kind = model::OpKind::ffn_act;
+  c.type = type;
+  c.cost.flops = 2.0 * static_cast<double>(tokens * ffn);  // the max and the square (layer_ops.cpp)
+  c.cost.act_bytes_in = bytes_of(tokens * ffn, type);
+  c.cost.act_bytes_out = c.cost.act_bytes_in;
+  c.executed_flops = c.cost.flops;
+  c.tolerance = vector_tolerance(type);
+  auto x = host_floats(static_cast<std::size_t>(tokens * ffn), seed, type, -2.0f, 2.0f);
+  auto ref = lazy<Doubles>([=] { return relu2_reference(to_doubles(*x)); });
+  const Tolerance tol = c.tolerance;
+  c.prepare = [=](Backend& be) {
+    auto p = std::make_unique<PreparedLambda>(be);
+    const Tensor tx = be.allocate({tokens, ffn}, type), to = be.allocate({tokens, ffn}, type);
+    p->input(tx, x);
+    p->set([bp = &be, tx, to] { bp->relu2(tx, to); },
            [bp = &be, to, ref, tol] { return compare(bp->download_f32(to), ref->get(), tol, "out"); });
     return p;
   };

@@ -1,6 +1,7 @@
 // Op cases of the linear-attention ops (Gated DeltaNet: causal_conv1d, gated_delta_rule,
-// gated_rms_norm) and of the sigmoid gate (gated attention output, shared experts' gate).
-// Costs are the layer program's (model::gdn_conv_cost / gdn_rule_cost, layer_ops.cpp).
+// gated_rms_norm; Mamba-2: mamba2_ssd and the gate-first grouped gated_rms_norm) and of the
+// sigmoid gate (gated attention output, shared experts' gate). Costs are the layer
+// program's (model::gdn_conv_cost / gdn_rule_cost / mamba2_ssd_cost, layer_ops.cpp).
 #include <cmath>
 
 #include "hdlab/model/layer_program.hpp"
@@ -143,9 +144,11 @@ OpCase gated_delta_rule_case(const GdnCaseShape& shape, ScalarType type, std::ui
   return c;
 }
 
-OpCase gated_rms_norm_case(std::int64_t rows, std::int64_t dim, ScalarType type, std::uint64_t seed) {
+OpCase gated_rms_norm_case(std::int64_t rows, std::int64_t dim, ScalarType type, std::uint64_t seed,
+                           GatedNormForm form) {
   OpCase c;
-  c.name = shape_name("gated_rms_norm", {{"rows", rows}, {"dim", dim}}, type);
+  c.name = shape_name("gated_rms_norm", {{"rows", rows}, {"dim", dim}, {"group", form.group}}, type) +
+           (form.gate_before_norm ? " gate-first" : "");
   c.op = BackendOp::gated_rms_norm;
   c.kind = model::OpKind::o_proj;  // fused before out_proj (layer_ops.cpp's gdn_ops)
   c.type = type;
@@ -158,8 +161,9 @@ OpCase gated_rms_norm_case(std::int64_t rows, std::int64_t dim, ScalarType type,
   auto x = host_floats(static_cast<std::size_t>(rows * dim), seed, type);
   auto gate = host_floats(static_cast<std::size_t>(rows * dim), seed + 1, type, -3.0f, 3.0f);
   auto w = host_floats(static_cast<std::size_t>(dim), seed + 2, ScalarType::f32, 0.5f, 1.5f);
-  auto ref = lazy<Doubles>(
-      [=] { return gated_rms_norm_reference(to_doubles(*x), to_doubles(*gate), to_doubles(*w), rows, dim, 1e-6); });
+  auto ref = lazy<Doubles>([=] {
+    return gated_rms_norm_reference(to_doubles(*x), to_doubles(*gate), to_doubles(*w), rows, dim, 1e-6, form);
+  });
   const Tolerance tol = c.tolerance;
   c.prepare = [=](Backend& be) {
     auto p = std::make_unique<PreparedLambda>(be);
@@ -168,8 +172,66 @@ OpCase gated_rms_norm_case(std::int64_t rows, std::int64_t dim, ScalarType type,
     p->input(tx, x);
     p->input(tg, gate);
     p->input(tw, w);
-    p->set([bp = &be, tx, tg, tw, to] { bp->gated_rms_norm(tx, tg, tw, 1e-6f, to); },
+    p->set([bp = &be, tx, tg, tw, to, form] { bp->gated_rms_norm(tx, tg, tw, 1e-6f, to, form); },
            [bp = &be, to, ref, tol] { return compare(bp->download_f32(to), ref->get(), tol, "out"); });
+    return p;
+  };
+  return c;
+}
+
+OpCase mamba2_ssd_case(const Mamba2CaseShape& shape, ScalarType type, std::uint64_t seed) {
+  OpCase c;
+  const std::int64_t R = shape.rows, H = shape.heads, P = shape.head_dim, G = shape.groups, N = shape.state;
+  const std::int64_t C = H * P + 2 * G * N;
+  c.name = shape_name("mamba2_ssd", {{"R", R}, {"H", H}, {"P", P}, {"G", G}, {"N", N}, {"chunk", shape.chunk}}, type);
+  c.op = BackendOp::mamba2_ssd;
+  c.kind = model::OpKind::attention;  // the linear mixer's second kernel
+  c.type = type;
+  model::Mamba2Dims m;
+  m.heads = static_cast<double>(H);
+  m.head_dim = static_cast<double>(P);
+  m.groups = static_cast<double>(G);
+  m.state = static_cast<double>(N);
+  m.chunk = static_cast<double>(shape.chunk > 0 ? shape.chunk : 1);
+  c.cost = model::mamba2_ssd_cost(m, 1, static_cast<double>(R), shape.chunk == 0,
+                                  static_cast<double>(scalar_bytes(type)));
+  c.executed_flops = c.cost.flops;
+  // Decayed sums of O(1) terms over the rows, as the gated delta rule's: f32 within 1e-4
+  // of the double recurrence; bf16 rounds the inputs (the reference sees them rounded) and
+  // the outputs and the state it leaves.
+  c.tolerance = type == ScalarType::bf16 ? Tolerance{3e-2, 2e-2} : Tolerance{1e-4, 1e-4};
+  auto xbc = host_floats(static_cast<std::size_t>(R * C), seed, type);
+  auto dt = host_floats(static_cast<std::size_t>(R * H), seed + 1, type, -3.0f, 1.0f);
+  auto a_log = host_floats(static_cast<std::size_t>(H), seed + 2, ScalarType::f32, -1.0f, 1.5f);
+  auto dt_bias = host_floats(static_cast<std::size_t>(H), seed + 3, ScalarType::f32, -1.0f, 1.0f);
+  auto d = host_floats(static_cast<std::size_t>(H), seed + 4, ScalarType::f32, 0.5f, 1.5f);
+  auto state0 = host_floats(static_cast<std::size_t>(H * P * N), seed + 5, type, -0.5f, 0.5f);
+  const Mamba2Shape ms{R, H, P, G, N};
+  auto ref = lazy<Stateful>([=] {
+    Stateful r{{}, to_doubles(*state0)};
+    r.out = mamba2_ssd_op_reference(to_doubles(*xbc), to_doubles(*dt), to_doubles(*a_log), to_doubles(*dt_bias),
+                                    to_doubles(*d), ms, r.state);
+    return r;
+  });
+  const Tolerance tol = c.tolerance;
+  const std::int64_t chunk = shape.chunk;
+  c.prepare = [=](Backend& be) {
+    auto p = std::make_unique<PreparedLambda>(be);
+    const Tensor tx = be.allocate({R, C}, type), tdt = be.allocate({R, H}, type);
+    const Tensor ta = be.allocate({H}, ScalarType::f32), tb = be.allocate({H}, ScalarType::f32);
+    const Tensor td = be.allocate({H}, ScalarType::f32);
+    const Tensor ts = be.allocate({H, P, N}, type), ty = be.allocate({R, H, P}, type);
+    p->input(tx, xbc);
+    p->input(tdt, dt);
+    p->input(ta, a_log);
+    p->input(tb, dt_bias);
+    p->input(td, d);
+    p->input(ts, state0);
+    p->set([bp = &be, tx, tdt, ta, tb, td, ts, ty, chunk] { bp->mamba2_ssd(tx, tdt, ta, tb, td, ts, ty, chunk); },
+           [bp = &be, ty, ts, ref, tol] {
+             return merge(compare(bp->download_f32(ty), ref->get().out, tol, "y"),
+                          compare(bp->download_f32(ts), ref->get().state, tol, "state"));
+           });
     return p;
   };
   return c;

@@ -49,10 +49,14 @@ void add_vector_cases(std::vector<OpCase>& out, ScalarType t) {
   out.push_back(rope_case(37, 4, 64, 0, 1, t, 30));
   out.push_back(rope_case(9, 2, 128, 500000, 4, t, 31));  // expanded positions of a long HD context
   out.push_back(rope_case(5, 3, 2, 7, 3, t, 32));
+  out.push_back(rope_case(11, 4, 64, 3, 2, t, 33, 16));  // partial RoPE (Qwen3-Next's quarter)
+  out.push_back(rope_case(7, 2, 30, 100, 1, t, 34, 2));  // one rotated pair, an odd-pair head dim
   out.push_back(swiglu_case(21, 300, t, 40));
   out.push_back(swiglu_case(1, 17, t, 41));
   out.push_back(swiglu_case(dice.roll(1, 40), dice.roll(1, 500), t, 42));
   out.push_back(add_case(13, 257, t, 50));
+  out.push_back(relu2_case(21, 300, t, 51));
+  out.push_back(relu2_case(1, 17, t, 52));
 }
 
 void add_routing_and_gather_cases(std::vector<OpCase>& out, ScalarType t) {
@@ -83,8 +87,9 @@ void add_ghc_cases(std::vector<OpCase>& out, ScalarType t) {
 }
 
 // Gated DeltaNet's ops at shapes with odd row counts, chunks that do not divide them,
-// value heads sharing q/k heads, readers (rows that write nothing), a decode step; the
-// clamped SwiGLU of gpt-oss's experts and the sigmoid gates.
+// value heads sharing q/k heads, readers (rows that write nothing), a decode step;
+// Mamba-2's scan (heads sharing B/C groups, partial chunks, decode) and grouped gate-first
+// norm; the clamped SwiGLU of gpt-oss's experts and the sigmoid gates.
 void add_linear_cases(std::vector<OpCase>& out, ScalarType t) {
   out.push_back(causal_conv1d_case(GdnCaseShape{37, 2, 4, 8, 6, 4}, t, 110));
   out.push_back(causal_conv1d_case(GdnCaseShape{1, 1, 2, 8, 8, 4, 0}, t, 111));  // a decode step
@@ -97,6 +102,13 @@ void add_linear_cases(std::vector<OpCase>& out, ScalarType t) {
   out.push_back(gated_delta_rule_case(GdnCaseShape{5, 1, 2, 8, 8, 4, 0, true}, t, 124));  // an HD/PHD step
   out.push_back(gated_rms_norm_case(37 * 4, 16, t, 130));
   out.push_back(gated_rms_norm_case(3, 128, t, 131));
+  out.push_back(gated_rms_norm_case(17, 96, t, 132, GatedNormForm{24, true}));  // Mamba-2: 4 groups, gate first
+  out.push_back(gated_rms_norm_case(2, 40, t, 133, GatedNormForm{0, true}));
+  out.push_back(gated_rms_norm_case(5, 64, t, 134, GatedNormForm{16, false}));
+  out.push_back(mamba2_ssd_case(Mamba2CaseShape{150, 4, 8, 2, 8, 64}, t, 160));  // partial last chunk
+  out.push_back(mamba2_ssd_case(Mamba2CaseShape{41, 3, 5, 1, 6, 7}, t, 161));
+  out.push_back(mamba2_ssd_case(Mamba2CaseShape{1, 4, 16, 4, 16, 0}, t, 162));  // a decode step
+  out.push_back(mamba2_ssd_case(Mamba2CaseShape{6, 2, 8, 1, 4, 0}, t, 163));    // an HD step, row by row
   out.push_back(sigmoid_gate_case(19, 64, false, t, 140));
   out.push_back(sigmoid_gate_case(19, 48, true, t, 141));
   out.push_back(swiglu_case(21, 300, t, 150, SwigluClamp{7.0f, 1.702f}));

@@ -1,6 +1,7 @@
 // Double references of the linear-attention ops (Backend::causal_conv1d,
-// gated_delta_rule, gated_rms_norm, sigmoid_gate): loops that read like backend.hpp's
-// formulas. The recurrence itself is gated_delta_rule_reference (gated_delta_rule.cpp).
+// gated_delta_rule, gated_rms_norm, mamba2_ssd, sigmoid_gate): loops that read like
+// backend.hpp's formulas. The recurrences themselves are gated_delta_rule_reference
+// (gated_delta_rule.cpp) and mamba2_ssd_reference (mamba2_ssd.cpp).
 #include <cmath>
 #include <deque>
 #include <stdexcept>
@@ -73,16 +74,40 @@ Doubles gated_delta_rule_op_reference(DoubleSpan qkv, DoubleSpan ba, DoubleSpan 
 }
 
 Doubles gated_rms_norm_reference(DoubleSpan x, DoubleSpan gate, DoubleSpan weight, std::int64_t rows,
-                                 std::int64_t dim, double eps) {
-  Doubles out(at(rows * dim));
-  for (std::int64_t r = 0; r < rows; ++r) {
-    double sq = 0;
-    for (std::int64_t d = 0; d < dim; ++d) sq += x[at(r * dim + d)] * x[at(r * dim + d)];
-    const double inv = 1.0 / std::sqrt(sq / static_cast<double>(dim) + eps);
-    for (std::int64_t d = 0; d < dim; ++d)
-      out[at(r * dim + d)] = x[at(r * dim + d)] * inv * weight[at(d)] * detail::silu(gate[at(r * dim + d)]);
-  }
+                                 std::int64_t dim, double eps, GatedNormForm form) {
+  const std::int64_t group = form.group > 0 ? form.group : dim;
+  Doubles u(x.begin(), x.end()), out(at(rows * dim));
+  if (form.gate_before_norm)
+    for (std::size_t i = 0; i < u.size(); ++i) u[i] *= detail::silu(gate[i]);
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t g0 = 0; g0 < dim; g0 += group) {
+      double sq = 0;
+      for (std::int64_t d = g0; d < g0 + group; ++d) sq += u[at(r * dim + d)] * u[at(r * dim + d)];
+      const double inv = 1.0 / std::sqrt(sq / static_cast<double>(group) + eps);
+      for (std::int64_t d = g0; d < g0 + group; ++d) {
+        const std::size_t i = at(r * dim + d);
+        out[i] = u[i] * inv * weight[at(d)] * (form.gate_before_norm ? 1.0 : detail::silu(gate[i]));
+      }
+    }
   return out;
+}
+
+Doubles mamba2_ssd_op_reference(DoubleSpan xbc, DoubleSpan dt, DoubleSpan a_log, DoubleSpan dt_bias, DoubleSpan d,
+                                const Mamba2Shape& s, Doubles& state) {
+  const std::int64_t R = s.tokens, I = s.heads * s.head_dim, GN = s.groups * s.state, C = I + 2 * GN;
+  if (xbc.size() != at(R * C) || dt.size() != at(R * s.heads))
+    throw std::invalid_argument("mamba2_ssd_op_reference: sizes do not match the shape");
+  // Split the packed rows into x [R, H, P], B and C [R, G, N].
+  Doubles x, B, Cm;
+  for (std::int64_t r = 0; r < R; ++r) {
+    const double* row = xbc.data() + r * C;
+    x.insert(x.end(), row, row + I);
+    B.insert(B.end(), row + I, row + I + GN);
+    Cm.insert(Cm.end(), row + I + GN, row + C);
+  }
+  Doubles y(x.size());
+  mamba2_ssd_reference(x, B, Cm, dt, Mamba2Params<double>{dt_bias, a_log, d}, s, state, y);
+  return y;
 }
 
 Doubles sigmoid_gate_reference(DoubleSpan x, DoubleSpan gate, std::int64_t rows, std::int64_t width,

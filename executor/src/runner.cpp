@@ -110,7 +110,7 @@ void Runner::Impl::reset_caches(std::int64_t max) {
   reset_linear_states(slot_layer);  // linear-attention layers keep states, no KV cache
   for (std::size_t s = 0; s < slot_layer.size(); ++s) {
     const std::int64_t l = slot_layer[s];
-    if (config.effective.is_linear_layer(l)) {
+    if (!config.effective.is_attention_layer(l)) {  // a linear layer's states, or an FFN-only layer: no cache
       caches[s].clear();
       continue;
     }
@@ -253,8 +253,9 @@ void Runner::Impl::plan_attention(Pass& p) {
   for (const LayerRun& r : schedule) {
     final_only = final_only || hd_mirror_queries(r.layer);
     p.work.push_back(model::run_work(config, r, shape, o));
-    if (config.effective.is_linear_layer(r.layer)) {  // a recurrent state instead of attention calls
-      plan_linear(p, r);
+    if (!config.effective.is_attention_layer(r.layer)) {  // a recurrent state, or no mixer: no attention calls
+      if (config.effective.is_linear_layer(r.layer)) plan_linear(p, r);
+      else p.linear_plan_of_run.push_back(-1);
       p.calls.emplace_back();
       continue;
     }

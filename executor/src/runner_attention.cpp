@@ -140,12 +140,15 @@ void Runner::Impl::attention_sublayer(Pass& p, const LayerRun& r, const Tensor& 
     backend.rms_norm(k.reshaped({Rk * G, hd}), lw.k_norm, eps, k.reshaped({Rk * G, hd}));
   }
   const Tensor q3 = q.reshaped({Rq, H, hd}), k3 = k.reshaped({Rk, G, hd}), v3 = v.reshaped({Rk, G, hd});
-  if (!config.effective.layers[static_cast<std::size_t>(l)].nope) {  // NoPE layers (Llama 4) rotate nothing
+  // NoPE layers (Llama 4) and position-free backbones (Nemotron-H) rotate nothing; partial
+  // RoPE (Qwen3-Next, GLM-4.5) the first rotary_dim dims of each head.
+  const model::Backbone& bb = config.effective;
+  if (!bb.layers[static_cast<std::size_t>(l)].nope && bb.positions == model::PositionKind::rope) {
     const bool tok = token_index_rope(l);
     const Tensor& qpos = final_only ? (tok ? p.pos_final_token : p.pos_final) : (tok ? p.pos_rows_token : p.pos_rows);
     OpScope op(prof, g, OpKind::rope, 2);
-    backend.rope(q3, qpos, theta);
-    backend.rope(k3, tok ? p.pos_rows_token : p.pos_rows, theta);
+    backend.rope(q3, qpos, theta, bb.rope_dims());
+    backend.rope(k3, tok ? p.pos_rows_token : p.pos_rows, theta, bb.rope_dims());
   }
   Tensor att = ws.get(Buf::attn, {Rq, H, hd}, opt.dtype);
   attend(p, r, q3, k3, v3, att, final_only);

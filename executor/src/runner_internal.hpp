@@ -160,8 +160,14 @@ struct LinearPlan {
 // One linear-attention layer's memory of one state sequence: the recurrent state and the
 // conv's last K-1 inputs, in the cache's type.
 struct LinearState {
-  Tensor state;  // [hv, dk, dv]
-  Tensor conv;   // [K-1, 2 hk dk + hv dv]
+  Tensor state;  // Gated DeltaNet [hv, dk, dv]; Mamba-2 [H, P, N]
+  Tensor conv;   // [K-1, channels]: Gated DeltaNet 2 hk dk + hv dv, Mamba-2 H P + 2 G N
+};
+
+// A linear layer's sizes: its state's shape, the conv's channels and taps.
+struct LinearShape {
+  Shape state;
+  std::int64_t channels = 0, kernel = 0;
 };
 
 // Rows of a prefill a cache keeps: indices into the pass rows (i32 on the device) and
@@ -300,14 +306,21 @@ struct Runner::Impl {
                      model::OpKind kind);
   void mtp(detail::Pass& p, const Tensor& x_loss, ForwardResult& res);
 
-  // ---- linear attention (runner_linear.cpp) ----
+  // ---- linear attention: Gated DeltaNet and Mamba-2 (runner_linear.cpp) ----
   std::int64_t linear_states_of(std::int64_t l) const;  // independent states of linear layer l
+  detail::LinearShape linear_shape(std::int64_t l) const;
   void reset_linear_states(const std::vector<std::int64_t>& slot_layer);
   std::size_t linear_state_bytes() const;
   void plan_linear(detail::Pass& p, const LayerRun& r);
   void linear_sublayer(detail::Pass& p, const LayerRun& r, const Tensor& in, const Tensor& out);
-  void linear_mix(detail::Pass& p, const LayerRun& r, const detail::LinearPlan& plan, const Tensor& qkv,
-                  const Tensor& ba, const Tensor& o);
+  void gdn_mixer(detail::Pass& p, const LayerRun& r, const detail::LinearPlan& plan, const Tensor& x, const Tensor& y);
+  void mamba2_mixer(detail::Pass& p, const LayerRun& r, const detail::LinearPlan& plan, const Tensor& x,
+                    const Tensor& y);
+  // One state's conv and recurrence over its rows [first, first + n); writes: the rows'
+  // write flags (PHD linear_state origins) or undefined.
+  using LinearScan = std::function<void(const detail::LinearState& state, std::int64_t first, std::int64_t n,
+                                        const Tensor& writes)>;
+  void scan_states(detail::Pass& p, const LayerRun& r, const detail::LinearPlan& plan, const LinearScan& scan);
 
   // ---- attention internals (runner_attention.cpp) ----
   void attend(detail::Pass& p, const LayerRun& r, const Tensor& q, const Tensor& k, const Tensor& v,

@@ -1,6 +1,7 @@
 // Everything of a forward but attention: embeddings (HD: a table per stream; VWN: over
 // width or projected; mHC: copied into each stream), the layer's residual scheme
-// (pre-norm residual, or VWN's / mHC's two hyper-connections), dense and MoE FFNs, looped
+// (pre-norm residual per sublayer present, or VWN's / mHC's two hyper-connections), dense
+// (SwiGLU or squared ReLU) and MoE FFNs, looped
 // injection, and the output path (VWN GroupNorm and reduce, mHC's stream sum, final norm,
 // head; VWN MTP). Ops are timed here; their FLOPs come from the
 // call's layer program (model/layer_program.hpp), as the simulator counts them.
@@ -90,11 +91,18 @@ void Runner::Impl::layer(Pass& p, const LayerRun& r, Tensor& x, bool& final_only
     ghc_sublayer(p, r, x, false);
     return;
   }
+  // A layer of one sublayer (Nemotron-H's blocks) skips the other, and its residual add.
   Tensor sub = ws.get(Buf::sub_out, {x.dim(0), D}, opt.dtype);
-  attention_sublayer(p, r, x, sub, final_only);
-  residual_add(g, x, sub);
-  ffn_sublayer(r, x, sub);
-  residual_add(g, x, sub);
+  if (config.effective.has_mixer(l)) {
+    attention_sublayer(p, r, x, sub, final_only);
+    residual_add(g, x, sub);
+  } else {
+    ++p.next_call;  // its (empty) entry of the pass's mixer calls
+  }
+  if (config.effective.has_ffn(l)) {
+    ffn_sublayer(r, x, sub);
+    residual_add(g, x, sub);
+  }
 }
 
 void Runner::Impl::ffn_sublayer(const LayerRun& r, const Tensor& in, const Tensor& out) {
@@ -109,9 +117,10 @@ void Runner::Impl::ffn_sublayer(const LayerRun& r, const Tensor& in, const Tenso
   }
   if (lw.moe) {
     moe_ffn(r, normed, out);
-  } else {
+  } else {  // SwiGLU: gate and up in one product; relu2 (Nemotron-H): up alone
     const std::int64_t F = config.effective.intermediate;
-    Tensor gu = ws.get(Buf::gate_up, {R, 2 * F}, opt.dtype);
+    const bool relu2 = config.effective.mlp == model::MlpKind::relu2;
+    Tensor gu = ws.get(Buf::gate_up, {R, (relu2 ? 1 : 2) * F}, opt.dtype);
     Tensor act = ws.get(Buf::act, {R, F}, opt.dtype);
     {
       OpScope op(prof, g, OpKind::ffn_gate_up);
@@ -119,7 +128,8 @@ void Runner::Impl::ffn_sublayer(const LayerRun& r, const Tensor& in, const Tenso
     }
     {
       OpScope op(prof, g, OpKind::ffn_act);
-      backend.swiglu(gu, act);
+      if (relu2) backend.relu2(gu, act);
+      else backend.swiglu(gu, act);
     }
     OpScope op(prof, g, OpKind::ffn_down);
     backend.gemm(act, false, lw.dense.down, true, out);

@@ -1,7 +1,8 @@
-// Linear-attention (Gated DeltaNet) layers in the runner: their recurrent states in place
-// of a KV cache, the order their rows run in under each design (executor/README.md
-// "Linear attention under the designs"), and the mixer itself: norm, projections, the
-// causal conv and the gated delta rule per state, the gated RMSNorm and out_proj.
+// Linear-attention layers in the runner (Gated DeltaNet, Mamba-2): their recurrent states
+// in place of a KV cache, the order their rows run in under each design (executor/README.md
+// "Linear attention under the designs", "Mamba-2 ... under the designs"), and the mixers:
+// norm, projections, per state the causal conv and the recurrence (the gated delta rule or
+// the SSD scan), the gated RMSNorm and out_proj.
 //
 // Rows of one state run in logical order: an HD intra-stream layer has one state per
 // stream (stream k's rows i*n + k), every other layer one state over all rows (HD
@@ -34,6 +35,16 @@ std::int64_t Runner::Impl::linear_states_of(std::int64_t l) const {
   return static_cast<std::int64_t>(model::recurrent_states(config.design.method, roles[static_cast<std::size_t>(l)]));
 }
 
+detail::LinearShape Runner::Impl::linear_shape(std::int64_t l) const {
+  const model::Backbone& b = config.effective;
+  if (b.mixer(l) == model::MixerKind::mamba2) {
+    const model::Mamba2Config& m = *b.mamba;
+    return {{m.num_heads, m.head_dim, m.state_size}, m.conv_channels(), m.conv_kernel};
+  }
+  const model::GatedDeltaNetConfig& g = *b.gdn;
+  return {{g.num_value_heads, g.key_head_dim, g.value_head_dim}, g.conv_channels(), g.conv_kernel};
+}
+
 void Runner::Impl::reset_linear_states(const std::vector<std::int64_t>& slot_layer) {
   linear_states.resize(slot_layer.size());
   for (std::size_t s = 0; s < slot_layer.size(); ++s) {
@@ -46,11 +57,11 @@ void Runner::Impl::reset_linear_states(const std::vector<std::int64_t>& slot_lay
     // The shapes follow from the config alone: kept across sequences (a prefill zeroes them).
     const auto n = static_cast<std::size_t>(linear_states_of(l));
     if (states.size() == n) continue;
-    const model::GatedDeltaNetConfig& g = *config.effective.gdn;
+    const detail::LinearShape shape = linear_shape(l);
     states.clear();
     for (std::size_t i = 0; i < n; ++i)
-      states.push_back({backend.allocate({g.num_value_heads, g.key_head_dim, g.value_head_dim}, opt.dtype),
-                        backend.allocate({g.conv_kernel - 1, g.conv_channels()}, opt.dtype)});
+      states.push_back({backend.allocate(shape.state, opt.dtype),
+                        backend.allocate({shape.kernel - 1, shape.channels}, opt.dtype)});
   }
 }
 
@@ -101,7 +112,6 @@ void Runner::Impl::linear_sublayer(Pass& p, const LayerRun& r, const Tensor& in,
   const std::int64_t l = r.layer, R = in.dim(0);
   const int g = group_of_layer[static_cast<std::size_t>(l)];
   const LayerWeights& lw = w.layers[static_cast<std::size_t>(l)];
-  const model::GatedDeltaNetConfig& gdn = *config.effective.gdn;
   const float eps = static_cast<float>(config.effective.norm_eps);
   const detail::LinearPlan& plan = p.linear_plans.at(static_cast<std::size_t>(p.linear_plan_of_run.at(p.next_call++)));
   if (static_cast<std::size_t>(R) != p.rows.size())
@@ -117,25 +127,9 @@ void Runner::Impl::linear_sublayer(Pass& p, const LayerRun& r, const Tensor& in,
     OpScope op(prof, g, OpKind::attention);
     backend.gather_rows(normed, plan.to_state, x);
   }
-  const std::int64_t hv = gdn.num_value_heads, dv = gdn.value_head_dim;
-  Tensor qkv = ws.get(Buf::lin_qkv, {R, gdn.conv_channels()}, opt.dtype);
-  Tensor z = ws.get(Buf::lin_z, {R, gdn.v_width()}, opt.dtype);
-  Tensor ba = ws.get(Buf::lin_ba, {R, 2 * hv}, opt.dtype);
-  {
-    OpScope op(prof, g, OpKind::qkv_proj, 3);
-    backend.gemm(x, false, lw.linear.qkv, true, qkv);
-    backend.gemm(x, false, lw.linear.z, true, z);
-    backend.gemm(x, false, lw.linear.ba, true, ba);
-  }
-  Tensor o = ws.get(Buf::lin_o, {R, hv, dv}, opt.dtype);
-  linear_mix(p, r, plan, qkv, ba, o);
   const Tensor y = plan.permuted ? ws.get(Buf::lin_y, {R, D}, opt.dtype) : out;
-  {
-    OpScope op(prof, g, OpKind::o_proj, 2);
-    const Tensor heads = o.reshaped({R * hv, dv});
-    backend.gated_rms_norm(heads, z.reshaped({R * hv, dv}), lw.linear.norm, eps, heads);
-    backend.gemm(o.reshaped({R, hv * dv}), false, lw.linear.out, true, y);
-  }
+  if (config.effective.mixer(l) == model::MixerKind::mamba2) mamba2_mixer(p, r, plan, x, y);
+  else gdn_mixer(p, r, plan, x, y);
   if (plan.permuted) {  // back into the physical order
     OpScope op(prof, g, OpKind::attention);
     backend.gather_rows(y, plan.to_physical, out);
@@ -146,28 +140,92 @@ void Runner::Impl::linear_sublayer(Pass& p, const LayerRun& r, const Tensor& in,
   }
 }
 
-// The causal conv and the gated delta rule of each state over its rows (state order):
-// from zero states in a training pass (workspace states) and a prefill (the layer's own,
-// kept for decode), from the kept states in a decode step. Prefill and training run the
-// chunked form in the layer program's chunks; decode steps token by token.
-void Runner::Impl::linear_mix(Pass& p, const LayerRun& r, const detail::LinearPlan& plan, const Tensor& qkv,
-                              const Tensor& ba, const Tensor& o) {
-  const model::GatedDeltaNetConfig& gdn = *config.effective.gdn;
+// Gated DeltaNet on the normed rows x (state order) into y [R, D]: in_proj_qkvz and
+// in_proj_ba as three products, per state the conv and the gated delta rule, the gated
+// RMSNorm (per value head, gated after the norm) and out_proj.
+void Runner::Impl::gdn_mixer(Pass& p, const LayerRun& r, const detail::LinearPlan& plan, const Tensor& x,
+                             const Tensor& y) {
+  const std::int64_t R = x.dim(0);
+  const int g = group_of_layer[static_cast<std::size_t>(r.layer)];
   const LinearAttentionWeights& lw = w.layers[static_cast<std::size_t>(r.layer)].linear;
-  const std::int64_t R = qkv.dim(0), C = gdn.conv_channels(), K = gdn.conv_kernel, S = plan.states;
-  const std::int64_t hv = gdn.num_value_heads;
+  const model::GatedDeltaNetConfig& gdn = *config.effective.gdn;
+  const std::int64_t hv = gdn.num_value_heads, dv = gdn.value_head_dim;
+  Tensor qkv = ws.get(Buf::lin_qkv, {R, gdn.conv_channels()}, opt.dtype);
+  Tensor z = ws.get(Buf::lin_z, {R, gdn.v_width()}, opt.dtype);
+  Tensor ba = ws.get(Buf::lin_ba, {R, 2 * hv}, opt.dtype);
+  {
+    OpScope op(prof, g, OpKind::qkv_proj, 3);
+    backend.gemm(x, false, lw.qkv, true, qkv);
+    backend.gemm(x, false, lw.z, true, z);
+    backend.gemm(x, false, lw.ba, true, ba);
+  }
+  Tensor conv = ws.get(Buf::lin_conv, {R, gdn.conv_channels()}, opt.dtype);
+  Tensor o = ws.get(Buf::lin_o, {R, hv, dv}, opt.dtype);
+  const std::int64_t chunk = p.kind == PassKind::decode ? 0 : static_cast<std::int64_t>(dims.gdn.chunk);
+  scan_states(p, r, plan, [&](const detail::LinearState& st, std::int64_t first, std::int64_t n, const Tensor& writes) {
+    const Tensor c = conv.slice_rows(first, n);
+    backend.causal_conv1d(qkv.slice_rows(first, n), lw.conv, Tensor{}, st.conv, c, writes);
+    backend.gated_delta_rule(c, ba.slice_rows(first, n), lw.a_log, lw.dt_bias, st.state, o.slice_rows(first, n), chunk,
+                             writes);
+  });
+  OpScope op(prof, g, OpKind::o_proj, 2);
+  const Tensor heads = o.reshaped({R * hv, dv});
+  backend.gated_rms_norm(heads, z.reshaped({R * hv, dv}), lw.norm, static_cast<float>(config.effective.norm_eps),
+                         heads);
+  backend.gemm(o.reshaped({R, hv * dv}), false, lw.out, true, y);
+}
+
+// Mamba-2 on the normed rows x (state order) into y [R, D]: in_proj as three products (z,
+// the conv's x | B | C, dt), per state the conv (with its bias) and the SSD scan, the
+// grouped gated RMSNorm (gated before the norm, n_groups groups) and out_proj.
+void Runner::Impl::mamba2_mixer(Pass& p, const LayerRun& r, const detail::LinearPlan& plan, const Tensor& x,
+                                const Tensor& y) {
+  const std::int64_t R = x.dim(0);
+  const int g = group_of_layer[static_cast<std::size_t>(r.layer)];
+  const Mamba2Weights& mw = w.layers[static_cast<std::size_t>(r.layer)].mamba;
+  const model::Mamba2Config& m = *config.effective.mamba;
+  const std::int64_t I = m.inner(), C = m.conv_channels(), heads = m.num_heads;
+  Tensor xbc = ws.get(Buf::lin_qkv, {R, C}, opt.dtype);
+  Tensor z = ws.get(Buf::lin_z, {R, I}, opt.dtype);
+  Tensor dt = ws.get(Buf::lin_ba, {R, heads}, opt.dtype);
+  {
+    OpScope op(prof, g, OpKind::qkv_proj, 3);
+    backend.gemm(x, false, mw.xbc, true, xbc);
+    backend.gemm(x, false, mw.z, true, z);
+    backend.gemm(x, false, mw.dt, true, dt);
+  }
+  Tensor conv = ws.get(Buf::lin_conv, {R, C}, opt.dtype);
+  Tensor o = ws.get(Buf::lin_o, {R, heads, m.head_dim}, opt.dtype);
+  const std::int64_t chunk = p.kind == PassKind::decode ? 0 : static_cast<std::int64_t>(dims.mamba.chunk);
+  scan_states(p, r, plan, [&](const detail::LinearState& st, std::int64_t first, std::int64_t n, const Tensor&) {
+    const Tensor c = conv.slice_rows(first, n);
+    backend.causal_conv1d(xbc.slice_rows(first, n), mw.conv, mw.conv_bias, st.conv, c);
+    backend.mamba2_ssd(c, dt.slice_rows(first, n), mw.a_log, mw.dt_bias, mw.d, st.state, o.slice_rows(first, n), chunk);
+  });
+  OpScope op(prof, g, OpKind::o_proj, 2);
+  const Tensor rows = o.reshaped({R, I});
+  backend.gated_rms_norm(rows, z, mw.norm, static_cast<float>(config.effective.norm_eps), rows,
+                         GatedNormForm{I / m.n_groups, true});
+  backend.gemm(rows, false, mw.out, true, y);
+}
+
+// The recurrence of each state over its rows (state order), timed as the layer's
+// attention: from zero states in a training pass (workspace states) and a prefill (the
+// layer's own, kept for decode), from the kept states in a decode step. `scan` runs the
+// conv and the recurrence on one state's rows [first, first + n) (two backend calls).
+void Runner::Impl::scan_states(Pass& p, const LayerRun& r, const detail::LinearPlan& plan, const LinearScan& scan) {
+  const detail::LinearShape shape = linear_shape(r.layer);
+  const std::int64_t S = plan.states, K = shape.kernel;
   const bool decode = p.kind == PassKind::decode;
   std::vector<detail::LinearState> scratch;
   if (p.kind == PassKind::train) {
-    const Tensor st = ws.get(Buf::lin_state, {S * hv, gdn.key_head_dim, gdn.value_head_dim}, opt.dtype);
-    const Tensor cs = ws.get(Buf::lin_conv_state, {S * (K - 1), C}, opt.dtype);
+    const Tensor st = ws.get(Buf::lin_state, {S * shape.state[0], shape.state[1], shape.state[2]}, opt.dtype);
+    const Tensor cs = ws.get(Buf::lin_conv_state, {S * (K - 1), shape.channels}, opt.dtype);
     for (std::int64_t s = 0; s < S; ++s)
-      scratch.push_back({st.slice_rows(s * hv, hv), cs.slice_rows(s * (K - 1), K - 1)});
+      scratch.push_back({st.slice_rows(s * shape.state[0], shape.state[0]), cs.slice_rows(s * (K - 1), K - 1)});
   }
   const std::vector<detail::LinearState>& states =
       scratch.empty() ? linear_states[static_cast<std::size_t>(r.cache_slot)] : scratch;
-  Tensor conv = ws.get(Buf::lin_conv, {R, C}, opt.dtype);
-  const std::int64_t chunk = decode ? 0 : static_cast<std::int64_t>(dims.gdn.chunk);
   OpScope op(prof, group_of_layer[static_cast<std::size_t>(r.layer)], OpKind::attention,
              static_cast<double>(S * (decode ? 2 : 4)));
   for (std::int64_t s = 0; s < S; ++s) {
@@ -179,11 +237,7 @@ void Runner::Impl::linear_mix(Pass& p, const LayerRun& r, const detail::LinearPl
     const std::int64_t first = plan.begin[static_cast<std::size_t>(s)];
     const std::int64_t n = plan.begin[static_cast<std::size_t>(s) + 1] - first;
     if (n == 0) continue;
-    const Tensor writes = plan.writes.defined() ? plan.writes.slice_rows(first, n) : Tensor{};
-    const Tensor c = conv.slice_rows(first, n);
-    backend.causal_conv1d(qkv.slice_rows(first, n), lw.conv, Tensor{}, st.conv, c, writes);
-    backend.gated_delta_rule(c, ba.slice_rows(first, n), lw.a_log, lw.dt_bias, st.state, o.slice_rows(first, n), chunk,
-                             writes);
+    scan(st, first, n, plan.writes.defined() ? plan.writes.slice_rows(first, n) : Tensor{});
   }
 }
 

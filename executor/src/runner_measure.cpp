@@ -194,29 +194,44 @@ bool BackboneScale::empty() const {
          !window;
 }
 
+namespace {
+
+// `layers` layers whose attention, mixer and FFN patterns cycle the base's; the sizes of
+// a mixer kind no layer keeps are dropped, and an all-attention pattern takes its
+// canonical empty form.
+void scale_layers(const model::Backbone& base, std::int64_t layers, model::Backbone& b) {
+  const auto cycle = [&](const auto& pattern) {
+    std::remove_cvref_t<decltype(pattern)> out;
+    for (std::int64_t l = 0; l < layers && !pattern.empty(); ++l)
+      out.push_back(pattern[static_cast<std::size_t>(l) % pattern.size()]);
+    return out;
+  };
+  b.layers = cycle(base.layers);
+  b.mixers = cycle(base.mixers);
+  b.ffns = cycle(base.ffns);
+  b.num_layers = layers;
+  if (b.num_mixer_layers(model::MixerKind::gated_deltanet) == 0) b.gdn.reset();
+  if (b.num_mixer_layers(model::MixerKind::mamba2) == 0) b.mamba.reset();
+  if (b.num_mixer_layers(model::MixerKind::attention) == layers) b.mixers.clear();
+  b.kv_mirror_layers = std::min(base.kv_mirror_layers, layers / 2);
+  if (b.moe) b.moe->first_dense_layers = std::min(b.moe->first_dense_layers, layers);
+}
+
+}  // namespace
+
 model::Backbone scale_backbone(const model::Backbone& base, const BackboneScale& s) {
   if (s.empty()) return base;
   model::Backbone b = base;
-  if (s.layers) {
-    b.layers.clear();
-    for (std::int64_t l = 0; l < *s.layers; ++l) b.layers.push_back(base.layers[static_cast<std::size_t>(l) % base.layers.size()]);
-    b.mixers.clear();  // the token mixers' pattern (linear attention / attention) cycles too
-    for (std::int64_t l = 0; l < *s.layers && !base.mixers.empty(); ++l)
-      b.mixers.push_back(base.mixers[static_cast<std::size_t>(l) % base.mixers.size()]);
-    b.num_layers = *s.layers;
-    if (b.num_linear_layers() == 0) {  // none left: an all-attention backbone's canonical form
-      b.mixers.clear();
-      b.gdn.reset();
-    }
-    b.kv_mirror_layers = std::min(base.kv_mirror_layers, *s.layers / 2);
-    if (b.moe) b.moe->first_dense_layers = std::min(b.moe->first_dense_layers, *s.layers);
-  }
+  if (s.layers) scale_layers(base, *s.layers, b);
   const bool derived_head_dim = base.head_dim * base.num_heads == base.hidden;
   if (s.hidden) b.hidden = *s.hidden;
   if (s.heads) b.num_heads = *s.heads;
   if (s.kv_heads) b.num_kv_heads = *s.kv_heads;
   if (s.head_dim) b.head_dim = *s.head_dim;
   else if (derived_head_dim && (s.hidden || s.heads) && b.num_heads > 0) b.head_dim = b.hidden / b.num_heads;
+  // Partial RoPE keeps its share of the head (Qwen3-Next's quarter), in whole pairs.
+  if (base.rotary_dim > 0 && b.head_dim != base.head_dim)
+    b.rotary_dim = std::max<std::int64_t>(2, b.head_dim * base.rotary_dim / base.head_dim / 2 * 2);
   if (s.ffn) b.intermediate = *s.ffn;
   if (s.vocab) b.vocab_size = *s.vocab;
   if (b.moe) {

@@ -2,6 +2,7 @@
 // saving to safetensors. Names and shapes are documented in weights.hpp.
 #include "hdlab/executor/weights.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <numbers>
@@ -16,35 +17,24 @@ using model::ConfigError;
 
 namespace {
 
-std::string layer_prefix(std::int64_t l) { return "model.layers." + std::to_string(l) + "."; }
-
 // What the runner executes; other backbones are refused by name of the field.
-void check_executable(const Backbone& b, const model::Method& method) {
-  if (b.mla) throw ConfigError("/backbone/mla", "the runner does not execute multi-head latent attention");
-  // Mamba-2 mixers and single-sublayer layers (Nemotron-H) are counted and costed, not run.
-  if (b.num_mixer_layers(model::MixerKind::mamba2) > 0)
-    throw ConfigError("/backbone/layer_types", "the runner does not execute mamba2 layers yet; they are counted and "
-                                               "costed");
-  if (b.num_single_sublayer_layers() > 0)
-    throw ConfigError(b.ffns.empty() ? "/backbone/layer_types" : "/backbone/ffn_types",
-                      "the runner executes layers of a token mixer and an FFN; layers with only one of them (mixer "
-                      "none, or ffn none) are counted and costed, not run");
+void check_block(const Backbone& b) {
   if (b.norms_per_layer != 2 && b.norms_per_layer != 4)
     throw ConfigError("/backbone/norms_per_layer",
                       "the runner executes 2 (pre-norm) or 4 (pre- and post-norm) RMSNorms per layer, got " +
                           std::to_string(b.norms_per_layer));
+  if (b.norms_per_layer == 4 && b.num_single_sublayer_layers() > 0)
+    throw ConfigError("/backbone/norms_per_layer", "the runner executes single-sublayer layers (ffn_types or "
+                                                   "layer_types none) behind one pre-norm: norms_per_layer 2");
   // The runner's block is Llama-style; the GPT-style settings are costed, not executed.
   if (b.norm != model::NormKind::rmsnorm)
     throw ConfigError("/backbone/norm", std::string("the runner executes rmsnorm, got ") + to_string(b.norm));
-  if (b.mlp != model::MlpKind::swiglu)
-    throw ConfigError("/backbone/mlp", std::string("the runner executes a swiglu FFN, got ") + to_string(b.mlp));
-  if (b.positions != model::PositionKind::rope)
-    throw ConfigError("/backbone/positions", std::string("the runner executes rope, got ") + to_string(b.positions));
-  // Costed and counted, not executed: partial RoPE, whole-projection QK-norm, post-norms.
-  if (b.rotary_dim > 0 && b.rotary_dim != b.head_dim)
-    throw ConfigError("/backbone/rotary_dim", "the runner rotates all head_dim = " + std::to_string(b.head_dim) +
-                                                  " dimensions (partial RoPE is not executed), got " +
-                                                  std::to_string(b.rotary_dim));
+  if (b.mlp == model::MlpKind::gelu)
+    throw ConfigError("/backbone/mlp", "the runner executes a swiglu or relu2 FFN, got gelu");
+  if (b.positions != model::PositionKind::rope && b.positions != model::PositionKind::none)
+    throw ConfigError("/backbone/positions",
+                      std::string("the runner executes rope or none, got ") + to_string(b.positions));
+  // Costed and counted, not executed: whole-projection QK-norm, post-norms, FFN biases.
   if (b.qk_norm_whole_projection)
     throw ConfigError("/backbone/qk_norm_scope", "the runner executes a per-head QK-norm (head), not \"projection\"");
   if (b.post_sublayer_norms)
@@ -52,8 +42,13 @@ void check_executable(const Backbone& b, const model::Method& method) {
   if (b.mlp_bias) throw ConfigError("/backbone/mlp_bias", "the runner executes no FFN biases");
   if (b.padded_input_vocab() != b.padded_vocab())
     throw ConfigError("/backbone/input_vocab_size", "the runner reads token ids and writes logits over one vocabulary");
-  if (b.head_dim % 2 != 0)
+  if (b.positions == model::PositionKind::rope && b.rope_dims() % 2 != 0)
     throw ConfigError("/backbone/head_dim", "RoPE needs an even head dim, got " + std::to_string(b.head_dim));
+}
+
+void check_executable(const Backbone& b, const model::Method& method) {
+  if (b.mla) throw ConfigError("/backbone/mla", "the runner does not execute multi-head latent attention");
+  check_block(b);
   const model::DesignFeatures f = model::design_features(method);
   if (f.wide_residual && b.kv_mirror_layers > 0)
     throw ConfigError("/backbone/kv_mirror_layers",
@@ -65,16 +60,38 @@ void check_executable(const Backbone& b, const model::Method& method) {
 
 // A SwiGLU FFN; `bias`: biases on its three projections (gpt-oss's experts), after the
 // weights (the upload fuses gate and up weights, then their biases, each pair in order).
+// relu2: Nemotron-H's non-gated MLP, up_proj and down_proj only.
 void add_ffn(std::vector<WeightSpec>& out, const std::string& p, std::int64_t D, std::int64_t F, double down_std,
-             bool bias = false) {
+             bool bias = false, bool relu2 = false) {
   const double in_std = 1.0 / std::sqrt(static_cast<double>(D));
-  out.push_back({p + "gate_proj.weight", {F, D}, WeightInit::normal, in_std});
+  if (!relu2) out.push_back({p + "gate_proj.weight", {F, D}, WeightInit::normal, in_std});
   out.push_back({p + "up_proj.weight", {F, D}, WeightInit::normal, in_std});
   out.push_back({p + "down_proj.weight", {D, F}, WeightInit::normal, down_std});
   if (!bias) return;
   out.push_back({p + "gate_proj.bias", {F}, WeightInit::normal, 0.02});
   out.push_back({p + "up_proj.bias", {F}, WeightInit::normal, 0.02});
   out.push_back({p + "down_proj.bias", {D}, WeightInit::normal, 0.02});
+}
+
+// A Mamba-2 mixer under Nemotron-H's names (NemotronHMamba2Mixer): in_proj rows [z I | x I |
+// B G N | C G N | dt H], conv1d [I + 2 G N, 1, K] over [x | B | C] with a bias, per head
+// dt_bias, A_log and D, the grouped gated norm's weight [I], out_proj. Init as
+// transformers': A_log = log(1..H), D 1, dt_bias the softplus inverse of a step
+// log-uniform in [0.001, 0.1], the norm's weight 1; projections N(0, 1/fan_in), out_proj
+// a residual-branch output; the conv bias N(0, 0.02^2) (not zero, so that it counts).
+void add_mamba2(std::vector<WeightSpec>& out, const std::string& p, const Backbone& b, double depth) {
+  const model::Mamba2Config& m = *b.mamba;
+  const std::int64_t D = b.hidden, H = m.num_heads, I = m.inner();
+  out.push_back({p + "in_proj.weight", {m.in_proj_width(), D}, WeightInit::normal,
+                 1.0 / std::sqrt(static_cast<double>(D))});
+  out.push_back({p + "conv1d.weight", {m.conv_channels(), 1, m.conv_kernel}, WeightInit::normal,
+                 1.0 / std::sqrt(static_cast<double>(m.conv_kernel))});
+  if (m.conv_bias) out.push_back({p + "conv1d.bias", {m.conv_channels()}, WeightInit::normal, 0.02, true});
+  out.push_back({p + "dt_bias", {H}, WeightInit::mamba2_dt_bias, 0, true});
+  out.push_back({p + "A_log", {H}, WeightInit::mamba2_a_log, 0, true});
+  out.push_back({p + "D", {H}, WeightInit::ones, 0, true});
+  out.push_back({p + "norm.weight", {I}, WeightInit::ones, 0, true});
+  out.push_back({p + "out_proj.weight", {D, I}, WeightInit::normal, 1.0 / std::sqrt(static_cast<double>(I) * depth)});
 }
 
 // A Gated DeltaNet mixer under HF's Qwen3-Next names (linear_attn.*), in HF's layouts:
@@ -140,42 +157,50 @@ void add_mhc(std::vector<WeightSpec>& out, const std::string& p, const model::De
   out.push_back({p + "scale", {3}, WeightInit::ones, 0, true});
 }
 
-void add_layer(std::vector<WeightSpec>& out, const Backbone& b, const model::Method& method, std::int64_t l) {
+void add_ffn_of_layer(std::vector<WeightSpec>& out, const Backbone& b, std::int64_t l, const std::string& p,
+                      double depth) {
   const std::int64_t D = b.hidden;
   const double in_std = 1.0 / std::sqrt(static_cast<double>(D));
+  if (!b.is_moe_layer(l)) {
+    add_ffn(out, p, D, b.intermediate, 1.0 / std::sqrt(static_cast<double>(b.intermediate) * depth), false,
+            b.mlp == model::MlpKind::relu2);
+    return;
+  }
+  const model::MoeConfig& m = *b.moe;
+  out.push_back({p + "gate.weight", {m.num_experts, D}, WeightInit::normal, in_std});
+  // A router bias of the order of the logits' spread, so that it changes the picks.
+  if (m.router_bias) out.push_back({p + "gate.bias", {m.num_experts}, WeightInit::normal, 0.5});
+  const double down_e = 1.0 / std::sqrt(static_cast<double>(m.expert_intermediate) * depth);
+  for (std::int64_t e = 0; e < m.num_experts; ++e)
+    add_ffn(out, p + "experts." + std::to_string(e) + ".", D, m.expert_intermediate, down_e, m.expert_bias);
+  const double down_s = 1.0 / std::sqrt(static_cast<double>(m.shared_expert_intermediate) * depth);
+  for (std::int64_t s = 0; s < m.num_shared_experts; ++s)
+    add_ffn(out, p + "shared_experts." + std::to_string(s) + ".", D, m.shared_expert_intermediate, down_s);
+  // Qwen3-Next's sigmoid gate on the shared experts' output (HF: mlp.shared_expert_gate).
+  if (m.shared_expert_gate) out.push_back({p + "shared_expert_gate.weight", {1, D}, WeightInit::normal, in_std});
+}
+
+void add_layer(std::vector<WeightSpec>& out, const Backbone& b, const model::Method& method, std::int64_t l) {
+  const std::int64_t D = b.hidden;
   const double depth = 2.0 * static_cast<double>(b.num_layers);
-  const std::string p = layer_prefix(l);
-  const bool post = b.norms_per_layer == 4;
-  out.push_back({p + "input_layernorm.weight", {D}, WeightInit::ones, 0, true});
-  if (b.is_linear_layer(l)) add_linear_attention(out, p + "linear_attn.", b, depth);
-  else add_attention(out, p + "self_attn.", b, depth);
-  out.push_back({p + "post_attention_layernorm.weight", {D}, WeightInit::ones, 0, true});
-  if (post) {
-    out.push_back({p + "pre_feedforward_layernorm.weight", {D}, WeightInit::ones, 0, true});
-    out.push_back({p + "post_feedforward_layernorm.weight", {D}, WeightInit::ones, 0, true});
+  const LayerNames n = layer_names(b, l);
+  for (const std::string* norm : {&n.mixer_norm, &n.mixer_post_norm})
+    if (!norm->empty()) out.push_back({*norm, {D}, WeightInit::ones, 0, true});
+  switch (b.mixer(l)) {
+    case model::MixerKind::attention: add_attention(out, n.mixer, b, depth); break;
+    case model::MixerKind::gated_deltanet: add_linear_attention(out, n.mixer, b, depth); break;
+    case model::MixerKind::mamba2: add_mamba2(out, n.mixer, b, depth); break;
+    case model::MixerKind::none: break;
   }
-  if (b.is_moe_layer(l)) {
-    const model::MoeConfig& m = *b.moe;
-    out.push_back({p + "mlp.gate.weight", {m.num_experts, D}, WeightInit::normal, in_std});
-    // A router bias of the order of the logits' spread, so that it changes the picks.
-    if (m.router_bias) out.push_back({p + "mlp.gate.bias", {m.num_experts}, WeightInit::normal, 0.5});
-    const double down_e = 1.0 / std::sqrt(static_cast<double>(m.expert_intermediate) * depth);
-    for (std::int64_t e = 0; e < m.num_experts; ++e)
-      add_ffn(out, p + "mlp.experts." + std::to_string(e) + ".", D, m.expert_intermediate, down_e, m.expert_bias);
-    const double down_s = 1.0 / std::sqrt(static_cast<double>(m.shared_expert_intermediate) * depth);
-    for (std::int64_t s = 0; s < m.num_shared_experts; ++s)
-      add_ffn(out, p + "mlp.shared_experts." + std::to_string(s) + ".", D, m.shared_expert_intermediate, down_s);
-    // Qwen3-Next's sigmoid gate on the shared experts' output (HF: mlp.shared_expert_gate).
-    if (m.shared_expert_gate) out.push_back({p + "mlp.shared_expert_gate.weight", {1, D}, WeightInit::normal, in_std});
-  } else {
-    add_ffn(out, p + "mlp.", D, b.intermediate, 1.0 / std::sqrt(static_cast<double>(b.intermediate) * depth));
-  }
+  for (const std::string* norm : {&n.ffn_norm, &n.ffn_post_norm})
+    if (!norm->empty()) out.push_back({*norm, {D}, WeightInit::ones, 0, true});
+  if (b.has_ffn(l)) add_ffn_of_layer(out, b, l, n.ffn, depth);
   if (const model::DesignFeatures f = model::design_features(method); f.sinkhorn_iters > 0) {
-    add_mhc(out, p + "hdlab_mhc.attn.", f, D);
-    add_mhc(out, p + "hdlab_mhc.ffn.", f, D);
+    add_mhc(out, n.prefix + "hdlab_mhc.attn.", f, D);
+    add_mhc(out, n.prefix + "hdlab_mhc.ffn.", f, D);
   } else if (f.wide_residual) {
-    add_ghc(out, p + "hdlab_ghc.attn.", f, D);
-    add_ghc(out, p + "hdlab_ghc.ffn.", f, D);
+    add_ghc(out, n.prefix + "hdlab_ghc.attn.", f, D);
+    add_ghc(out, n.prefix + "hdlab_ghc.ffn.", f, D);
   }
 }
 
@@ -204,6 +229,30 @@ struct NormalStream {
 };
 
 }  // namespace
+
+LayerNames layer_names(const Backbone& b, std::int64_t l) {
+  LayerNames n;
+  n.prefix = "model.layers." + std::to_string(l) + ".";
+  const bool mixer = b.has_mixer(l), ffn = b.has_ffn(l);
+  if (!mixer || !ffn) {  // Nemotron-H's block: one norm, one "mixer"
+    (mixer ? n.mixer_norm : n.ffn_norm) = n.prefix + "norm.weight";
+    n.mixer = n.ffn = n.prefix + "mixer.";
+  } else {
+    n.mixer_norm = n.prefix + "input_layernorm.weight";
+    n.ffn = n.prefix + "mlp.";
+    if (b.norms_per_layer == 4) {
+      n.mixer_post_norm = n.prefix + "post_attention_layernorm.weight";
+      n.ffn_norm = n.prefix + "pre_feedforward_layernorm.weight";
+      n.ffn_post_norm = n.prefix + "post_feedforward_layernorm.weight";
+    } else {
+      n.ffn_norm = n.prefix + "post_attention_layernorm.weight";
+    }
+    n.mixer = n.prefix + "self_attn.";
+  }
+  if (b.mixer(l) == model::MixerKind::gated_deltanet) n.mixer = n.prefix + "linear_attn.";
+  if (b.mixer(l) == model::MixerKind::mamba2) n.mixer = n.prefix + "mixer.";
+  return n;
+}
 
 std::vector<float> normal_floats(std::size_t count, std::uint64_t seed, double std) {
   std::vector<float> out(count);
@@ -294,6 +343,21 @@ std::vector<float> RandomWeights::values(const WeightSpec& spec) {
       NormalStream u{seed};
       std::vector<float> a(count);
       for (auto& x : a) x = static_cast<float>(std::log(16.0 * u.uniform()));
+      return a;
+    }
+    case WeightInit::mamba2_a_log: {  // log(1), ..., log(H): NemotronHMamba2Mixer's A_log
+      std::vector<float> a(count);
+      for (std::size_t h = 0; h < count; ++h) a[h] = static_cast<float>(std::log(static_cast<double>(h + 1)));
+      return a;
+    }
+    case WeightInit::mamba2_dt_bias: {  // softplus^-1 of a step log-uniform in [0.001, 0.1], floor 1e-4
+      NormalStream u{seed};
+      std::vector<float> a(count);
+      for (auto& x : a) {
+        const double step =
+            std::max(1e-4, std::exp(std::log(0.001) + u.uniform() * (std::log(0.1) - std::log(0.001))));
+        x = static_cast<float>(step + std::log(-std::expm1(-step)));
+      }
       return a;
     }
     case WeightInit::injection: {  // [D, 2D] = [I/2 | I/2] + noise: W_h + W_e = I at zero noise

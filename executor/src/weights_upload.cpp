@@ -87,9 +87,33 @@ class Uploader {
   std::map<std::string, Tensor> tensors_;
 };
 
+// Mamba-2's in_proj [z I | xBC C | dt H] split into its three products; its conv [C, 1, K]
+// as [C, K]. True when `spec` was one of them (and is placed).
+bool place_mamba2(Uploader& up, const WeightSpec& spec, const std::vector<float>& v, const model::Backbone& b) {
+  const std::string& name = spec.name;
+  if (!b.mamba || name.find(".mixer.") == std::string::npos) return false;
+  const model::Mamba2Config& m = *b.mamba;
+  const std::string stem = name.substr(0, name.find(".mixer.") + std::string(".mixer.").size());
+  const std::int64_t cols = spec.shape.size() > 1 ? spec.shape[1] : 1, I = m.inner(), C = m.conv_channels();
+  if (ends_with(name, "mixer.in_proj.weight")) {
+    const auto rows = [&](std::int64_t first, std::int64_t n) {
+      return std::vector<float>(v.begin() + first * cols, v.begin() + (first + n) * cols);
+    };
+    up.put(stem + "z", {I, cols}, rows(0, I), false);
+    up.put(stem + "xbc", {C, cols}, rows(I, C), false);
+    up.put(stem + "dt", {m.num_heads, cols}, rows(I + C, m.num_heads), false);
+    return true;
+  }
+  if (ends_with(name, "mixer.conv1d.weight")) {
+    up.put(stem + "conv", {C, m.conv_kernel}, v, false);
+    return true;
+  }
+  return false;
+}
+
 // Layouts HF stores differently from the runner's ops: the gated q_proj split into query
-// and gate, Gated DeltaNet's projections regrouped, its conv [C, 1, K] as [C, K]. True
-// when `spec` was one of them (and is placed).
+// and gate, Gated DeltaNet's projections regrouped, its conv [C, 1, K] as [C, K]; Mamba-2's
+// (place_mamba2). True when `spec` was one of them (and is placed).
 bool place_regrouped(Uploader& up, const WeightSpec& spec, const std::vector<float>& v, const model::Config& c) {
   const std::string& name = spec.name;
   const model::Backbone& b = c.effective;
@@ -106,6 +130,7 @@ bool place_regrouped(Uploader& up, const WeightSpec& spec, const std::vector<flo
            rows_of(v, cols, gated_q_rows(b.num_heads, b.head_dim, true)), false);
     return true;
   }
+  if (place_mamba2(up, spec, v, b)) return true;
   if (!b.gdn || name.find(".linear_attn.") == std::string::npos) return false;
   const model::GatedDeltaNetConfig& g = *b.gdn;
   const std::string stem = name.substr(0, name.find(".linear_attn.") + std::string(".linear_attn.").size());
@@ -143,13 +168,16 @@ void place(Uploader& up, const WeightSpec& spec, std::vector<float> v, std::vect
     const bool weight = ends_with(name, "weight");
     const std::string prefix =
         name.substr(0, name.size() - std::string(weight ? "up_proj.weight" : "up_proj.bias").size());
+    // relu2's up_proj has no gate before it: placed alone under the same name
+    const std::int64_t parts = pending_gate.empty() ? 1 : 2;
     std::vector<float> fused = std::move(pending_gate);
+    pending_gate.clear();
     fused.insert(fused.end(), v.begin(), v.end());
-    if (weight) up.put(prefix + "gate_up", {2 * spec.shape[0], spec.shape[1]}, fused, false);
-    else up.put(prefix + "gate_up_bias", {1, 2 * spec.shape[0]}, fused, false);
+    if (weight) up.put(prefix + "gate_up", {parts * spec.shape[0], spec.shape[1]}, fused, false);
+    else up.put(prefix + "gate_up_bias", {1, parts * spec.shape[0]}, fused, false);
     return;
   }
-  if (ends_with(name, "_proj.bias") || ends_with(name, "mlp.gate.bias")) {  // added as [1, out] rows
+  if (ends_with(name, "_proj.bias") || ends_with(name, ".gate.bias")) {  // added as [1, out] rows (router: mlp.gate)
     up.put(name, {1, spec.shape[0]}, v, false);
     return;
   }
@@ -194,11 +222,20 @@ GhcWeights mhc_of(const Uploader& up, const std::string& p) {
   return g;
 }
 
-LayerWeights layer_of(const Uploader& up, const model::Backbone& b, std::int64_t l) {
-  const std::string p = "model.layers." + std::to_string(l) + ".";
-  const std::string a = p + "self_attn.";
-  LayerWeights w;
-  w.attn_norm = up.get(p + "input_layernorm.weight");
+Mamba2Weights mamba2_of(const Uploader& up, const std::string& p) {
+  return {up.get(p + "z"),     up.get(p + "xbc"),     up.get(p + "dt"), up.get(p + "conv"),
+          up.get(p + "conv1d.bias"), up.get(p + "A_log"), up.get(p + "dt_bias"), up.get(p + "D"),
+          up.get(p + "norm.weight"),  up.get(p + "out_proj.weight")};
+}
+
+// The mixer's tensors, under the names layer_names gives its kind.
+void mixer_of(const Uploader& up, const model::Backbone& b, std::int64_t l, const std::string& a, LayerWeights& w) {
+  switch (b.mixer(l)) {
+    case model::MixerKind::gated_deltanet: w.linear = linear_of(up, a); return;
+    case model::MixerKind::mamba2: w.mamba = mamba2_of(up, a); return;
+    case model::MixerKind::none: return;
+    case model::MixerKind::attention: break;
+  }
   w.q = up.get(a + "q_proj.weight");
   w.k = up.get(a + "k_proj.weight");
   w.v = up.get(a + "v_proj.weight");
@@ -212,30 +249,32 @@ LayerWeights layer_of(const Uploader& up, const model::Backbone& b, std::int64_t
   w.q_gate = up.get(a + "q_proj.gate.weight");
   w.q_gate_bias = up.get(a + "q_proj.gate.bias");
   w.o_bias = up.get(a + "o_proj.bias");
-  if (b.is_linear_layer(l)) w.linear = linear_of(up, p + "linear_attn.");
-  if (b.norms_per_layer == 4) {
-    w.attn_post_norm = up.get(p + "post_attention_layernorm.weight");
-    w.ffn_norm = up.get(p + "pre_feedforward_layernorm.weight");
-    w.ffn_post_norm = up.get(p + "post_feedforward_layernorm.weight");
-  } else {
-    w.ffn_norm = up.get(p + "post_attention_layernorm.weight");
-  }
+}
+
+LayerWeights layer_of(const Uploader& up, const model::Backbone& b, std::int64_t l) {
+  const LayerNames n = layer_names(b, l);
+  LayerWeights w;
+  w.attn_norm = up.get(n.mixer_norm);
+  w.attn_post_norm = up.get(n.mixer_post_norm);
+  w.ffn_norm = up.get(n.ffn_norm);
+  w.ffn_post_norm = up.get(n.ffn_post_norm);
+  mixer_of(up, b, l, n.mixer, w);
   if (b.is_moe_layer(l)) {
     MoeWeights m;
-    m.router = up.get(p + "mlp.gate.weight");
-    m.router_bias = up.get(p + "mlp.gate.bias");
-    m.shared_gate = up.get(p + "mlp.shared_expert_gate.weight");
+    m.router = up.get(n.ffn + "gate.weight");
+    m.router_bias = up.get(n.ffn + "gate.bias");
+    m.shared_gate = up.get(n.ffn + "shared_expert_gate.weight");
     for (std::int64_t e = 0; e < b.moe->num_experts; ++e)
-      m.experts.push_back(ffn_of(up, p + "mlp.experts." + std::to_string(e) + "."));
+      m.experts.push_back(ffn_of(up, n.ffn + "experts." + std::to_string(e) + "."));
     for (std::int64_t s = 0; s < b.moe->num_shared_experts; ++s)
-      m.shared.push_back(ffn_of(up, p + "mlp.shared_experts." + std::to_string(s) + "."));
+      m.shared.push_back(ffn_of(up, n.ffn + "shared_experts." + std::to_string(s) + "."));
     w.moe = std::move(m);
-  } else {
-    w.dense = ffn_of(up, p + "mlp.");
+  } else if (b.has_ffn(l)) {
+    w.dense = ffn_of(up, n.ffn);
   }
-  const bool mhc = up.get(p + "hdlab_mhc.attn.phi").defined();
-  w.ghc_attn = mhc ? mhc_of(up, p + "hdlab_mhc.attn.") : ghc_of(up, p + "hdlab_ghc.attn.");
-  w.ghc_ffn = mhc ? mhc_of(up, p + "hdlab_mhc.ffn.") : ghc_of(up, p + "hdlab_ghc.ffn.");
+  const bool mhc = up.get(n.prefix + "hdlab_mhc.attn.phi").defined();
+  w.ghc_attn = mhc ? mhc_of(up, n.prefix + "hdlab_mhc.attn.") : ghc_of(up, n.prefix + "hdlab_ghc.attn.");
+  w.ghc_ffn = mhc ? mhc_of(up, n.prefix + "hdlab_mhc.ffn.") : ghc_of(up, n.prefix + "hdlab_ghc.ffn.");
   return w;
 }
 

@@ -110,14 +110,14 @@ OpDims op_dims(const Backbone& b, const Method& m) {
     s.gdn.state_el_bytes = s.kv_el_bytes;
   }
   if (b.mamba) {
-    const Mamba2Config& m = *b.mamba;
-    s.mamba.heads = d(m.num_heads);
-    s.mamba.head_dim = d(m.head_dim);
-    s.mamba.groups = d(m.n_groups);
-    s.mamba.state = d(m.state_size);
-    s.mamba.kernel = d(m.conv_kernel);
-    s.mamba.chunk = d(m.chunk_size);
-    s.mamba.conv_bias = m.conv_bias;
+    const Mamba2Config& mb = *b.mamba;
+    s.mamba.heads = d(mb.num_heads);
+    s.mamba.head_dim = d(mb.head_dim);
+    s.mamba.groups = d(mb.n_groups);
+    s.mamba.state = d(mb.state_size);
+    s.mamba.kernel = d(mb.conv_kernel);
+    s.mamba.chunk = d(mb.chunk_size);
+    s.mamba.conv_bias = mb.conv_bias;
     s.mamba.state_el_bytes = s.kv_el_bytes;
   }
   s.loop_iterations = d(f.loop_iterations);

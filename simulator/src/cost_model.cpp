@@ -226,7 +226,7 @@ void cost_train(const CostContext& ctx, PassCost& forward, TrainResult& out) {
   const TrainScenario& t = s.train;
   const double ep = ctx.sharding.ep, cp = ctx.sharding.cp, accum = d(t.grad_accum);
   train_forward_pass(*ctx.config, ctx.shape, ctx.plan, d(t.micro_batch) * ep / cp, t.seq_len, ctx.options, forward);
-  pass_time(forward, ctx.roofline, out.forward);
+  pass_time(forward, ctx.roofline, Timing::training, out.forward);
   out.forward_comm = train_comm(ctx, forward, out.forward);
   out.recompute_s = recompute_s(t, out.forward);
   const double comm_passes = t.recompute == Recompute::full ? 3 : 2;  // forward, backward (, recomputed forward)
@@ -284,7 +284,7 @@ PassComm train_comm(const CostContext& ctx, const PassCost& pass, const PassTime
 void cost_prefill(const CostContext& ctx, PassCost& pass, InferenceResult& out) {
   const PrefillScenario& p = ctx.scenario->prefill;
   prefill_pass(*ctx.config, ctx.shape, ctx.plan, d(p.batch), p.tokens, ctx.options, pass);
-  pass_time(pass, ctx.roofline, out.time);
+  pass_time(pass, ctx.roofline, Timing::forward, out.time);
   out.comm = pass_comm(pass, ctx.shape, ctx.sharding, ctx.tp_link, ctx.ep_link, true);
   out.framework_s = ctx.scenario->framework.prefill_s;
   out.seconds = out.time.total_s + out.comm.total() + out.framework_s;
@@ -296,7 +296,7 @@ void cost_decode(const CostContext& ctx, bool baseline, std::int64_t batch, std:
   const model::Method& m = baseline ? kBaseline : ctx.config->design.method;
   const ModelShape& shape = baseline ? ctx.baseline_shape : ctx.shape;
   decode_pass(m, shape, baseline ? ctx.baseline_plan : ctx.plan, d(batch), context, ctx.options, pass);
-  pass_time(pass, ctx.roofline, out.time);
+  pass_time(pass, ctx.roofline, Timing::forward, out.time);
   out.comm = pass_comm(pass, shape, ctx.sharding, ctx.tp_link, ctx.ep_link, true);
   out.framework_s = ctx.scenario->framework.decode_step_s;  // the baseline runs on the same framework
   out.seconds = out.time.total_s + out.comm.total() + out.framework_s;

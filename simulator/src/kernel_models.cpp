@@ -2,14 +2,14 @@
 // kernel_models_io.cpp.
 #include "hdlab/simulator/kernel_models.hpp"
 
+#include "kernel_memo.hpp"
+
 #include <algorithm>
-#include <bit>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <stdexcept>
-#include <type_traits>
 #include <vector>
 
 namespace hdlab::simulator {
@@ -87,65 +87,54 @@ double gemm_search(const GemmKernel& g, double sms, const GemmShape& s, double g
   return t;
 }
 
-// The tile and split-K search costs about as much as the rest of an evaluation put
-// together, and a sweep or a serving matrix asks for the same products again and again
-// (the same weights, the same batches). A small per-thread table remembers the latest
-// answers; an entry holds the whole question (the kernel's parameters included), so it
-// answers only exactly what it was asked: a hit returns what the search would return.
-struct GemmMemo {
-  GemmKernel kernel;
-  double sms = -1, m = 0, n = 0, k = 0, groups = 0;
-  double seconds = 0;
-  std::uint64_t age = 0;  // when written (per-thread count of searches)
-};
-// Entries per thread (672 KiB): an evaluation asks for about a hundred distinct products,
-// and a direct-mapped table needs room to spare for two of them to rarely share a slot.
-constexpr std::size_t kGemmMemoSize = 4096;
+// The few kernel models a thread used last, with their keys (kernel_memo.hpp). An
+// evaluation builds its roofline, and so looks a kernel up here, once; the public
+// functions, which take no key, once per call. Parameters are compared with ==, so +0 and
+// -0 share a key: no formula here tells them apart (they are added or compared, and the
+// rates they could divide by are > 0).
+std::atomic<std::uint64_t> g_last_key{0};
 
-std::uint64_t bits(double x) {
-  std::uint64_t u;
-  std::memcpy(&u, &x, sizeof u);
-  return u;
+template <class Kernel>
+std::uint64_t intern(const Kernel& k, double sms) {
+  struct Known {
+    Kernel kernel;
+    double sms = 0;
+    std::uint64_t key = 0;
+  };
+  thread_local std::array<Known, 8> known{};
+  thread_local std::size_t next = 0;
+  for (const Known& e : known)
+    if (e.key != 0 && memo_detail::bits(e.sms) == memo_detail::bits(sms) && e.kernel == k) return e.key;
+  Known& slot = known[next++ % known.size()];
+  slot = Known{k, sms, ++g_last_key};
+  return slot.key;
 }
 
-// splitmix64's finaliser: every input bit reaches every output bit (a double's varying
-// bits are its high ones: the exponent and the top of the mantissa).
-std::uint64_t mix(std::uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-// The kernel's parameters compared as bytes (one vectorised compare instead of a branch
-// per field): equal bytes are equal parameters; +0 against -0 is only a miss.
-static_assert(std::is_trivially_copyable_v<GemmKernel> && sizeof(GemmKernel) == 14 * sizeof(double),
-              "GemmKernel must stay a plain block of doubles for the memo's byte compare");
-bool same_bits(const GemmKernel& a, const GemmKernel& b) { return std::memcmp(&a, &b, sizeof a) == 0; }
-
-std::size_t memo_slot(const GemmShape& s, double groups) {
-  const std::uint64_t h = bits(s.m) ^ std::rotl(bits(s.n), 17) ^ std::rotl(bits(s.k), 31) ^ std::rotl(bits(groups), 47);
-  return static_cast<std::size_t>(mix(h) % kGemmMemoSize);
+// Sizes (entries x bytes per thread): one evaluation of Qwen3-8B (bench_evaluate) asks for
+// about 40 distinct products, 26 decode steps and a few envelopes; a hashed table needs
+// room to spare for two of them to rarely share a set of two.
+memo_detail::Memo<5, 512>& gemm_memo() {  // 1024 x 48 B
+  thread_local memo_detail::Memo<5, 512> memo;
+  return memo;
 }
 
 }  // namespace
 
+std::uint64_t memo_key(const GemmKernel& g, double sms) { return intern(g, sms); }
+std::uint64_t memo_key(const DecodeAttentionKernel& a, double sms) { return intern(a, sms); }
+
+double grouped_gemm_seconds(const GemmKernel& g, double sms, std::uint64_t key, const GemmShape& s, double groups) {
+  if (s.m <= 0 || s.n <= 0 || s.k <= 0 || groups <= 0) return 0;
+  static_assert(sizeof(GemmShape) == 3 * sizeof(double), "a new shape field belongs in the memo's key");
+  if (key == 0) key = memo_key(g, sms);  // a roofline built by hand
+  using memo_detail::bits;
+  return gemm_memo().get({key, bits(s.m), bits(s.n), bits(s.k), bits(groups)},
+                         [&] { return gemm_search(g, sms, s, groups); });
+}
+
 double grouped_gemm_seconds(const GemmKernel& g, double sms, const GemmShape& s, double groups) {
   if (s.m <= 0 || s.n <= 0 || s.k <= 0 || groups <= 0) return 0;
-  thread_local std::vector<GemmMemo> memo(kGemmMemoSize);
-  // Two ways per set: a product whose slot another one of the same evaluation also hashes
-  // to keeps both (the newer answer replaces the older way).
-  const std::size_t set = memo_slot(s, groups) & ~std::size_t{1};
-  for (std::size_t way = set; way < set + 2; ++way) {
-    const GemmMemo& e = memo[way];
-    if (e.m == s.m && e.n == s.n && e.k == s.k && e.groups == groups && e.sms == sms && same_bits(e.kernel, g))
-      return e.seconds;
-  }
-  GemmMemo& older = memo[set].age < memo[set + 1].age ? memo[set] : memo[set + 1];
-  thread_local std::uint64_t clock = 0;
-  older = GemmMemo{g, sms, s.m, s.n, s.k, groups, gemm_search(g, sms, s, groups), ++clock};
-  return older.seconds;
+  return gemm_search(g, sms, s, groups);
 }
 
 double gemm_seconds(const GemmKernel& g, double sms, const GemmShape& s) { return grouped_gemm_seconds(g, sms, s, 1); }
@@ -259,23 +248,15 @@ bool one_row_by_dispatch(double factor, double sms, double seqs, double kv_heads
          factor * std::ceil(seqs) * kv_heads * std::max(1.0, std::floor(context / kXqaKeysPerSplit)) < sms;
 }
 
-}  // namespace
-
-double decode_attention_seconds(const DecodeAttentionKernel& a, double sms, const DecodeAttentionShape& s) {
-  if (s.seqs <= 0 || s.keys <= 0) return 0;
-  const double kv_heads = std::max(1.0, s.kv_heads);
-  const double rows = s.query_rows * s.heads / kv_heads, context = std::max(s.context, s.keys);
+// Monotone across the switch: the largest one-row time of the smaller shapes the dispatch
+// leaves to the one-row kernel (f > 0). For an integer batch j those are the contexts below
+// 128 (n + 1), n = ceil(sms / (f j G)) - 1; batches past ceil(b) are not smaller.
+double envelope_search(const DecodeAttentionKernel& a, double sms, const DecodeAttentionShape& s, double kv_heads,
+                       double context, double floor) {
   const double f = a.grouped_min_block_factor;
-  const bool grouped = s.kernel == DecodeKernel::automatic && rows > 1 && rows <= kGroupedQueryMaxRows;
-  if (!grouped || one_row_by_dispatch(f, sms, s.seqs, kv_heads, context))
-    return decode_total(a, one_row_bounds(a, sms, s));
-  double t = grouped_seconds(a, sms, s);
-  if (f <= 0) return t;
-  // (blend(x, y) <= 2^(1/q) max(x, y): a box that cannot reach t is not blended.)
+  // (blend(x, y) <= 2^(1/q) max(x, y): a box that cannot raise the envelope is not blended.)
   const double reach = std::pow(2.0, 1 / a.overlap);
-  // Monotone across the switch: at least the one-row time of every smaller shape the
-  // dispatch leaves to the one-row kernel. For an integer batch j those are the contexts
-  // below 128 (n + 1), n = ceil(sms / (f j G)) - 1; batches past ceil(b) are not smaller.
+  double envelope = floor;
   for (double j = 1; j <= std::ceil(s.seqs) && f * j * kv_heads < sms; ++j) {
     const double n = std::ceil(sms / (f * j * kv_heads)) - 1;
     DecodeAttentionShape box = s;
@@ -283,9 +264,71 @@ double decode_attention_seconds(const DecodeAttentionKernel& a, double sms, cons
     box.context = std::min(context, std::nextafter(kXqaKeysPerSplit * (n + 1), 0.0));
     box.keys = std::min(s.keys, box.context);
     const DecodeBounds b = one_row_bounds(a, sms, box);
-    if (a.latency_us * 1e-6 + reach * std::max(b.dram, b.issue) > t) t = std::max(t, decode_total(a, b));
+    if (a.latency_us * 1e-6 + reach * std::max(b.dram, b.issue) > envelope)
+      envelope = std::max(envelope, decode_total(a, b));
   }
-  return t;
+  return envelope;
+}
+
+memo_detail::Memo<10, 64>& envelope_memo() {  // 128 x 88 B
+  thread_local memo_detail::Memo<10, 64> memo;
+  return memo;
+}
+
+// The envelope sees the context and the keys only below the first box's edge, 128 (n + 1)
+// at j = 1 (every box clamps them there or lower), so they are clamped to it before it is
+// remembered: a serving matrix or a sweep over contexts finds it again for every context
+// of one batch.
+double envelope(const DecodeAttentionKernel& a, double sms, std::uint64_t key, DecodeAttentionShape s,
+                double kv_heads, double context) {
+  const double f = a.grouped_min_block_factor;
+  if (!(f * kv_heads < sms)) return 0;  // no box
+  const double edge = kXqaKeysPerSplit * std::ceil(sms / (f * kv_heads));
+  context = std::min(context, edge);
+  s.keys = std::min(s.keys, edge);
+  using memo_detail::bits;
+  return envelope_memo().get({key, bits(s.seqs), bits(s.heads), bits(s.kv_heads), bits(s.head_dim),
+                              bits(s.query_rows), bits(s.keys), bits(context), bits(s.kv_bytes), bits(s.element_bytes)},
+                             [&] { return envelope_search(a, sms, s, kv_heads, context, 0); });
+}
+
+// key 0: no memo (the envelope is then searched above the grouped time, its boxes that
+// cannot exceed it not blended: a fit asks once per kernel and shape).
+double decode_search(const DecodeAttentionKernel& a, double sms, std::uint64_t key, const DecodeAttentionShape& s) {
+  const double kv_heads = std::max(1.0, s.kv_heads);
+  const double rows = s.query_rows * s.heads / kv_heads, context = std::max(s.context, s.keys);
+  const double f = a.grouped_min_block_factor;
+  const bool grouped = s.kernel == DecodeKernel::automatic && rows > 1 && rows <= kGroupedQueryMaxRows;
+  if (!grouped || one_row_by_dispatch(f, sms, s.seqs, kv_heads, context))
+    return decode_total(a, one_row_bounds(a, sms, s));
+  const double t = grouped_seconds(a, sms, s);
+  if (f <= 0) return t;
+  if (key == 0) return envelope_search(a, sms, s, kv_heads, context, t);
+  return std::max(t, envelope(a, sms, key, s, kv_heads, context));
+}
+
+memo_detail::Memo<11, 256>& decode_memo() {  // 512 x 96 B
+  thread_local memo_detail::Memo<11, 256> memo;
+  return memo;
+}
+
+}  // namespace
+
+double decode_attention_seconds(const DecodeAttentionKernel& a, double sms, std::uint64_t key,
+                                const DecodeAttentionShape& s) {
+  if (s.seqs <= 0 || s.keys <= 0) return 0;
+  static_assert(sizeof(DecodeAttentionShape) == 10 * sizeof(double), "a new shape field belongs in the memo's key");
+  if (key == 0) key = memo_key(a, sms);
+  using memo_detail::bits;
+  return decode_memo().get({key, bits(s.seqs), bits(s.heads), bits(s.kv_heads), bits(s.head_dim), bits(s.query_rows),
+                            bits(s.keys), bits(s.context), bits(s.kv_bytes), bits(s.element_bytes),
+                            static_cast<std::uint64_t>(s.kernel)},
+                           [&] { return decode_search(a, sms, key, s); });
+}
+
+double decode_attention_seconds(const DecodeAttentionKernel& a, double sms, const DecodeAttentionShape& s) {
+  if (s.seqs <= 0 || s.keys <= 0) return 0;
+  return decode_search(a, sms, 0, s);
 }
 
 double bus_bytes(Collective c, double bytes, double gpus) {

@@ -24,6 +24,8 @@
 
 #include "hdlab/simulator/roofline.hpp"
 
+#include "kernel_memo.hpp"
+
 namespace hdlab::simulator {
 
 using model::OpClass;
@@ -51,7 +53,9 @@ GemmShape device_gemm(OpKind k, const OpGemm& g, const Roofline& rl, double& gro
 double device_bytes(OpKind k, const OpRow& r, const Roofline& rl) {
   const model::OpCost& c = r.cost;
   const double weight_split = k == OpKind::experts ? rl.inv_group : rl.inv_tp;
-  return (c.act_bytes_in + c.act_bytes_out) / rl.sharding.activation_ways(k) + c.weight_bytes * weight_split +
+  const Sharding& s = rl.sharding;  // (activation_ways without the call where every op splits alike)
+  const double ways = s.sequence_parallel ? s.tp * s.ep : s.activation_ways(k);
+  return (c.act_bytes_in + c.act_bytes_out) / ways + c.weight_bytes * weight_split +
          (c.kv_bytes_read + c.kv_bytes_written) * rl.inv_kv;
 }
 
@@ -60,7 +64,7 @@ double streaming_s(const VectorKernel& v, double bytes, double calls) {
   return calls * v.latency_us * 1e-6 + bytes / (v.memory_gb_per_s * 1e9);
 }
 
-OpTime attention_time(const OpRow& r, const Roofline& rl, const LayerWork& w) {
+OpTime attention_time(const OpRow& r, const Roofline& rl, const LayerWork& w, Timing timing) {
   const ModelShape& m = rl.shape;
   const Sharding& s = rl.sharding;
   const double seqs = w.seqs / s.ep, heads = m.H / s.tp;
@@ -80,7 +84,7 @@ OpTime attention_time(const OpRow& r, const Roofline& rl, const LayerWork& w) {
     d.element_bytes = m.bytes;
     d.kv_bytes = m.kv_el_bytes;
     d.kernel = rl.decode_kernel;
-    t.seconds = rl.decode ? decode_attention_seconds(*rl.decode, rl.kernels->sms, d) : 0;
+    t.seconds = rl.decode ? decode_attention_seconds(*rl.decode, rl.kernels->sms, rl.decode_key, d) : 0;
   } else {
     PrefillAttentionShape p;
     p.seqs = seqs;
@@ -97,43 +101,44 @@ OpTime attention_time(const OpRow& r, const Roofline& rl, const LayerWork& w) {
     t.seconds = rl.prefill ? prefill_attention_seconds(*rl.prefill, rl.kernels->sms, p) : 0;
   }
   t.compute_bound = !w.reads_cache;
-  t.backward_s = kAttentionBackward * t.seconds;
+  if (timing == Timing::training) t.backward_s = kAttentionBackward * t.seconds;
   return t;
 }
 
 }  // namespace
 
-OpTime kernel_op_time(OpKind k, const OpRow& r, const Roofline& rl, const LayerWork* work) {
+OpTime kernel_op_time(OpKind k, const OpRow& r, const Roofline& rl, const LayerWork* work, Timing timing) {
   OpTime t;
   if (r.calls <= 0) return t;
   const KernelModels& km = *rl.kernels;
   if (k == OpKind::attention) {
     if (!work) throw std::logic_error("kernel_op_time: attention timed without its layer's work");
-    if (!work->scores_materialised) return attention_time(r, rl, *work);
+    if (!work->scores_materialised) return attention_time(r, rl, *work, timing);
   }  // unfused attention: its two products and the score traffic, as any composite op
-  const bool products = r.gemms[0].groups > 0;
+  const bool products = r.gemms[0].groups > 0, training = timing == Timing::training;
   if (!products) {  // element-wise, normalisation, lookups
     t.seconds = streaming_s(km.vector, device_bytes(k, r, rl), r.calls);
     t.memory_s = t.seconds;
-    t.backward_s = kVectorBackward * t.seconds;
+    if (training) t.backward_s = kVectorBackward * t.seconds;
     return t;
   }
   for (const OpGemm& g : r.gemms) {
     if (g.groups <= 0) continue;
     double groups = 0;
     const GemmShape s = device_gemm(k, g, rl, groups);
-    const double forward = grouped_gemm_seconds(*rl.gemm, km.sms, s, groups);
+    const double forward = grouped_gemm_seconds(*rl.gemm, km.sms, rl.gemm_key, s, groups);
     t.seconds += forward;
     t.compute_s += forward;
-    const double weight_grad = grouped_gemm_seconds(*rl.gemm, km.sms, {s.k, s.n, s.m}, groups);  // dW = X^T dY
-    t.backward_s += grouped_gemm_seconds(*rl.gemm, km.sms, {s.m, s.k, s.n}, groups) +  // dX = dY W^T
+    if (!training) continue;
+    const double weight_grad = grouped_gemm_seconds(*rl.gemm, km.sms, rl.gemm_key, {s.k, s.n, s.m}, groups);  // dW = X^T dY
+    t.backward_s += grouped_gemm_seconds(*rl.gemm, km.sms, rl.gemm_key, {s.m, s.k, s.n}, groups) +  // dX = dY W^T
                     weight_grad;
     if (g.split != GemmSplit::heads) t.backward_weight_s += weight_grad;
   }
   const double inner = streaming_s(km.vector, r.inner_vector_bytes * rl.inv_group, r.inner_vector_calls);
   t.seconds += inner;
   t.memory_s += inner;
-  t.backward_s += kVectorBackward * inner;
+  if (training) t.backward_s += kVectorBackward * inner;
   t.compute_bound = t.compute_s > t.memory_s;
   return t;
 }

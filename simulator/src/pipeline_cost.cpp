@@ -46,7 +46,7 @@ PipelineLayer layer_costs(const CostContext& ctx, const LayerGroupCost& g) {
   const TrainScenario& t = ctx.scenario->train;
   const auto one = single_layer(g);
   PassTime time;
-  pass_time(*one, ctx.roofline, time);
+  pass_time(*one, ctx.roofline, Timing::training, time);
   const double comm = train_comm(ctx, *one, time).total();
   const double comm_passes = t.recompute == Recompute::full ? 3 : 2;  // forward, backward (, recomputed forward)
   PipelineLayer l;
@@ -65,7 +65,7 @@ PipelineLayer layer_costs(const CostContext& ctx, const LayerGroupCost& g) {
 PipelineEndCost end_costs(const CostContext& ctx, const OpTable& outside, std::initializer_list<OpKind> kinds) {
   const auto p = outside_only(outside, kinds);
   PassTime time;
-  pass_time(*p, ctx.roofline, time);
+  pass_time(*p, ctx.roofline, Timing::training, time);
   PipelineEndCost e;
   e.forward_s = time.total_s;
   e.backward_s = time.backward_s;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "hdlab/model/error.hpp"
+#include "kernel_memo.hpp"
 
 namespace hdlab::simulator {
 
@@ -77,6 +78,8 @@ Roofline make_roofline(const HardwareProfile& hw, model::DType dtype, const Shar
     rl.gemm = kernel_of(k.gemm, dtype);
     rl.prefill = kernel_of(k.prefill_attention, prefill_kernel_dtype(attention, cache));
     rl.decode = kernel_of(k.decode_attention, cache);
+    if (rl.gemm) rl.gemm_key = memo_key(*rl.gemm, k.sms);
+    if (rl.decode) rl.decode_key = memo_key(*rl.decode, k.sms);
     rl.shape = *shape;
     rl.kv_group = shape->G / s.kv_tp;
     if (!rl.gemm)  // the parser requires a GEMM model; kept as a guard for hand-built profiles
@@ -124,15 +127,8 @@ void curve_rates(OpKind k, OpClass cls, const OpRow& r, double bytes, const Roof
   memory = hw.memory_bandwidth_bytes_per_s() * hw.memory_efficiency_at(ec, std::max(1.0, bytes));
 }
 
-}  // namespace
-
-OpTime op_time(OpKind k, const OpRow& r, const Roofline& rl, const LayerWork* work) {
+OpTime roofline_op_time(OpKind k, const OpRow& r, const Roofline& rl, const LayerWork* work, Timing timing) {
   OpTime t;
-  if (r.calls <= 0) return t;
-  // A linear-attention mixer has no fitted kernel model (kerneldb's gdn_perf validates its
-  // roofline instead: calibration/gdn_validation.hpp): the roofline times it either way.
-  const bool linear_mixer = work && work->linear_mixer && k == OpKind::attention;
-  if (rl.kernels && !linear_mixer) return kernel_op_time(k, r, rl, work);
   const model::OpCost& c = r.cost;
   const OpClass cls = op_classes()[static_cast<std::size_t>(k)];
   // device_cost(), inlined with reciprocals: this runs hundreds of times per evaluation
@@ -149,23 +145,37 @@ OpTime op_time(OpKind k, const OpRow& r, const Roofline& rl, const LayerWork* wo
   t.launch_s = r.calls * rl.launch_s;
   t.compute_bound = t.compute_s > t.memory_s;
   t.seconds = std::max(t.compute_s, t.memory_s) + t.launch_s;
+  if (timing == Timing::forward) return t;
   t.backward_s = 2 * t.seconds;
   if (cls == OpClass::gemm) t.backward_weight_s = t.seconds;  // dW = X^T dY, as long as the forward product
   return t;
 }
 
+}  // namespace
+
+OpTime op_time(OpKind k, const OpRow& r, const Roofline& rl, const LayerWork* work, Timing timing) {
+  if (r.calls <= 0) return OpTime{};
+  // A linear-attention mixer has no fitted kernel model (kerneldb's gdn_perf validates its
+  // roofline instead: calibration/gdn_validation.hpp): the roofline times it either way.
+  const bool linear_mixer = work && work->linear_mixer && k == OpKind::attention;
+  if (rl.kernels && !linear_mixer) return kernel_op_time(k, r, rl, work, timing);
+  return roofline_op_time(k, r, rl, work, timing);
+}
+
 namespace {
 
-void add_table(const OpTable& table, double passes, const Roofline& rl, const LayerWork* work, PassTime& out) {
+void add_table(const OpTable& table, double passes, const Roofline& rl, const LayerWork* work, Timing timing,
+               PassTime& out) {
   for (int i = 0; i < model::op_kind_count; ++i) {
     const OpRow& r = table[static_cast<std::size_t>(i)];
     if (r.calls <= 0) continue;
-    const OpTime t = op_time(static_cast<OpKind>(i), r, rl, work);
+    const OpTime t = op_time(static_cast<OpKind>(i), r, rl, work, timing);
     const double sec = t.seconds * passes;
     out.op_s[static_cast<std::size_t>(i)] += sec;
     if (t.compute_bound) out.compute_bound_s[static_cast<std::size_t>(i)] += sec;
     out.total_s += sec;
     if (work) out.layers_s += sec;
+    if (timing == Timing::forward) continue;
     out.backward_op_s[static_cast<std::size_t>(i)] += t.backward_s * passes;
     out.backward_s += t.backward_s * passes;
     out.backward_weight_s += t.backward_weight_s * passes;
@@ -174,13 +184,13 @@ void add_table(const OpTable& table, double passes, const Roofline& rl, const La
 
 }  // namespace
 
-void pass_time(const PassCost& p, const Roofline& rl, PassTime& out) {
+void pass_time(const PassCost& p, const Roofline& rl, Timing timing, PassTime& out) {
   out = PassTime{};
   for (int g = 0; g < p.count; ++g) {
     const LayerGroupCost& lg = p.groups[static_cast<std::size_t>(g)];
-    add_table(lg.ops, lg.plan.passes, rl, &lg.work, out);
+    add_table(lg.ops, lg.plan.passes, rl, &lg.work, timing, out);
   }
-  add_table(p.outside, 1, rl, nullptr, out);
+  add_table(p.outside, 1, rl, nullptr, timing, out);
 }
 
 Link link_for(const HardwareProfile& hw, std::int64_t span, std::int64_t gpus_per_node, const std::string& pointer,

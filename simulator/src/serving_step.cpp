@@ -61,7 +61,7 @@ StepCoster::~StepCoster() = default;
 
 const PassTime& StepCoster::decode_time(double seqs, std::int64_t context) {
   decode_pass(ctx_.config->design.method, ctx_.shape, ctx_.plan, seqs, context, ctx_.options, cache_->pass);
-  pass_time(cache_->pass, ctx_.roofline, cache_->time);
+  pass_time(cache_->pass, ctx_.roofline, Timing::forward, cache_->time);
   return cache_->time;
 }
 
@@ -69,7 +69,7 @@ std::pair<double, double> StepCoster::prefill(std::int64_t tokens) {
   if (tokens <= 0 || ctx_.plan.count == 0) return {0, 0};
   return cache_->prefill.get(tokens, [&] {
     prefill_pass(*ctx_.config, ctx_.shape, ctx_.plan, 1, tokens, ctx_.options, cache_->pass);
-    pass_time(cache_->pass, ctx_.roofline, cache_->time);
+    pass_time(cache_->pass, ctx_.roofline, Timing::forward, cache_->time);
     return std::pair{cache_->pass.groups[0].work.rows_q, cache_->time.op_s[static_cast<std::size_t>(OpKind::attention)]};
   });
 }

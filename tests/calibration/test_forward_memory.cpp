@@ -57,6 +57,21 @@ model::Backbone small_hybrid(bool moe) {
   return b;
 }
 
+// `small` shaped like Nemotron-H: single-sublayer layers M - * M (Mamba-2 mixers of 6
+// heads of 16 with 2 groups of state 16, chunks of 32), relu2 MLPs, no positions.
+model::Backbone small_nemotron_h() {
+  model::Backbone b = small(false);
+  using model::FfnKind;
+  using model::MixerKind;
+  b.mixers = {MixerKind::mamba2, MixerKind::none, MixerKind::attention, MixerKind::mamba2};
+  b.ffns = {FfnKind::none, FfnKind::dense, FfnKind::none, FfnKind::dense};
+  b.mamba = model::Mamba2Config{6, 16, 2, 16, 4, 32, true};
+  b.mlp = model::MlpKind::relu2;
+  b.positions = model::PositionKind::none;
+  b.qk_norm = false;
+  return b;
+}
+
 // Any valid profile: only the memory half of the prediction is checked here.
 simulator::HardwareProfile some_cpu() {
   simulator::HardwareProfile h;
@@ -103,6 +118,17 @@ TEST_CASE("forward_memory predicts the executor's peak within 2% for every desig
                      model::Layout::stream_major});
   designs.push_back({small_hybrid(false), R"({"phd": {"K": 3, "linear_state": "all_copies"}})", {}});
   designs.push_back({executor::testing::with_gpt_oss_experts(small(true)), "{}", {}});
+  // Nemotron-H: every example it takes (PHD, looped, VWN and mHC refuse it), HD in both
+  // layouts.
+  for (const auto& [key, text] : model::conformance_examples()) {
+    try {
+      (void)model::parse_design(nlohmann::json::parse(text), small_nemotron_h(), "/design");
+      designs.push_back({small_nemotron_h(), text, {}});
+    } catch (const model::ConfigError&) {
+    }
+  }
+  for (model::Layout l : {model::Layout::interleaved, model::Layout::stream_major})
+    designs.push_back({small_nemotron_h(), R"({"hd": {"n": 3, "layers": ["intra", "full", "full", "intra"]}})", l});
   auto backend = executor::make_cpu_backend(executor::CpuOptions{1, "auto"});
   ValidationSpec spec;
   spec.warmup = 1;

@@ -147,28 +147,39 @@ TEST_CASE("hdlab run: every phase of every design", "[cli][run]") {
   }
 }
 
-TEST_CASE("hdlab run: today's backbones - a Qwen3-Next-shaped hybrid and a gpt-oss-shaped MoE", "[cli][run][linear]") {
-  // tiny-hybrid at its own size (Gated DeltaNet in 3 of 4 layers, gated attention, gated
-  // shared expert) in every phase, under the baseline, HD and PHD; gpt-oss-20b scaled down
-  // (sinks, alternating windows, biases, the clamped SwiGLU experts).
-  struct Case {
-    const char* design;
-    const char* phase;
-    std::int64_t rows;  // per layer pass, tokens = 24
-  };
-  for (const Case& c :
-       {Case{"baseline", "decode", 1}, Case{"baseline", "train-forward", 24}, Case{"hd:n=2", "prefill", 48},
-        Case{"{\"hd\":{\"n\":2,\"layers\":\"intra\"}}", "decode", 2}, Case{"{\"phd\":{\"K\":3}}", "prefill", 24 + 2},
-        Case{"{\"phd\":{\"K\":3,\"linear_state\":\"all_copies\"}}", "prefill", 72}}) {
-    INFO(c.design << " " << c.phase);
-    const auto r = run_cli({"run", "profiles/models/tiny-hybrid.json", "--design", c.design, "--phase", c.phase,
-                            "--tokens", "24", "--repeats", "1", "--warmup", "0", "--json", "--backend", "cpu"});
+namespace {
+
+struct RunCase {
+  const char* design;
+  const char* phase;
+  std::int64_t rows;  // per layer pass
+};
+
+// `hdlab run --json` of `profile` at its own size on `tokens` tokens, once per case: exit 0,
+// the rows the case says, some FLOPs.
+void check_runs(const char* profile, int tokens, const std::vector<RunCase>& cases) {
+  for (const RunCase& c : cases) {
+    INFO(profile << " " << c.design << " " << c.phase);
+    const auto r = run_cli({"run", profile, "--design", c.design, "--phase", c.phase, "--tokens",
+                            std::to_string(tokens), "--repeats", "1", "--warmup", "0", "--json", "--backend", "cpu"});
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     const json j = json::parse(r.out);
     CHECK(j["rows"] == c.rows);
     CHECK(j["flops"].get<double>() > 0);
   }
+}
+
+}  // namespace
+
+TEST_CASE("hdlab run: today's backbones - a Qwen3-Next-shaped hybrid and a gpt-oss-shaped MoE", "[cli][run][linear]") {
+  // tiny-hybrid at its own size (Gated DeltaNet in 3 of 4 layers, gated attention, gated
+  // shared expert) in every phase, under the baseline, HD and PHD; gpt-oss-20b scaled down
+  // (sinks, alternating windows, biases, the clamped SwiGLU experts).
+  check_runs("profiles/models/tiny-hybrid.json", 24,
+             {{"baseline", "decode", 1}, {"baseline", "train-forward", 24}, {"hd:n=2", "prefill", 48},
+              {"{\"hd\":{\"n\":2,\"layers\":\"intra\"}}", "decode", 2}, {"{\"phd\":{\"K\":3}}", "prefill", 24 + 2},
+              {"{\"phd\":{\"K\":3,\"linear_state\":\"all_copies\"}}", "prefill", 72}});
   const auto oss = run_cli(args({"run", "profiles/models/gpt-oss-20b.json", "--phase", "decode", "--tokens", "16",
                                  "--experts", "8", "--top-k", "2", "--expert-ffn", "64", "--window", "8"}));
   INFO(oss.err);
@@ -176,40 +187,85 @@ TEST_CASE("hdlab run: today's backbones - a Qwen3-Next-shaped hybrid and a gpt-o
   CHECK(oss.out.find("experts") != std::string::npos);
 }
 
-TEST_CASE("hdlab run: bad hybrid configs are named by pointer, exit 2", "[cli][run][linear][bad-input]") {
+TEST_CASE("hdlab run: Nemotron-H's blocks and Qwen3-Next's partial RoPE", "[cli][run][mamba2]") {
+  // tiny-nemotron-h at its own size (Mamba-2 mixers, mixer-only and MLP-only blocks, relu2,
+  // attention without positions) in every phase, under the baseline and HD.
+  check_runs("profiles/models/tiny-nemotron-h.json", 40,
+             {{"baseline", "train-forward", 40}, {"baseline", "prefill", 40}, {"baseline", "decode", 1},
+              {"hd:n=2", "train-forward", 80}, {"{\"hd\":{\"n\":3,\"layers\":\"intra\"}}", "decode", 3}});
+  // The bundled Qwen3-Next scaled down (its Gated DeltaNet sizes kept, head dim 256 with
+  // the first 64 dims rotated) and Nemotron-H-8B's first blocks.
+  const std::vector<std::string> once = {"--repeats", "1", "--warmup", "0", "--phase", "decode", "--tokens", "12"};
+  const auto next = run_cli(args({"run", "profiles/models/qwen3-next-80b-a3b.json", "--layers", "4", "--hidden", "256",
+                                  "--experts", "8", "--top-k", "2", "--expert-ffn", "64", "--vocab", "1024"},
+                                 once));
+  INFO(next.err);
+  CHECK(next.exit_code == 0);
+  const auto nemotron = run_cli(args({"run", "profiles/models/nemotron-h-8b.json", "--layers", "4", "--hidden", "256",
+                                      "--heads", "4", "--kv-heads", "2", "--head-dim", "32", "--ffn", "256", "--vocab",
+                                      "1024"},
+                                     once));
+  INFO(nemotron.err);
+  CHECK(nemotron.exit_code == 0);
+}
+
+namespace {
+
+struct BadConfig {
+  std::function<void(json&)> edit;  // applied to the profile's document
+  const char* design;
+  const char* pointer;  // the error must name it
+};
+
+// `hdlab run` on the profile edited by each case, under its design: exit 2 naming the pointer.
+void check_bad_configs(const char* profile, const std::vector<BadConfig>& cases) {
   namespace fs = std::filesystem;
-  json doc = json::parse(std::ifstream(hdlab::testing::source_path("profiles/models/tiny-hybrid.json")));
-  struct Case {
-    std::function<void(json&)> edit;
-    const char* design;
-    const char* pointer;
-  };
-  const std::vector<Case> cases = {
-      {[](json& d) { d["backbone"]["layer_types"] = {"linear_attention", "attention"}; }, "baseline",
-       "/backbone/layer_types"},
-      {[](json& d) { d["backbone"].erase("linear_attention"); }, "baseline", "/backbone/linear_attention"},
-      {[](json& d) { d["backbone"]["linear_attention"]["num_value_heads"] = 6; }, "baseline",
-       "/backbone/linear_attention/num_value_heads"},
-      {[](json&) {}, "{\"phd\":{\"K\":2,\"linear_state\":\"sometimes\"}}", "/design/phd/linear_state"},
-      {[](json&) {}, "{\"looped\":{\"iterations\":2}}", "/design/looped"},
-      {[](json&) {}, "{\"hd\":{\"n\":2,\"layers\":\"local\",\"window\":8}}", "/design/hd/layers"},
-  };
-  const fs::path file = fs::temp_directory_path() / ("hdlab_cli_hybrid_" + std::to_string(::getpid()) + ".json");
-  for (const Case& c : cases) {
+  const json doc = json::parse(std::ifstream(hdlab::testing::source_path(profile)));
+  const fs::path file = fs::temp_directory_path() / ("hdlab_cli_bad_" + std::to_string(::getpid()) + ".json");
+  for (const BadConfig& c : cases) {
     json d = doc;
     c.edit(d);
     std::ofstream(file) << d.dump();
     const auto r = run_cli({"run", file.string(), "--design", c.design, "--tokens", "8"});
-    INFO(c.pointer << ": " << r.err);
+    INFO(profile << " " << c.pointer << ": " << r.err);
     CHECK(r.exit_code == 2);
     CHECK(r.err.find(c.pointer) != std::string::npos);
   }
+  fs::remove(file);
+}
+
+}  // namespace
+
+TEST_CASE("hdlab run: bad hybrid configs are named by pointer, exit 2", "[cli][run][linear][bad-input]") {
+  check_bad_configs(
+      "profiles/models/tiny-hybrid.json",
+      {{[](json& d) { d["backbone"]["layer_types"] = {"linear_attention", "attention"}; }, "baseline",
+        "/backbone/layer_types"},
+       {[](json& d) { d["backbone"].erase("linear_attention"); }, "baseline", "/backbone/linear_attention"},
+       {[](json& d) { d["backbone"]["linear_attention"]["num_value_heads"] = 6; }, "baseline",
+        "/backbone/linear_attention/num_value_heads"},
+       {[](json& d) { d["backbone"]["rotary_dim"] = 7; }, "baseline", "/backbone/rotary_dim"},
+       {[](json&) {}, "{\"phd\":{\"K\":2,\"linear_state\":\"sometimes\"}}", "/design/phd/linear_state"},
+       {[](json&) {}, "{\"looped\":{\"iterations\":2}}", "/design/looped"},
+       {[](json&) {}, "{\"hd\":{\"n\":2,\"layers\":\"local\",\"window\":8}}", "/design/hd/layers"}});
   // linear_state on a backbone without linear layers
   const auto dense = run_cli(args({"run", "profiles/models/tiny-dense.json", "--design",
                                    "{\"phd\":{\"K\":2,\"linear_state\":\"origins\"}}"}));
   CHECK(dense.exit_code == 2);
   CHECK(dense.err.find("/design/phd/linear_state") != std::string::npos);
-  fs::remove(file);
+}
+
+TEST_CASE("hdlab run: bad Nemotron-H configs are named by pointer, exit 2", "[cli][run][mamba2][bad-input]") {
+  check_bad_configs(
+      "profiles/models/tiny-nemotron-h.json",
+      {{[](json& d) { d["backbone"]["ffn_types"] = {"none", "dense"}; }, "baseline", "/backbone/ffn_types"},
+       {[](json& d) { d["backbone"]["mamba2"].erase("state_size"); }, "baseline", "/backbone/mamba2"},
+       {[](json& d) { d["backbone"]["mamba2"]["n_groups"] = 3; }, "baseline", "/backbone/mamba2/n_groups"},
+       {[](json& d) { d["backbone"]["norms_per_layer"] = 4; }, "baseline", "/backbone/norms_per_layer"},
+       {[](json& d) { d["backbone"]["mlp"] = "gelu"; }, "baseline", "/backbone/mlp"},
+       {[](json&) {}, "{\"phd\":{\"K\":2}}", "/design/phd"},
+       {[](json&) {}, "{\"vwn\":{\"m\":2,\"n\":3}}", "/design/vwn"},
+       {[](json&) {}, "{\"hd\":{\"n\":2,\"layers\":\"local\",\"window\":8}}", "/design/hd/layers"}});
 }
 
 TEST_CASE("hdlab run: the summary names the model, phase and ops", "[cli][run]") {

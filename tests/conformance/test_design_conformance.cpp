@@ -11,8 +11,10 @@
 //   - decode: the entries each layer's cache keeps (model::kv_entries) and one decode
 //     step's visible pairs (model::decode_attention) equal brute-force counts over the
 //     mask (exact);
-// Each example runs on a dense backbone and on a hybrid with Gated DeltaNet layers (where
-// the design applies to one; looped designs refuse it by their pointer).
+// Each example runs on a dense backbone, on a hybrid with Gated DeltaNet layers and on the
+// bundled Nemotron-H-shaped profile (profiles/models/tiny-nemotron-h.json: Mamba-2 mixers,
+// single-sublayer layers, relu2, no positions), where the design applies to them (the
+// others refuse them by their pointer).
 //   - the executor's prefill + cached decode equals its full forward (kSameFunction, 2e-5
 //     of the largest logit) where the design declares its decode exact, and differs by
 //     more than 1e-3 where it declares an approximation; its executed FLOPs equal the simulator's op tables per op
@@ -22,6 +24,7 @@
 
 #include "executor/runner_test_support.hpp"
 #include "hdlab/executor/attention_mask.hpp"
+#include "hdlab/model/config_io.hpp"
 #include "hdlab/model/error.hpp"
 #include "hdlab/model/mask.hpp"
 #include "hdlab/model/params.hpp"
@@ -48,6 +51,13 @@ model::Backbone hybrid_backbone() {
   return b;
 }
 
+// The bundled Nemotron-H-shaped profile, as shipped.
+model::Backbone nemotron_backbone() {
+  return model::parse_config(model::read_json_file(std::string(HDLAB_SOURCE_DIR) +
+                                                   "/profiles/models/tiny-nemotron-h.json"))
+      .base;
+}
+
 struct Example {
   std::string key;   // the design the registry lists it under
   std::string json;  // a design document
@@ -55,22 +65,23 @@ struct Example {
 };
 
 struct Refusal {
-  std::string key, json, error;
+  std::string key, json, error, backbone;
 };
 
-// Every registry example on the dense backbone, then on the hybrid where the design
-// applies to it; `refused` collects the hybrid's refusals.
+// Every registry example on the dense backbone, then on the hybrid and the Nemotron-H
+// profile where the design applies to them; `refused` collects their refusals.
 std::vector<Example> examples(std::vector<Refusal>* refused = nullptr) {
   std::vector<Example> out;
-  const model::Backbone b = conformance_backbone(), h = hybrid_backbone();
+  const model::Backbone b = conformance_backbone();
   for (const auto& [key, json] : model::conformance_examples()) out.push_back({key, json, make(b, json)});
-  for (const auto& [key, json] : model::conformance_examples()) {
-    try {
-      out.push_back({key, json + " (hybrid)", make(h, json)});
-    } catch (const model::ConfigError& e) {
-      if (refused) refused->push_back({key, json, e.what()});
+  for (const auto& [name, backbone] : {std::pair{"hybrid", hybrid_backbone()}, {"nemotron-h", nemotron_backbone()}})
+    for (const auto& [key, json] : model::conformance_examples()) {
+      try {
+        out.push_back({key, json + " (" + name + ")", make(backbone, json)});
+      } catch (const model::ConfigError& e) {
+        if (refused) refused->push_back({key, json, e.what(), name});
+      }
     }
-  }
   return out;
 }
 
@@ -156,16 +167,22 @@ TEST_CASE("conformance: every design but looped runs on a hybrid backbone, refus
           "[conformance][linear]") {
   std::vector<Refusal> refused;
   const std::vector<Example> all = examples(&refused);
-  std::map<std::string, int> hybrid;
-  for (const Example& e : all)
+  std::map<std::string, int> hybrid, nemotron;
+  for (const Example& e : all) {
     if (e.json.find("(hybrid)") != std::string::npos) ++hybrid[e.key];
+    if (e.json.find("(nemotron-h)") != std::string::npos) ++nemotron[e.key];
+  }
+  // On Nemotron-H: PHD and looped designs refuse Mamba-2 layers, VWN and mHC its
+  // single-sublayer layers (executor/README.md); the rest run.
+  const std::set<std::string> refuse_nemotron = {"looped", "phd", "vwn", "mhc"};
   for (const std::string& key : model::design_keys()) {
     INFO("design " << key);
     if (key == "looped") CHECK(hybrid[key] == 0);  // re-entering a recurrent state is not modelled
     else CHECK(hybrid[key] >= 1);
+    CHECK((nemotron[key] == 0) == refuse_nemotron.count(key));
   }
   for (const Refusal& r : refused) {
-    INFO(r.json << ": " << r.error);
+    INFO(r.backbone << " " << r.json << ": " << r.error);
     CHECK(r.error.rfind("/design/" + r.key, 0) == 0);  // by the design's own pointer
   }
 }
@@ -238,7 +255,7 @@ TEST_CASE("conformance: the executor's cached decode equals its full forward whe
     const auto full = m.backend->download_f32(m.runner->train_forward(t).logits);
     Model d = build(e.config, 3);
     const std::int64_t prompt = 5, V = e.config.effective.padded_vocab();
-    // (a hybrid's Gated DeltaNet layers carry their recurrent states and conv histories)
+    // (a hybrid's linear layers carry their recurrent states and conv histories)
     const auto dec = decoded_logits(d, t, prompt);
     const double diff = rel_diff(dec, rows_of(full, V, prompt - 1, 12 - prompt + 1));
     if (exact) CHECK(diff < kSameFunction);

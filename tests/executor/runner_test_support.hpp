@@ -70,7 +70,8 @@ inline model::Backbone tiny_attn_variants(std::int64_t chunk = 37) {
 
 // Qwen3-Next-shaped hybrid on tiny_moe (or tiny_dense): 4 layers, Gated DeltaNet in layers
 // 0 and 2 (2 q/k heads of 8 shared by 4 value heads of 6, conv of 4 taps), gated
-// attention with QK-norm in layers 1 and 3, MoE with a sigmoid-gated shared expert.
+// attention with QK-norm and partial RoPE (the first 4 of 8 dims) in layers 1 and 3, MoE
+// with a sigmoid-gated shared expert.
 inline model::Backbone tiny_hybrid(bool moe = true) {
   model::Backbone b = moe ? tiny_moe(model::RouterKind::softmax, 4) : tiny_dense(4);
   b.name = "tiny-hybrid";
@@ -79,7 +80,36 @@ inline model::Backbone tiny_hybrid(bool moe = true) {
   b.gdn = model::GatedDeltaNetConfig{2, 4, 8, 6, 4};
   b.attention_output_gate = true;
   b.qk_norm = true;
+  b.rotary_dim = 4;
   if (moe) b.moe->shared_expert_gate = true;
+  return b;
+}
+
+// Nemotron-H-shaped (tiny_dense's width): 5 single-sublayer layers M - M * -, Mamba-2
+// mixers of 4 heads of 8 (2 B/C groups of state 8, a 4-tap conv with bias, chunks of 16
+// tokens), an attention mixer without positions, squared-ReLU MLPs of 48.
+inline model::Backbone tiny_nemotron_h() {
+  model::Backbone b = tiny_dense(5);
+  b.name = "tiny-nemotron-h";
+  using model::FfnKind;
+  using model::MixerKind;
+  b.mixers = {MixerKind::mamba2, MixerKind::none, MixerKind::mamba2, MixerKind::attention, MixerKind::none};
+  b.ffns = {FfnKind::none, FfnKind::dense, FfnKind::none, FfnKind::none, FfnKind::dense};
+  b.mamba = model::Mamba2Config{4, 8, 2, 8, 4, 16, true};
+  b.mlp = model::MlpKind::relu2;
+  b.positions = model::PositionKind::none;
+  return b;
+}
+
+// `layers` Mamba-2 layers and nothing else: tiny_nemotron_h's mixer, each layer with its
+// relu2 MLP (two sublayers) unless `single`.
+inline model::Backbone tiny_mamba(std::int64_t layers = 1, bool single = false) {
+  model::Backbone b = tiny_nemotron_h();
+  b.name = "tiny-mamba";
+  b.num_layers = layers;
+  b.layers.assign(static_cast<std::size_t>(layers), model::LayerAttention{});
+  b.mixers.assign(static_cast<std::size_t>(layers), model::MixerKind::mamba2);
+  b.ffns.assign(static_cast<std::size_t>(layers), single ? model::FfnKind::none : model::FfnKind::dense);
   return b;
 }
 
@@ -187,6 +217,36 @@ inline std::vector<float> decoded_logits(Model& m, const std::vector<std::int32_
 
 inline std::vector<float> train_logits(Model& m, const std::vector<std::int32_t>& t) {
   return m.backend->download_f32(m.runner->train_forward(t).logits);
+}
+
+// Every HD table is the backbone's own: a stream then differs from another only by where
+// its rows sit in the expanded sequence.
+class SameTables : public WeightSource {
+ public:
+  explicit SameTables(std::uint64_t seed) : random_(seed) {}
+  std::vector<float> values(const WeightSpec& spec) override {
+    if (spec.name.rfind("hdlab.hd.embed_tokens.", 0) != 0) return random_.values(spec);
+    WeightSpec s = spec;
+    s.name = "model.embed_tokens.weight";
+    return random_.values(s);
+  }
+
+ private:
+  RandomWeights random_;
+};
+
+// The residual state after layer `layer` of a training forward, [rows, D], physical order.
+inline std::vector<float> hidden_after(Model& m, const std::vector<std::int32_t>& t, std::int64_t layer,
+                                       std::vector<std::int64_t>* positions = nullptr) {
+  std::vector<float> out;
+  m.runner->set_hidden_observer([&](const HiddenState& h) {
+    if (h.layer != layer) return;
+    out = m.backend->download_f32(h.x);
+    if (positions) positions->assign(h.positions.begin(), h.positions.end());
+  });
+  (void)m.runner->train_forward(t);
+  m.runner->set_hidden_observer({});
+  return out;
 }
 
 // Relative tolerance for two f32 computations of the same function in different

@@ -42,7 +42,8 @@ TEST_CASE("cpu gemm matches the reference", "[executor][cpu][gemm]") {
 }
 
 TEST_CASE("cpu vector ops match the reference", "[executor][cpu]") {
-  for (BackendOp op : {BackendOp::rms_norm, BackendOp::group_norm, BackendOp::rope, BackendOp::swiglu, BackendOp::add}) {
+  for (BackendOp op : {BackendOp::rms_norm, BackendOp::group_norm, BackendOp::rope, BackendOp::swiglu, BackendOp::add,
+                       BackendOp::relu2}) {
     INFO(to_string(op));
     CHECK(check_cases(cpu(), f32_cases(), op) == rows_of(f32_cases(), op));
   }
@@ -64,7 +65,7 @@ TEST_CASE("cpu GHC and mHC ops match the reference", "[executor][cpu][vwn][mhc]"
 
 TEST_CASE("cpu linear-attention ops and sigmoid gates match the reference", "[executor][cpu][linear]") {
   for (BackendOp op : {BackendOp::causal_conv1d, BackendOp::gated_delta_rule, BackendOp::gated_rms_norm,
-                       BackendOp::sigmoid_gate}) {
+                       BackendOp::mamba2_ssd, BackendOp::sigmoid_gate}) {
     INFO(to_string(op));
     CHECK(check_cases(cpu(), f32_cases(), op) == rows_of(f32_cases(), op));
   }
@@ -103,6 +104,26 @@ TEST_CASE("the CPU backend refuses bf16 compute but converts bf16", "[executor][
   CHECK(supported_cases(cpu(), bf16).empty());
   const Tensor a = cpu().allocate({2, 2}, ScalarType::bf16);
   CHECK_THROWS_AS(cpu().gemm(a, false, a, true, cpu().allocate({2, 2}, ScalarType::bf16)), BackendError);
+}
+
+TEST_CASE("partial RoPE by hand: the first rotary_dim dims turn with frequencies over rotary_dim", "[executor][cpu]") {
+  // One head of 6, position 1, theta 100, rotary_dim 4: pairs (x0, x2) by 1 rad and (x1,
+  // x3) by 100^(-2/4) = 0.1 rad (rotate-half within the rotated dims, as transformers'
+  // Qwen3-Next and GLM-4.5 apply partial RoPE); x4, x5 pass. Worked out with cos and sin
+  // of 1 and 0.1 to 10 digits.
+  const Tensor x = cpu().allocate({1, 1, 6}, ScalarType::f32), pos = cpu().allocate({1}, ScalarType::i32);
+  cpu().upload(x, std::vector<float>{1, 2, 3, 4, 5, 6});
+  cpu().upload(pos, std::vector<std::int32_t>{1});
+  cpu().rope(x, pos, 100.0, 4);
+  const std::vector<double> want = {-1.9841106486, 1.5906746640, 2.4623779024, 4.1796834944, 5, 6};
+  const std::vector<float> got = cpu().download_f32(x);
+  for (std::size_t i = 0; i < want.size(); ++i) CHECK(got[i] == Approx(want[i]).margin(1e-6));
+  // the same in double, and refused: odd or over-wide rotated dims
+  const Doubles in = {1, 2, 3, 4, 5, 6};
+  const Doubles ref = rope_reference(in, std::vector<std::int32_t>{1}, 1, 6, 100.0, 4);
+  for (std::size_t i = 0; i < want.size(); ++i) CHECK(ref[i] == Approx(want[i]).margin(1e-9));
+  CHECK_THROWS_AS(cpu().rope(x, pos, 100.0, 3), BackendError);
+  CHECK_THROWS_AS(cpu().rope(x, pos, 100.0, 8), BackendError);
 }
 
 TEST_CASE("op cases count FLOPs by methods.md section 6", "[executor][cost]") {

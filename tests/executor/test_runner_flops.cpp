@@ -139,6 +139,20 @@ TEST_CASE("executed FLOPs equal the simulator's on today's backbones", "[runner]
   });
 }
 
+TEST_CASE("executed FLOPs equal the simulator's on a Nemotron-H-shaped backbone", "[runner][flops][mamba2]") {
+  // Mamba-2 mixers (chunked SSD prefill in chunks of 16, recurrent decode, states per HD
+  // stream or one over the expanded sequence), mixer-only and FFN-only layers, the relu2
+  // MLP, attention without positions.
+  check_flops({
+      {tiny_nemotron_h(), "{}", model::Layout::interleaved},
+      {tiny_nemotron_h(), R"({"hd": {"n": 2, "layers": "full"}})", model::Layout::interleaved},
+      {tiny_nemotron_h(), R"({"hd": {"n": 3, "layers": ["intra", "full", "full", "intra", "full"]}})",
+       model::Layout::interleaved},
+      {tiny_nemotron_h(), R"({"hd": {"n": 2, "layers": "intra"}})", model::Layout::stream_major},
+      {tiny_mamba(2), "{}", model::Layout::interleaved},
+  });
+}
+
 TEST_CASE("the formerly divergent ops, by hand", "[runner][flops]") {
   const model::Backbone b = tiny_dense();
   SECTION("VWN m = n static runs its GHC width and depth connections in both") {

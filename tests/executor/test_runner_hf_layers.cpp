@@ -1,11 +1,13 @@
 // Layers of today's HF families run by the runner and checked against computations written
 // here from the HF layouts alone: a Gated DeltaNet layer (Qwen3-Next's linear_attn.*
-// tensors as transformers groups them) in double precision, and gpt-oss's expert FFN
-// (router and expert biases, the clamped SwiGLU), sinks and output bias.
+// tensors as transformers groups them) and Nemotron-H's mamba and MLP blocks (norm,
+// mixer.*) in double precision, and gpt-oss's expert FFN (router and expert biases, the
+// clamped SwiGLU), sinks and output bias.
 #include <cmath>
 #include <map>
 
 #include "hdlab/executor/gated_delta_rule.hpp"
+#include "hdlab/executor/mamba2_ssd.hpp"
 #include "runner_test_support.hpp"
 
 namespace hdlab::executor::testing {
@@ -76,12 +78,13 @@ Mixed hf_projections(const model::GatedDeltaNetConfig& g, Weights& w, const Vec&
   return m;
 }
 
-// The causal depthwise conv (weight [C, 1, K], zero history) and SiLU.
-Vec hf_conv(const Vec& mixed, const std::vector<float>& cw, std::int64_t T, std::int64_t C, std::int64_t K) {
+// The causal depthwise conv (weight [C, 1, K], bias [C] or none, zero history) and SiLU.
+Vec hf_conv(const Vec& mixed, const std::vector<float>& cw, std::int64_t T, std::int64_t C, std::int64_t K,
+            const std::vector<float>& bias = {}) {
   Vec conv(mixed.size());
   for (std::int64_t i = 0; i < T; ++i)
     for (std::int64_t c = 0; c < C; ++c) {
-      double s = 0;
+      double s = bias.empty() ? 0.0 : bias[static_cast<std::size_t>(c)];
       for (std::int64_t j = 0; j < K; ++j) {
         const std::int64_t src_row = i - (K - 1) + j;
         if (src_row >= 0)
@@ -122,19 +125,41 @@ Vec hf_rule(const model::Backbone& b, Weights& w, const Vec& conv, const Mixed& 
   return gated;
 }
 
+Weights all_weights(const model::Backbone& b, WeightSource& src) {
+  Weights w;
+  for (const WeightSpec& s : weight_specs(b, model::Method{})) w[s.name] = src.values(s);
+  return w;
+}
+
+// The embeddings of `t`, [T, D].
+Vec embed(Weights& w, const std::vector<std::int32_t>& t, std::int64_t D) {
+  Vec x;
+  for (auto id : t) {
+    const auto row = w["model.embed_tokens.weight"].begin() + static_cast<std::ptrdiff_t>(id) * D;
+    x.insert(x.end(), row, row + D);
+  }
+  return x;
+}
+
+// Largest |got - want| relative to the largest |want| (at least 1).
+double worst_rel(const std::vector<float>& got, const Vec& want) {
+  REQUIRE(got.size() == want.size());
+  double worst = 0, scale = 1;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    worst = std::max(worst, std::abs(got[i] - want[i]));
+    scale = std::max(scale, std::abs(want[i]));
+  }
+  return worst / scale;
+}
+
 // One Qwen3-Next linear-attention layer plus its dense FFN on the embeddings of `t`, from
 // the tensors as HF names and lays them out (transformers' Qwen3NextGatedDeltaNet).
 Vec hf_linear_layer(const model::Backbone& b, WeightSource& src, const std::vector<std::int32_t>& t) {
-  Weights w;
-  for (const WeightSpec& s : weight_specs(b, model::Method{})) w[s.name] = src.values(s);
+  Weights w = all_weights(b, src);
   const model::GatedDeltaNetConfig& g = *b.gdn;
   const std::int64_t T = static_cast<std::int64_t>(t.size()), D = b.hidden, F = b.intermediate;
   const std::string p = "model.layers.0.";
-  Vec x(static_cast<std::size_t>(T * D));
-  for (std::int64_t i = 0; i < T; ++i)
-    for (std::int64_t d = 0; d < D; ++d)
-      x[static_cast<std::size_t>(i * D + d)] =
-          w["model.embed_tokens.weight"][static_cast<std::size_t>(t[static_cast<std::size_t>(i)] * D + d)];
+  Vec x = embed(w, t, D);
   const Vec n = rms(x, T, D, w[p + "input_layernorm.weight"], b.norm_eps);
   const Mixed m = hf_projections(g, w, n, T, D);
   const Vec conv = hf_conv(m.qkv, w[p + "linear_attn.conv1d.weight"], T, g.conv_channels(), g.conv_kernel);
@@ -163,14 +188,81 @@ TEST_CASE("a Gated DeltaNet layer equals its HF definition computed in double", 
     if (h.layer == 0) got = m.backend->download_f32(h.x);
   });
   (void)m.runner->train_forward(t);
-  REQUIRE(got.size() == want.size());
-  double worst = 0, scale = 1;
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    worst = std::max(worst, std::abs(got[i] - want[i]));
-    scale = std::max(scale, std::abs(want[i]));
-  }
   // f32 against double through one layer: well inside 1e-5 of the largest entry
-  CHECK(worst / scale < 1e-5);
+  CHECK(worst_rel(got, want) < 1e-5);
+}
+
+namespace {
+
+// The rows of m [rows, sum of widths] cut into column blocks of `widths`, each [rows, width].
+std::vector<Vec> split_columns(const Vec& m, std::int64_t rows, std::initializer_list<std::int64_t> widths) {
+  std::int64_t total = 0;
+  for (auto w : widths) total += w;
+  std::vector<Vec> out(widths.size());
+  for (std::int64_t r = 0; r < rows; ++r) {
+    auto at = m.begin() + r * total;
+    std::size_t k = 0;
+    for (auto w : widths) {
+      out[k].insert(out[k].end(), at, at + w);
+      at += w;
+      ++k;
+    }
+  }
+  return out;
+}
+
+// Nemotron-H's mamba block (NemotronHMamba2Mixer, torch path without the dt clamp) on the
+// residual x [T, D] in place: norm, in_proj split [z | xBC | dt], the conv with its bias
+// and SiLU, the SSD recurrence from a zero state, y * silu(z) normed per group of I / G
+// (MambaRMSNormGated, norm_before_gate false) times the weight, out_proj, residual.
+void hf_mamba_block(const model::Backbone& b, Weights& w, const std::string& p, Vec& x, std::int64_t T) {
+  const model::Mamba2Config& m = *b.mamba;
+  const std::int64_t D = b.hidden, I = m.inner(), C = m.conv_channels(), H = m.num_heads;
+  const std::int64_t GN = m.n_groups * m.state_size, W = m.in_proj_width();
+  auto at = [](std::int64_t i) { return static_cast<std::size_t>(i); };
+  const Vec proj = linear(rms(x, T, D, w[p + "norm.weight"], b.norm_eps), T, D, w[p + "mixer.in_proj.weight"], W);
+  const std::vector<Vec> zxd = split_columns(proj, T, {I, C, H});  // z, xBC, dt
+  const Vec conv = hf_conv(zxd[1], w[p + "mixer.conv1d.weight"], T, C, m.conv_kernel, w[p + "mixer.conv1d.bias"]);
+  const std::vector<Vec> xbc = split_columns(conv, T, {I, GN, GN});  // x, B, C
+  const Vec &z = zxd[0], &dt = zxd[2], &xs = xbc[0], &B = xbc[1], &Cm = xbc[2];
+  const std::vector<float>& dtb = w[p + "mixer.dt_bias"], &al = w[p + "mixer.A_log"], &dd = w[p + "mixer.D"];
+  const Vec dt_bias(dtb.begin(), dtb.end()), a_log(al.begin(), al.end()), d(dd.begin(), dd.end());
+  Vec state(at(H * m.head_dim * m.state_size), 0.0), y(xs.size());
+  const Mamba2Shape shape{T, H, m.head_dim, m.n_groups, m.state_size};
+  mamba2_ssd_reference(xs, B, Cm, dt, Mamba2Params<double>{dt_bias, a_log, d}, shape, state, y);
+  for (std::size_t i = 0; i < y.size(); ++i) y[i] *= silu(z[i]);
+  const std::int64_t group = I / m.n_groups;
+  Vec normed = rms(y, T * m.n_groups, group, std::vector<float>(at(group), 1.0f), b.norm_eps);
+  for (std::size_t i = 0; i < normed.size(); ++i) normed[i] *= w[p + "mixer.norm.weight"][i % at(I)];
+  const Vec out = linear(normed, T, I, w[p + "mixer.out_proj.weight"], D);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] += out[i];
+}
+
+// Nemotron-H's MLP block (NemotronHMLP): norm, up_proj, relu(x)^2, down_proj, residual.
+void hf_mlp_block(const model::Backbone& b, Weights& w, const std::string& p, Vec& x, std::int64_t T) {
+  const std::int64_t D = b.hidden, F = b.intermediate;
+  Vec up = linear(rms(x, T, D, w[p + "norm.weight"], b.norm_eps), T, D, w[p + "mixer.up_proj.weight"], F);
+  for (double& v : up) v = v > 0 ? v * v : 0.0;
+  const Vec down = linear(up, T, F, w[p + "mixer.down_proj.weight"], D);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] += down[i];
+}
+
+}  // namespace
+
+TEST_CASE("Nemotron-H's mamba and MLP blocks equal their HF definitions computed in double", "[runner][mamba2][hf]") {
+  // Layers 0 (mamba, 23 tokens in chunks of 16) and 1 (MLP) of the tiny Nemotron-H, from
+  // the tensors as NemotronH names them (model.layers.{l}.norm, .mixer.*).
+  const model::Backbone b = tiny_nemotron_h();
+  const auto t = tokens(23);
+  RandomWeights src(12);
+  Weights w = all_weights(b, src);
+  const std::int64_t T = static_cast<std::int64_t>(t.size());
+  Vec want = embed(w, t, b.hidden);
+  hf_mamba_block(b, w, "model.layers.0.", want, T);
+  Model m = build(make(b, "{}"), 12);
+  CHECK(worst_rel(hidden_after(m, t, 0), want) < 1e-5);
+  hf_mlp_block(b, w, "model.layers.1.", want, T);
+  CHECK(worst_rel(hidden_after(m, t, 1), want) < 1e-5);
 }
 
 namespace {

@@ -1,6 +1,7 @@
 // The runner on today's backbones: Gated DeltaNet linear-attention layers (Qwen3-Next) in
 // every phase and under HD and PHD (executor/README.md "Linear attention under the
-// designs"), the gated attention output and the gated shared expert, and gpt-oss's expert
+// designs"), HD's states on Mamba-2 layers too (Nemotron-H, "Mamba-2 and single-sublayer
+// blocks"), the gated attention output and the gated shared expert, and gpt-oss's expert
 // FFN (router and expert biases, the clamped SwiGLU) with its output bias.
 // Tolerances: kSameFunction (2e-5 of the largest logit) for one function computed in two
 // association orders (cached decode against the full forward, layouts); exact (0) where
@@ -17,34 +18,16 @@ RunOptions layout(model::Layout l) {
   return o;
 }
 
-// Every HD table is the backbone's own: a stream then differs from another only by where
-// its rows sit in the expanded sequence.
-class SameTables : public WeightSource {
- public:
-  explicit SameTables(std::uint64_t seed) : random_(seed) {}
-  std::vector<float> values(const WeightSpec& spec) override {
-    if (spec.name.rfind("hdlab.hd.embed_tokens.", 0) != 0) return random_.values(spec);
-    WeightSpec s = spec;
-    s.name = "model.embed_tokens.weight";
-    return random_.values(s);
-  }
+// The two hybrids HD's linear-layer semantics are checked on: Qwen3-Next-shaped (Gated
+// DeltaNet, partial RoPE) and Nemotron-H-shaped (Mamba-2, single sublayers, no positions).
+std::vector<model::Backbone> hybrids() { return {tiny_hybrid(), tiny_nemotron_h()}; }
 
- private:
-  RandomWeights random_;
-};
-
-// The residual state after layer `layer` of a training forward, [rows, D], physical order.
-std::vector<float> hidden_after(Model& m, const std::vector<std::int32_t>& t, std::int64_t layer,
-                                std::vector<std::int64_t>* positions = nullptr) {
-  std::vector<float> out;
-  m.runner->set_hidden_observer([&](const HiddenState& h) {
-    if (h.layer != layer) return;
-    out = m.backend->download_f32(h.x);
-    if (positions) positions->assign(h.positions.begin(), h.positions.end());
-  });
-  (void)m.runner->train_forward(t);
-  m.runner->set_hidden_observer({});
-  return out;
+// An HD layer-kind list for `b`: intra, full, full, intra, full, ... (JSON).
+std::string mixed_kinds(const model::Backbone& b, const char* first = "intra", const char* second = "full") {
+  std::string out = "[";
+  for (std::int64_t l = 0; l < b.num_layers; ++l)
+    out += std::string(l ? ", " : "") + "\"" + (l % 3 == 0 ? first : second) + "\"";
+  return out + "]";
 }
 
 }  // namespace
@@ -58,32 +41,35 @@ TEST_CASE("a Gated DeltaNet layer's cached decode equals its full forward", "[ru
   check_decode_matches_train(make(tiny_hybrid(false), "{}"), 17, 1);
 }
 
-TEST_CASE("HD n=1 equals the baseline on a hybrid backbone", "[runner][linear][hd]") {
-  const model::Backbone b = tiny_hybrid();
-  Model base = build(make(b, "{}"));
-  const auto t = tokens(13);
-  for (const char* kinds : {"\"full\"", "\"intra\"", "[\"intra\", \"full\", \"full\", \"intra\"]"}) {
-    INFO(kinds);
-    Model hd = build(make(b, std::string(R"({"hd": {"n": 1, "layers": )") + kinds + "}}"));
-    CHECK(rel_diff(train_logits(hd, t), train_logits(base, t)) == 0.0);
-    CHECK(rel_diff(decoded_logits(hd, t, 5), decoded_logits(base, t, 5)) == 0.0);
+TEST_CASE("HD n=1 equals the baseline on a hybrid backbone", "[runner][linear][mamba2][hd]") {
+  for (const model::Backbone& b : hybrids()) {
+    Model base = build(make(b, "{}"));
+    const auto t = tokens(13);
+    for (const std::string& kinds : {std::string("\"full\""), std::string("\"intra\""), mixed_kinds(b)}) {
+      INFO(b.name << " " << kinds);
+      Model hd = build(make(b, R"({"hd": {"n": 1, "layers": )" + kinds + "}}"));
+      CHECK(rel_diff(train_logits(hd, t), train_logits(base, t)) == 0.0);
+      CHECK(rel_diff(decoded_logits(hd, t, 5), decoded_logits(base, t, 5)) == 0.0);
+    }
   }
 }
 
-TEST_CASE("HD on a hybrid: decode equals the full forward, stream-major equals interleaved", "[runner][linear][hd]") {
-  const model::Backbone b = tiny_hybrid();
-  for (const char* design : {R"({"hd": {"n": 2, "layers": "full"}})", R"({"hd": {"n": 3, "layers": "intra"}})",
-                             R"({"hd": {"n": 2, "layers": ["intra", "full", "full", "intra"], "rope": "token_index"}})",
-                             R"({"hd": {"n": 3, "layers": ["full", "intra", "intra", "full"]}})"}) {
-    INFO(design);
-    const model::Config c = make(b, design);
-    Model inter = build(c, 9, layout(model::Layout::interleaved)),
-          major = build(c, 9, layout(model::Layout::stream_major));
-    const auto t = tokens(15);
-    CHECK(rel_diff(train_logits(major, t), train_logits(inter, t)) < kSameFunction);
-    check_decode_matches_train(c, 15, 6, layout(model::Layout::interleaved));
-    check_decode_matches_train(c, 15, 6, layout(model::Layout::stream_major));
-  }
+TEST_CASE("HD on a hybrid: decode equals the full forward, stream-major equals interleaved",
+          "[runner][linear][mamba2][hd]") {
+  for (const model::Backbone& b : hybrids())
+    for (const std::string& design :
+         {std::string(R"({"hd": {"n": 2, "layers": "full"}})"), std::string(R"({"hd": {"n": 3, "layers": "intra"}})"),
+          R"({"hd": {"n": 2, "layers": )" + mixed_kinds(b) + R"(, "rope": "token_index"}})",
+          R"({"hd": {"n": 3, "layers": )" + mixed_kinds(b, "full", "intra") + "}}"}) {
+      INFO(b.name << " " << design);
+      const model::Config c = make(b, design);
+      Model inter = build(c, 9, layout(model::Layout::interleaved)),
+            major = build(c, 9, layout(model::Layout::stream_major));
+      const auto t = tokens(15);
+      CHECK(rel_diff(train_logits(major, t), train_logits(inter, t)) < kSameFunction);
+      check_decode_matches_train(c, 15, 6, layout(model::Layout::interleaved));
+      check_decode_matches_train(c, 15, 6, layout(model::Layout::stream_major));
+    }
 }
 
 TEST_CASE("a linear layer as a KV-mirror source: decode equals the full forward", "[runner][linear][hd]") {
@@ -97,46 +83,46 @@ TEST_CASE("a linear layer as a KV-mirror source: decode equals the full forward"
                                13, 5, layout(l));
 }
 
-TEST_CASE("HD intra-stream linear layers keep n independent states", "[runner][linear][hd]") {
+TEST_CASE("HD intra-stream linear layers keep n independent states", "[runner][linear][mamba2][hd]") {
   // Every layer intra, token-index RoPE: the final stream is the baseline run on its own
   // with table E_{n-1}, the linear layers included (one state per stream).
-  const model::Backbone b = tiny_hybrid();
-  const model::Config hd = make(b, R"({"hd": {"n": 3, "layers": "intra", "rope": "token_index"}})");
-  const auto t = tokens(12);
-  for (model::Layout l : {model::Layout::interleaved, model::Layout::stream_major}) {
-    INFO(model::to_string(l));
-    Model h = build(hd, 5, layout(l));
-    TableOfStream final_table(5, 2);
-    Model base = build(make(b, "{}"), final_table);
-    CHECK(rel_diff(train_logits(h, t), train_logits(base, t)) < kSameFunction);
-    CHECK(rel_diff(decoded_logits(h, t, 4), decoded_logits(base, t, 4)) < kSameFunction);
-  }
+  for (const model::Backbone& b : hybrids())
+    for (model::Layout l : {model::Layout::interleaved, model::Layout::stream_major}) {
+      INFO(b.name << " " << model::to_string(l));
+      const model::Config hd = make(b, R"({"hd": {"n": 3, "layers": "intra", "rope": "token_index"}})");
+      const auto t = tokens(12);
+      Model h = build(hd, 5, layout(l));
+      TableOfStream final_table(5, 2);
+      Model base = build(make(b, "{}"), final_table);
+      CHECK(rel_diff(train_logits(h, t), train_logits(base, t)) < kSameFunction);
+      CHECK(rel_diff(decoded_logits(h, t, 4), decoded_logits(base, t, 4)) < kSameFunction);
+    }
 }
 
-TEST_CASE("HD cross-stream linear layers run one state over the interleaved sequence", "[runner][linear][hd]") {
-  // Linear layers only (no positions anywhere) and one table for every stream: HD n=2 with
-  // full layers over tokens a b c is the baseline over a a b b c c, its final stream the
-  // baseline's odd positions.
-  const model::Backbone b = tiny_linear(2);
-  const auto t = tokens(9);
-  std::vector<std::int32_t> doubled;
-  for (auto x : t) doubled.insert(doubled.end(), {x, x});
-  SameTables same(4);
-  Model hd = build(make(b, R"({"hd": {"n": 2, "layers": "full"}})"), same);
-  RandomWeights random(4);
-  Model base = build(make(b, "{}"), random);
-  const auto base_logits = train_logits(base, doubled);
-  const std::int64_t V = b.padded_vocab();
-  std::vector<float> odd;
-  for (std::size_t i = 1; i < doubled.size(); i += 2) {
-    const auto row = rows_of(base_logits, V, static_cast<std::int64_t>(i), 1);
-    odd.insert(odd.end(), row.begin(), row.end());
+TEST_CASE("HD cross-stream linear layers run one state over the interleaved sequence",
+          "[runner][linear][mamba2][hd]") {
+  // Linear layers only (Gated DeltaNet, Mamba-2; no positions anywhere) and one table for
+  // every stream: HD n=2 with full layers over tokens a b c is the baseline over a a b b c
+  // c, its final stream the baseline's odd positions; intra layers are not that.
+  for (const model::Backbone& b : {tiny_linear(2), tiny_mamba(2)}) {
+    INFO(b.name);
+    const auto t = tokens(9);
+    std::vector<std::int32_t> doubled;
+    for (auto x : t) doubled.insert(doubled.end(), {x, x});
+    RandomWeights random(4);
+    Model base = build(make(b, "{}"), random);
+    const auto base_logits = train_logits(base, doubled);
+    std::vector<float> odd;
+    for (std::size_t i = 1; i < doubled.size(); i += 2) {
+      const auto row = rows_of(base_logits, b.padded_vocab(), static_cast<std::int64_t>(i), 1);
+      odd.insert(odd.end(), row.begin(), row.end());
+    }
+    SameTables same(4), same_again(4);
+    Model full = build(make(b, R"({"hd": {"n": 2, "layers": "full"}})"), same);
+    Model intra = build(make(b, R"({"hd": {"n": 2, "layers": "intra"}})"), same_again);
+    CHECK(rel_diff(train_logits(full, t), odd) < kSameFunction);
+    CHECK(rel_diff(train_logits(intra, t), odd) > 1e-3);
   }
-  CHECK(rel_diff(train_logits(hd, t), odd) < kSameFunction);
-  // and intra layers would not be that
-  SameTables same_again(4);
-  Model intra = build(make(b, R"({"hd": {"n": 2, "layers": "intra"}})"), same_again);
-  CHECK(rel_diff(train_logits(intra, t), odd) > 1e-3);
 }
 
 TEST_CASE("PHD on linear layers: origins leave the states to the origins, all_copies write them",

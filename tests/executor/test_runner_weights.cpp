@@ -407,11 +407,21 @@ TEST_CASE("backbone settings the simulator costs but the runner does not execute
   b = tiny_dense();
   b.mlp_bias = true;
   CHECK(refused_at(b) == "/backbone/mlp_bias");
-  // The 2025 HF families' fields (GLM-4.5's partial RoPE, OLMo 2's norms): costed, refused.
+  // The 2025 HF families' fields: partial RoPE (GLM-4.5, Qwen3-Next), Nemotron-H's blocks
+  // (mamba2 mixers, single sublayers, relu2, no positions) run; OLMo 2's norms are refused.
   b = tiny_dense();
   b.rotary_dim = b.head_dim / 2;
-  CHECK(refused_at(b) == "/backbone/rotary_dim");
-  b.rotary_dim = b.head_dim;  // every dimension: the runner's RoPE
+  CHECK(refused_at(b) == "accepted");
+  b.rotary_dim = b.head_dim;
+  CHECK(refused_at(b) == "accepted");
+  CHECK(refused_at(tiny_nemotron_h()) == "accepted");
+  b = tiny_nemotron_h();
+  b.norms_per_layer = 4;  // a single-sublayer layer runs behind one pre-norm
+  CHECK(refused_at(b) == "/backbone/norms_per_layer");
+  b = tiny_dense();
+  b.positions = model::PositionKind::none;
+  b.head_dim = 7;  // no RoPE: any head dim
+  b.num_heads = 4;
   CHECK(refused_at(b) == "accepted");
   b = tiny_dense();
   b.qk_norm = true;

@@ -110,18 +110,22 @@ struct MhcRow {
   bool operator==(const MhcRow&) const = default;
 };
 
-// One device's tables. A table absent from the folder is empty (a device may lack some);
-// gemm is required.
+// What every linear-attention layer table (gdn_perf, mamba2_perf) gives of a row: which
+// kernel in which phase for which model's layer, the batch of sequences and their length,
+// the hidden size and the conv's taps, the time.
+struct LinearLayerRow {
+  std::string kernel, phase, model;
+  double batch = 0, seq_len = 0, d_model = 0, d_conv = 0;
+  double seconds = 0;
+  std::int64_t line = 0;
+};
+
 // gdn_perf: one Gated DeltaNet kernel of one layer (kernel_source: causal_conv1d_fn and
 // chunk_gated_delta_rule in the context phase over batch_size sequences of seq_len tokens;
 // causal_conv1d_update and fused_recurrent_gated_delta_rule in the generation phase, one
 // token per sequence), for the head layout of model_name.
-struct GdnRow {
-  std::string kernel, phase, model;
-  double batch = 0, seq_len = 0, d_model = 0, d_conv = 0;
+struct GdnRow : LinearLayerRow {
   double k_heads = 0, k_dim = 0, v_heads = 0, v_dim = 0;
-  double seconds = 0;
-  std::int64_t line = 0;
 };
 
 // mamba2_perf: one Mamba-2 kernel of one layer (kernel_source: causal_conv1d_fn in the
@@ -129,14 +133,12 @@ struct GdnRow {
 // generation phase, one token per sequence; the bundled tables hold only these two conv
 // kernels, no SSD scan), for the layer sizes of model_name: d_model the hidden size, nheads
 // x head_dim the inner width, n_groups x d_state each of B and C, d_conv taps.
-struct Mamba2Row {
-  std::string kernel, phase, model;
-  double batch = 0, seq_len = 0, d_model = 0, d_state = 0, d_conv = 0;
-  double heads = 0, head_dim = 0, groups = 0, chunk = 0;
-  double seconds = 0;
-  std::int64_t line = 0;
+struct Mamba2Row : LinearLayerRow {
+  double d_state = 0, heads = 0, head_dim = 0, groups = 0, chunk = 0;
 };
 
+// One device's tables. A table absent from the folder is empty (a device may lack some);
+// gemm is required.
 struct KernelDb {
   std::string device;      // folder name: "h100_sxm"
   std::string device_name; // the files' device column: "NVIDIA H100 80GB HBM3"

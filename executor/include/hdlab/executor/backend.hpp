@@ -41,6 +41,8 @@ enum class BackendOp {
   gated_delta_rule,
   gated_rms_norm,
   sigmoid_gate,
+  mamba2_ssd,
+  relu2,
   convert,
   count_
 };
@@ -84,6 +86,14 @@ class EventTimer {
 struct SwigluClamp {
   float limit = 0;  // > 0: gate clamped above at limit, up to [-limit, limit]
   float alpha = 0;  // the sigmoid's slope on the clamped gate (gpt-oss: 1.702)
+};
+
+// The gated RMSNorm's two forms (Backend::gated_rms_norm): Gated DeltaNet's, normed then
+// gated, one group per row; Mamba-2's (mamba_ssm's norm_before_gate = false), gated first,
+// then normed over groups of `group` channels of a row (n_groups of I / n_groups).
+struct GatedNormForm {
+  std::int64_t group = 0;         // channels per normalised group; 0: the whole row
+  bool gate_before_norm = false;  // true: norm(x * silu(gate)) * w; false: norm(x) * w * silu(gate)
 };
 
 // Where gathered row i lands in the output: row first + i * stride.
@@ -149,10 +159,17 @@ class Backend {
   void group_norm(const Tensor& x, std::int64_t group_size, const Tensor& weight, const Tensor& bias, float eps,
                   const Tensor& out);
 
-  // In place, rotate-half convention (HF Llama/Qwen): for j < hd/2 the pair
-  // (x[j], x[j + hd/2]) turns by angle positions[r] * theta^(-2j/hd).
-  // x [T, heads, hd], positions [T] i32 (expanded index or token index: caller's choice).
-  void rope(const Tensor& x, const Tensor& positions, double theta);
+  // In place, rotate-half convention (HF Llama/Qwen) over the first r = rotary_dim
+  // dimensions of each head (0: r = hd): for j < r/2 the pair (x[j], x[j + r/2]) turns by
+  // angle positions[t] * theta^(-2j/r); dimensions r..hd-1 pass unchanged (partial RoPE as
+  // transformers' Qwen3-Next and GLM-4.5 apply it: the frequencies are spread over r).
+  // x [T, heads, hd], positions [T] i32 (expanded index or token index: caller's choice);
+  // r even, r <= hd.
+  void rope(const Tensor& x, const Tensor& positions, double theta, std::int64_t rotary_dim = 0);
+
+  // Nemotron-H's squared ReLU: out = max(x, 0)^2; x, out [T, F] (the non-gated MLP's
+  // activation between up_proj and down_proj). out may be x.
+  void relu2(const Tensor& x, const Tensor& out);
 
   // out = silu(gate) * up with gate_up [T, 2F] = [gate | up], out [T, F]. With
   // clamp.limit L > 0 (gpt-oss): g = min(gate, L), u = max(-L, min(up, L)),
@@ -230,9 +247,23 @@ class Backend {
   void gated_delta_rule(const Tensor& qkv, const Tensor& ba, const Tensor& a_log, const Tensor& dt_bias,
                         const Tensor& state, const Tensor& out, std::int64_t chunk, const Tensor& writes = Tensor{});
 
-  // out[r] = x[r] / sqrt(mean(x[r]^2) + eps) * weight * silu(gate[r]); x, gate, out
-  // [R, dim] (R = rows * value heads, dim = d_v), weight f32 [dim]. out may be x.
-  void gated_rms_norm(const Tensor& x, const Tensor& gate, const Tensor& weight, float eps, const Tensor& out);
+  // Per row r and group g of its channels (form.group of them; 0: the whole row):
+  //   norm before gate (Gated DeltaNet): out = x / sqrt(mean_g(x^2) + eps) * weight * silu(gate)
+  //   gate before norm (Mamba-2):        u = x * silu(gate); out = u / sqrt(mean_g(u^2) + eps) * weight
+  // x, gate, out [R, W] (Gated DeltaNet: R = rows * value heads, W = d_v; Mamba-2: W = H P
+  // in n_groups groups), weight f32 [W]. out may be x.
+  void gated_rms_norm(const Tensor& x, const Tensor& gate, const Tensor& weight, float eps, const Tensor& out,
+                      GatedNormForm form = {});
+
+  // The Mamba-2 SSD scan (mamba2_ssd.hpp) on the conv's output xbc [R, H P + 2 G N] (per
+  // row x of H heads of P, then B and C of G groups of N) and the raw step dt [R, H]: per
+  // row and head h (group h / (H / G)), step = softplus(dt + dt_bias[h]), a = exp(-exp(
+  // a_log[h]) step), S <- a S + step x B^T, y = S C + d[h] x. state [H, P, N] (read as S_0,
+  // written as S_R) and y [R, H, P] of xbc's type; a_log, dt_bias, d f32 [H].
+  // `chunk` > 0: the chunked form, `chunk` rows at a time; 0: row by row (decode). The
+  // same numbers either way, up to rounding.
+  void mamba2_ssd(const Tensor& xbc, const Tensor& dt, const Tensor& a_log, const Tensor& dt_bias, const Tensor& d,
+                  const Tensor& state, const Tensor& y, std::int64_t chunk);
 
   // out = x * sigmoid(gate); x, out [R, W], gate [R, W] (gated attention output) or [R, 1]
   // (a per-row gate: the shared experts' output). out may be x.
@@ -261,7 +292,8 @@ class Backend {
   virtual void rms_norm_impl(const Tensor& x, const Tensor& weight, float eps, const Tensor& out) = 0;
   virtual void group_norm_impl(const Tensor& x, std::int64_t group_size, const Tensor& weight, const Tensor& bias,
                                float eps, const Tensor& out) = 0;
-  virtual void rope_impl(const Tensor& x, const Tensor& positions, double theta) = 0;
+  virtual void rope_impl(const Tensor& x, const Tensor& positions, double theta, std::int64_t rotary_dim) = 0;
+  virtual void relu2_impl(const Tensor& x, const Tensor& out) = 0;
   virtual void swiglu_impl(const Tensor& gate_up, const Tensor& out, SwigluClamp clamp) = 0;
   virtual void add_impl(const Tensor& a, const Tensor& b, const Tensor& out) = 0;
   virtual void topk_routing_impl(const Tensor& logits, std::int64_t k, model::RouterKind score, bool normalize,
@@ -281,7 +313,9 @@ class Backend {
                                      const Tensor& state, const Tensor& out, std::int64_t chunk,
                                      const Tensor& writes) = 0;
   virtual void gated_rms_norm_impl(const Tensor& x, const Tensor& gate, const Tensor& weight, float eps,
-                                   const Tensor& out) = 0;
+                                   const Tensor& out, GatedNormForm form) = 0;
+  virtual void mamba2_ssd_impl(const Tensor& xbc, const Tensor& dt, const Tensor& a_log, const Tensor& dt_bias,
+                               const Tensor& d, const Tensor& state, const Tensor& y, std::int64_t chunk) = 0;
   virtual void sigmoid_gate_impl(const Tensor& x, const Tensor& gate, const Tensor& out) = 0;
 
  private:

@@ -38,5 +38,12 @@ void mamba2_ssd_reference(std::span<const double> x, std::span<const double> B, 
 void mamba2_ssd_chunked(std::span<const float> x, std::span<const float> B, std::span<const float> C,
                         std::span<const float> dt, const Mamba2Params<float>& p, const Mamba2Shape& s,
                         std::int64_t chunk, std::span<float> state, std::span<float> y);
+// The same for heads [h0, h1) only (their state and outputs; the others untouched): heads
+// are independent, so the CPU backend runs ranges of them in parallel. A chunk of one
+// token is the recurrence (the decode step).
+void mamba2_ssd_chunked_heads(std::span<const float> x, std::span<const float> B, std::span<const float> C,
+                              std::span<const float> dt, const Mamba2Params<float>& p, const Mamba2Shape& s,
+                              std::int64_t chunk, std::int64_t h0, std::int64_t h1, std::span<float> state,
+                              std::span<float> y);
 
 }  // namespace hdlab::executor

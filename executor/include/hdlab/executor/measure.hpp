@@ -63,9 +63,11 @@ struct OutputChange {
 OutputChange output_change(Runner& changed, Runner& reference, std::span<const std::int32_t> tokens);
 
 // Overrides that shrink (or grow) a backbone for a run; unset fields keep the
-// backbone's value. Layers keep the per-layer attention pattern (cyclically), the
-// KV-mirror pairs and leading dense layers are capped to fit; the head dim follows the
-// hidden size when it was hidden / heads. model::ConfigError when the result is invalid.
+// backbone's value. Layers keep the per-layer attention, mixer and FFN patterns
+// (cyclically), the KV-mirror pairs and leading dense layers are capped to fit; the head
+// dim follows the hidden size when it was hidden / heads, and partial RoPE keeps its share
+// of the head dim (in whole pairs). Linear mixers' own sizes are not scaled.
+// model::ConfigError when the result is invalid.
 struct BackboneScale {
   std::optional<std::int64_t> layers, hidden, heads, kv_heads, head_dim, ffn, vocab, experts, top_k, expert_ffn,
       window;

@@ -85,9 +85,11 @@ OpCase rms_norm_case(model::OpKind kind, std::int64_t rows, std::int64_t dim, Sc
 // VWN output GroupNorm over D' = groups * group_size.
 OpCase group_norm_case(std::int64_t rows, std::int64_t groups, std::int64_t group_size, ScalarType type,
                        std::uint64_t seed);
+// rotary_dim > 0: partial RoPE over the first rotary_dim dims of each head.
 OpCase rope_case(std::int64_t tokens, std::int64_t heads, std::int64_t head_dim, std::int32_t first_position,
-                 std::int32_t position_step, ScalarType type, std::uint64_t seed);
+                 std::int32_t position_step, ScalarType type, std::uint64_t seed, std::int64_t rotary_dim = 0);
 OpCase swiglu_case(std::int64_t tokens, std::int64_t ffn, ScalarType type, std::uint64_t seed, SwigluClamp clamp = {});
+OpCase relu2_case(std::int64_t tokens, std::int64_t ffn, ScalarType type, std::uint64_t seed);
 OpCase add_case(std::int64_t tokens, std::int64_t width, ScalarType type, std::uint64_t seed);
 OpCase topk_routing_case(std::int64_t tokens, std::int64_t experts, std::int64_t k, model::RouterKind score,
                          bool normalize, ScalarType type, std::uint64_t seed);
@@ -107,7 +109,7 @@ OpCase ghc_depth_case(std::int64_t tokens, std::int64_t m, std::int64_t n, std::
 OpCase mhc_dynamic_case(std::int64_t tokens, std::int64_t n, std::int64_t D, std::int64_t iters, ScalarType type,
                         std::uint64_t seed);
 
-// ---- linear attention (op_cases_linear.cpp): Gated DeltaNet sizes ----------------------
+// ---- linear attention (op_cases_linear.cpp): Gated DeltaNet and Mamba-2 sizes ----------
 struct GdnCaseShape {
   std::int64_t rows = 0, hk = 1, hv = 1, dk = 8, dv = 8, kernel = 4;
   std::int64_t chunk = 64;  // gated_delta_rule: 0 token by token
@@ -118,7 +120,15 @@ struct GdnCaseShape {
 OpCase causal_conv1d_case(const GdnCaseShape& shape, ScalarType type, std::uint64_t seed);
 // The rule from a random state; checks the output and the state it leaves.
 OpCase gated_delta_rule_case(const GdnCaseShape& shape, ScalarType type, std::uint64_t seed);
-OpCase gated_rms_norm_case(std::int64_t rows, std::int64_t dim, ScalarType type, std::uint64_t seed);
+OpCase gated_rms_norm_case(std::int64_t rows, std::int64_t dim, ScalarType type, std::uint64_t seed,
+                           GatedNormForm form = {});
+// Mamba-2's SSD scan (Backend::mamba2_ssd) over `rows` rows from a random state: H heads
+// of P, G groups of state N; checks the output and the state it leaves.
+struct Mamba2CaseShape {
+  std::int64_t rows = 0, heads = 2, head_dim = 8, groups = 1, state = 8;
+  std::int64_t chunk = 64;  // 0: row by row (decode)
+};
+OpCase mamba2_ssd_case(const Mamba2CaseShape& shape, ScalarType type, std::uint64_t seed);
 // per_row: a [rows, 1] gate (shared experts) instead of one per element (gated attention).
 OpCase sigmoid_gate_case(std::int64_t rows, std::int64_t width, bool per_row, ScalarType type, std::uint64_t seed);
 

@@ -11,6 +11,7 @@
 #include "hdlab/executor/attention_mask.hpp"
 #include "hdlab/executor/backend.hpp"
 #include "hdlab/executor/gated_delta_rule.hpp"
+#include "hdlab/executor/mamba2_ssd.hpp"
 
 namespace hdlab::executor {
 
@@ -32,9 +33,12 @@ Doubles rms_norm_reference(DoubleSpan x, DoubleSpan weight, std::int64_t rows, s
 Doubles group_norm_reference(DoubleSpan x, DoubleSpan weight, DoubleSpan bias, std::int64_t rows,
                              std::int64_t width, std::int64_t group_size, double eps);
 
-// x [T, heads, hd], positions [T].
+// x [T, heads, hd], positions [T]; the first rotary_dim dims rotate (0: all).
 Doubles rope_reference(DoubleSpan x, std::span<const std::int32_t> positions, std::int64_t heads,
-                       std::int64_t head_dim, double theta);
+                       std::int64_t head_dim, double theta, std::int64_t rotary_dim = 0);
+
+// max(x, 0)^2 element by element.
+Doubles relu2_reference(DoubleSpan x);
 
 // gate_up [T, 2F] -> [T, F]; clamp.limit > 0: gpt-oss's clamped SwiGLU.
 Doubles swiglu_reference(DoubleSpan gate_up, std::int64_t tokens, std::int64_t ffn, SwigluClamp clamp = {});
@@ -96,9 +100,16 @@ Doubles causal_conv1d_reference(DoubleSpan x, std::int64_t rows, std::int64_t ch
 Doubles gated_delta_rule_op_reference(DoubleSpan qkv, DoubleSpan ba, DoubleSpan a_log, DoubleSpan dt_bias,
                                       const GdnShape& s, Doubles& state, std::span<const std::int32_t> writes = {});
 
-// x, gate [rows, dim], weight [dim].
+// x, gate [rows, dim], weight [dim]; groups of form.group (0: the row), gated before or
+// after the norm as form says (Backend::gated_rms_norm).
 Doubles gated_rms_norm_reference(DoubleSpan x, DoubleSpan gate, DoubleSpan weight, std::int64_t rows,
-                                 std::int64_t dim, double eps);
+                                 std::int64_t dim, double eps, GatedNormForm form = {});
+
+// Backend::mamba2_ssd: xbc [R, H P + 2 G N], dt [R, H], a_log, dt_bias, d [H]; state
+// [H, P, N] read and updated in place; returns y [R, H, P]. s.tokens = R. The recurrence
+// itself is mamba2_ssd_reference (mamba2_ssd.hpp).
+Doubles mamba2_ssd_op_reference(DoubleSpan xbc, DoubleSpan dt, DoubleSpan a_log, DoubleSpan dt_bias, DoubleSpan d,
+                                const Mamba2Shape& s, Doubles& state);
 
 // x [rows, width], gate [rows, gate_cols] with gate_cols = width or 1.
 Doubles sigmoid_gate_reference(DoubleSpan x, DoubleSpan gate, std::int64_t rows, std::int64_t width,

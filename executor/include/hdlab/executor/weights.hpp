@@ -19,10 +19,17 @@
 //     Qwen3-Next names and layouts): in_proj_qkvz.weight [2hk*dk + 2hv*dv, D] grouped per key
 //     head [q | k | v | z], in_proj_ba.weight [2hv, D] per key head [b | a], conv1d.weight
 //     [2hk*dk + hv*dv, 1, K], dt_bias [hv], A_log [hv], norm.weight [dv], out_proj.weight [D, hv*dv]
+//   model.layers.{l}.mixer.*                        a Mamba-2 layer (Nemotron-H's names): in_proj.weight
+//     [2I + 2GN + H, D] rows [z | x | B | C | dt], conv1d.weight [I + 2GN, 1, K] (+ .bias [I + 2GN]),
+//     dt_bias, A_log, D [H], norm.weight [I] (the grouped gated norm), out_proj.weight [D, I]
 //   model.layers.{l}.post_attention_layernorm.weight [D]    norms_per_layer 2: the pre-FFN norm (Qwen/Llama)
 //     norms_per_layer 4 (Gemma): post_attention_layernorm is the post-attention norm, and
 //     pre_feedforward_layernorm / post_feedforward_layernorm wrap the FFN
 //   model.layers.{l}.mlp.{gate,up,down}_proj.weight [F, D], [F, D], [D, F]   dense SwiGLU
+//     (mlp relu2: up_proj and down_proj only)
+//   model.layers.{l}.norm.weight, model.layers.{l}.mixer.*   a layer of one sublayer (Nemotron-H's
+//     blocks: layer_types or ffn_types none): its one pre-norm, and its mixer's or its FFN's
+//     tensors under mixer. (q_proj..., in_proj..., up_proj / down_proj)
 //   model.layers.{l}.mlp.gate.weight                [E, D]  MoE router (+ mlp.gate.bias [E] with router_bias)
 //   model.layers.{l}.mlp.experts.{e}.{gate,up,down}_proj.weight          routed expert e
 //     (+ .bias [F], [F], [D] with expert_bias: gpt-oss's, stored per expert, not packed)
@@ -66,6 +73,8 @@ enum class WeightInit {
   ghc_dynamic,   // VWN dynamic weights: N(0, RandomInit::ghc_dynamic_std^2), 0 as published
   injection,     // looped adapter [W_h | W_e] = [I/2 | I/2] + N(0, RandomInit::injection_noise_std^2)
   log_uniform_16,  // log of U(0, 16]: Gated DeltaNet's A_log (transformers' Qwen3-Next init)
+  mamba2_a_log,    // log(h + 1) for head h: Mamba-2's A_log (transformers' Nemotron-H init)
+  mamba2_dt_bias,  // softplus^-1 of a step log-uniform in [0.001, 0.1] (Nemotron-H's time_step_min/max)
 };
 
 struct WeightSpec {
@@ -76,10 +85,25 @@ struct WeightSpec {
   bool keep_f32 = false;  // norm weights and GHC coefficients stay f32 on every backend
 };
 
+// Where layer l's tensors sit. A layer of two sublayers under HF's Llama/Qwen names:
+// input_layernorm, self_attn. (Gated DeltaNet: linear_attn.), post_attention_layernorm,
+// mlp. (norms_per_layer 4: post_attention_layernorm is the mixer's post-norm and
+// pre_/post_feedforward_layernorm wrap the FFN). A layer of one sublayer as Nemotron-H
+// names its blocks: norm.weight and mixer. (the attention's q_proj..., the MLP's up_proj
+// and down_proj). A Mamba-2 mixer is mixer. in either (NemotronHMamba2Mixer's names).
+struct LayerNames {
+  std::string prefix;                        // "model.layers.{l}."
+  std::string mixer_norm, mixer_post_norm;   // weight names ("" where the layer has none)
+  std::string ffn_norm, ffn_post_norm;
+  std::string mixer, ffn;                    // prefixes of the sublayers' tensors
+};
+LayerNames layer_names(const model::Backbone& b, std::int64_t l);
+
 // Every tensor of a design on `backbone` (the effective, grown backbone for a Config), in
 // a fixed order. Throws model::ConfigError for backbones the runner does not execute
-// (MLA attention, norms_per_layer other than 2 or 4, odd head dims, partial RoPE,
-// whole-projection QK-norm, post-sublayer norms; see check_executable in weights.cpp).
+// (MLA attention, norms_per_layer other than 2 or 4 (2 with single-sublayer layers), odd
+// rotated dims, LayerNorm, GELU, learned or ALiBi positions, whole-projection QK-norm,
+// post-sublayer norms, FFN biases; see check_block in weights.cpp).
 std::vector<WeightSpec> weight_specs(const model::Backbone& backbone, const model::Method& method);
 std::vector<WeightSpec> weight_specs(const model::Config& c);
 // Bytes the specs take on a backend storing matrices as `type` (keep_f32 ones as f32).
@@ -169,7 +193,7 @@ class GrownWeights : public WeightSource {
 
 // ---- device copies in the runner's layout -------------------------------------------
 struct FfnWeights {
-  Tensor gate_up;  // [2F, D]: gate rows then up rows (swiglu reads [gate | up])
+  Tensor gate_up;  // [2F, D]: gate rows then up rows (swiglu reads [gate | up]); relu2: up_proj [F, D]
   Tensor down;     // [D, F]
   Tensor gate_up_bias, down_bias;  // [1, 2F], [1, D] with expert biases (gpt-oss)
 };
@@ -192,6 +216,17 @@ struct LinearAttentionWeights {
   Tensor norm;     // [dv] f32, the gated RMSNorm's weight
   Tensor out;      // [D, hv dv]
 };
+// A Mamba-2 mixer, its in_proj split by the rows' roles so each is one GEMM.
+struct Mamba2Weights {
+  Tensor z;        // [I, D]: the norm's gate
+  Tensor xbc;      // [I + 2 G N, D]: the conv's input x | B | C
+  Tensor dt;       // [H, D]: the raw step
+  Tensor conv;     // [I + 2 G N, K]
+  Tensor conv_bias;  // [I + 2 G N] f32 (conv_bias), or undefined
+  Tensor a_log, dt_bias, d;  // [H] f32
+  Tensor norm;     // [I] f32, the grouped gated norm's weight
+  Tensor out;      // [D, I]
+};
 struct GhcWeights {  // one generalized hyper-connection (VWN), or mHC's (m = 1)
   Tensor static_a;   // [n, m+n] f32, the static alpha, also [1, n, m+n]
   Tensor static_b;   // [m, n] f32
@@ -201,15 +236,16 @@ struct GhcWeights {  // one generalized hyper-connection (VWN), or mHC's (m = 1)
   Tensor bias;       // mHC [n^2+2n] f32
 };
 struct LayerWeights {
-  Tensor attn_norm, attn_post_norm;  // [D] f32; post only with norms_per_layer 4
+  Tensor attn_norm, attn_post_norm;  // [D] f32; post only with norms_per_layer 4; none without a mixer
   Tensor q, k, v, o;                 // [H*hd, D], [G*hd, D], [G*hd, D], [D, H*hd]
   Tensor q_bias, k_bias, v_bias;     // [1, out] with attention_bias
   Tensor q_gate, q_gate_bias;        // [H*hd, D], [1, H*hd]: gated attention output (Qwen3-Next)
   Tensor o_bias;                     // [1, D] with output_bias
-  LinearAttentionWeights linear;     // linear-attention layers (instead of q, k, v, o)
+  LinearAttentionWeights linear;     // Gated DeltaNet layers (instead of q, k, v, o)
+  Mamba2Weights mamba;               // Mamba-2 layers
   Tensor q_norm, k_norm;             // [hd] f32 with qk_norm
   Tensor sinks;                      // [H] f32 with attention_sinks
-  Tensor ffn_norm, ffn_post_norm;    // [D] f32
+  Tensor ffn_norm, ffn_post_norm;    // [D] f32; none without an FFN
   FfnWeights dense;                  // dense layers
   std::optional<MoeWeights> moe;     // MoE layers
   GhcWeights ghc_attn, ghc_ffn;      // VWN

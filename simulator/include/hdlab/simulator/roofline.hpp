@@ -88,6 +88,7 @@ struct Roofline {
   const GemmKernel* gemm = nullptr;
   const PrefillAttentionKernel* prefill = nullptr;
   const DecodeAttentionKernel* decode = nullptr;
+  std::uint64_t gemm_key = 0, decode_key = 0;  // their memo keys (kernel_memo.hpp), looked up once here
   DecodeKernel decode_kernel = DecodeKernel::automatic;  // the scenario's attention.decode_kernel
   ModelShape shape{};    // a copy (the roofline may outlive the caller's)
   double kv_group = 1;  // G / kv_tp: KV heads one device holds
@@ -101,11 +102,17 @@ struct Roofline {
 // kernel models are left unused (the roofline's rates time every op).
 Roofline make_roofline(const HardwareProfile& hw, model::DType dtype, const Sharding& s,
                        const ModelShape* shape = nullptr);
+// What an op or a pass is timed for: inference runs the forward alone, training its
+// backward too. Timed for the forward, the backward fields (OpTime's, PassTime's) stay 0:
+// a decode step's ops would otherwise time three GEMMs each where one runs.
+enum class Timing { forward, training };
 // One op on one device. `work` is the layer's (null outside the layers); the kernel
 // models time attention from it.
-OpTime op_time(model::OpKind k, const OpRow& r, const Roofline& rl, const LayerWork* work);
-// The kernel models' time of an op, forward and backward (kernel_time.cpp).
-OpTime kernel_op_time(model::OpKind k, const OpRow& r, const Roofline& rl, const LayerWork* work);
+OpTime op_time(model::OpKind k, const OpRow& r, const Roofline& rl, const LayerWork* work,
+               Timing timing = Timing::training);
+// The kernel models' time of an op, forward and (training) backward (kernel_time.cpp).
+OpTime kernel_op_time(model::OpKind k, const OpRow& r, const Roofline& rl, const LayerWork* work,
+                      Timing timing = Timing::training);
 
 // Per-op time of a pass on one device, summed over layer passes.
 struct PassTime {
@@ -120,7 +127,7 @@ struct PassTime {
   double backward_s = 0;
   double backward_weight_s = 0;  // the part of backward_s in weight-gradient products (OpTime's)
 };
-void pass_time(const PassCost& p, const Roofline& rl, PassTime& out);
+void pass_time(const PassCost& p, const Roofline& rl, Timing timing, PassTime& out);
 
 struct Link {
   double bytes_per_s = 0;  // per direction, efficiency applied
