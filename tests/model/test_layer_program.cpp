@@ -272,3 +272,44 @@ TEST_CASE("forward memory from the nodes' tensors, counted by hand", "[layer_pro
   for (const auto& [name, bytes] : m.buffers) sum += bytes;
   CHECK(m.workspace_bytes == sum);
 }
+
+TEST_CASE("a Nemotron-H pass's memory: Mamba-2 states in their cache slots, KV for attention only",
+          "[layer_program][memory][mamba2]") {
+  // M - M * M -: 3 Mamba-2 mixers (16 heads of 32, 2 groups of state 32, 4-tap conv), one
+  // attention mixer (2 kv heads of 32), 2 FFN-only relu2 MLPs of 512; f32.
+  const auto nemotron = [](const char* design) {
+    Json doc = read_json_file(std::string(HDLAB_SOURCE_DIR) + "/profiles/models/tiny-nemotron-h.json");
+    doc["design"] = Json::parse(design);
+    return parse_config(doc);
+  };
+  // per Mamba-2 state: H P N = 16 x 32 x 32 recurrent, (H P + 2 G N) = 640 channels x 3 taps
+  const double mamba_state = 16 * 32 * 32 + 640 * 3, kv_entry = 2 * 2 * 32;
+  CHECK(cache_capacity_bytes(nemotron(R"({"baseline": {}})"), 10, 4) == (10 * kv_entry + 3 * mamba_state) * 4);
+  // HD n = 2, intra layers: a state per stream, the attention layer's 2 x 10 positions
+  CHECK(cache_capacity_bytes(nemotron(R"({"hd": {"n": 2, "layers": "intra"}})"), 10, 4) ==
+        (20 * kv_entry + 3 * 2 * mamba_state) * 4);
+
+  ForwardRun run;
+  run.phase = ForwardPhase::prefill;
+  run.tokens = 10;
+  run.element_bytes = 4;
+  const auto buffers = [&](const Config& c) {
+    std::map<std::string, double> b;
+    for (const auto& [name, bytes] : forward_memory(c, run).buffers) b[name] += bytes;
+    return b;
+  };
+  std::map<std::string, double> b = buffers(nemotron(R"({"baseline": {}})"));
+  const auto reused = [](double elements) { return std::floor(elements * 1.25) * 4; };
+  CHECK(b["lin_qkv"] == reused(10 * 640));   // x B C, the conv's input
+  CHECK(b["lin_conv"] == reused(10 * 640));
+  CHECK(b["lin_z"] == reused(10 * 512));     // the gate, H P wide
+  CHECK(b["lin_ba"] == reused(10 * 16));     // dt, a head each
+  CHECK(b["lin_o"] == reused(10 * 512));
+  CHECK(b["gate_up"] == reused(10 * 512));   // relu2: the up projection alone
+  CHECK(b["q"] == reused(10 * 8 * 32));
+  CHECK(b.count("lin_state") == 0);          // a prefill's states are cache slots
+  run.phase = ForwardPhase::train_forward;   // a training pass runs from workspace states
+  b = buffers(nemotron(R"({"baseline": {}})"));
+  CHECK(b["lin_state"] == reused(16 * 32 * 32));
+  CHECK(b["lin_conv_state"] == reused(640 * 3));
+}
