@@ -82,15 +82,15 @@ CasePrediction predict_case(const ValidationCase& c, const simulator::HardwarePr
   simulator::pass_time(*pass, rl, simulator::Timing::forward, t);
   out.seconds = t.total_s;
   out.op_s = t.op_s;
-  simulator::ForwardRun run;
-  run.phase = c.phase == Phase::train_forward ? simulator::ForwardPhase::train_forward
-              : c.phase == Phase::prefill     ? simulator::ForwardPhase::prefill
-                                              : simulator::ForwardPhase::decode;
+  model::ForwardRun run;
+  run.phase = c.phase == Phase::train_forward ? model::ForwardPhase::train_forward
+              : c.phase == Phase::prefill     ? model::ForwardPhase::prefill
+                                              : model::ForwardPhase::decode;
   run.tokens = c.tokens;
   run.decode_steps = c.phase == Phase::decode ? decode_steps(spec) : 0;
   run.layout = po.layout;
   run.element_bytes = shape.bytes;
-  out.memory = simulator::forward_memory(c.config, run);
+  out.memory = model::forward_memory(c.config, run);
   return out;
 }
 
@@ -98,10 +98,10 @@ namespace {
 
 using Shape = std::vector<std::int64_t>;
 
-simulator::ForwardPhase forward_phase(Phase p) {
-  return p == Phase::train_forward ? simulator::ForwardPhase::train_forward
-         : p == Phase::prefill     ? simulator::ForwardPhase::prefill
-                                   : simulator::ForwardPhase::decode;
+model::ForwardPhase forward_phase(Phase p) {
+  return p == Phase::train_forward ? model::ForwardPhase::train_forward
+         : p == Phase::prefill     ? model::ForwardPhase::prefill
+                                   : model::ForwardPhase::decode;
 }
 
 // The products a case runs, as {M, N, K} (y[M, N] = x[M, K] W^T), and its attention
@@ -109,7 +109,7 @@ simulator::ForwardPhase forward_phase(Phase p) {
 // depend on the routing.
 void case_shapes(const ValidationCase& c, std::set<Shape>& gemm, std::set<Shape>& attention) {
   const model::Backbone& b = c.config.effective;
-  const auto rows = simulator::forward_rows(c.config, forward_phase(c.phase), c.tokens);
+  const auto rows = model::forward_rows(c.config, forward_phase(c.phase), c.tokens);
   const std::int64_t R = static_cast<std::int64_t>(rows.all), Rf = static_cast<std::int64_t>(rows.final);
   const std::int64_t D = b.hidden, q = b.num_heads * b.head_dim, kv = b.num_kv_heads * b.head_dim;
   const std::int64_t loss = c.phase == Phase::train_forward ? Rf : 1;

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "hdlab/model/error.hpp"
+#include "hdlab/model/layer_work.hpp"
 #include "runner_internal.hpp"
 
 namespace hdlab::executor {
@@ -205,10 +206,9 @@ void Runner::Impl::upload_rows(Pass& p) {
 }
 
 // The rows a prefill keeps in the cache(s) of run `r` (one set per stream when the layer
-// keeps a cache per stream), uploaded once per distinct set; returns the rows kept.
-double Runner::Impl::plan_commits(Pass& p, const LayerRun& r) {
+// keeps a cache per stream), uploaded once per distinct set.
+void Runner::Impl::plan_commits(Pass& p, const LayerRun& r) {
   const std::size_t streams = per_stream_kv(r.layer) ? static_cast<std::size_t>(copies) : 1;
-  double kept_rows = 0;
   for (std::size_t s = 0; s < streams; ++s) {
     detail::CommitRows c;
     std::vector<std::pair<std::int64_t, std::int32_t>> kept;
@@ -221,7 +221,6 @@ double Runner::Impl::plan_commits(Pass& p, const LayerRun& r) {
       c.positions.push_back(t);
       c.host_ids.push_back(row);
     }
-    kept_rows += static_cast<double>(kept.size());
     auto same = std::find_if(p.commits.begin(), p.commits.end(),
                              [&](const detail::CommitRows& o) { return o.host_ids == c.host_ids; });
     if (same == p.commits.end()) {
@@ -231,36 +230,33 @@ double Runner::Impl::plan_commits(Pass& p, const LayerRun& r) {
     }
     p.commit_seq.push_back(static_cast<int>(same - p.commits.begin()));
   }
-  return kept_rows;
 }
 
 // Host setup of a call, part 2: every attention call's tile plan in execution order, for
 // a prefill the rows each cache keeps, and the call's layer program: each run's work
-// (rows through it: all, or the final stream's after HD's KV-mirror layers; K/V rows of a
-// mirror layer: its source's input; attention pairs of the planned tiles; KV entries
-// read and written) and the op nodes built from it.
+// (model::run_work: the rows, attention pairs and KV entries the model layer derives for
+// this call's phase and length, as the simulator does) and the op nodes built from it.
+// The pairs the plans execute are profiled as measured (runner_attention.cpp).
 void Runner::Impl::plan_attention(Pass& p) {
-  const double all = static_cast<double>(p.rows.size()), finals = static_cast<double>(p.final_rows.size());
-  std::vector<double> source_rows(mirror_of_source.size(), 0);  // per mirror layer
-  double recurrent_rows = 0;
+  const model::PassPhase phase = p.kind == PassKind::train     ? model::PassPhase::train_forward
+                                 : p.kind == PassKind::prefill ? model::PassPhase::prefill
+                                                               : model::PassPhase::decode;
+  // A decode step's work is asked at the context cached before it.
+  const model::PassShape shape{phase, 1, p.kind == PassKind::decode ? p.tokens - 1 : p.tokens};
+  model::WorkOptions o;
+  o.layout = layout;
+  o.tile_q = kTileQ;
+  o.tile_k = kTileK;
+  o.mirror_final_only_decode = true;  // HD's mirrored layers decode the final stream's row alone
   bool final_only = false;
   p.work.clear();
   for (const LayerRun& r : schedule) {
-    const double rows_in = final_only ? finals : all;
-    if (const std::int64_t ml = mirror_of_source[static_cast<std::size_t>(r.layer)]; ml >= 0 && r.iteration == 0)
-      source_rows[static_cast<std::size_t>(ml)] = rows_in;
-    if (r.iteration_start) recurrent_rows = rows_in;
     final_only = final_only || hd_mirror_queries(r.layer);
-    model::LayerWork work;
-    work.seqs = 1;
-    work.rows_q = final_only ? finals : all;
-    work.rows_kv = config.effective.is_mirrored(r.layer) ? source_rows[static_cast<std::size_t>(r.layer)] : work.rows_q;
-    work.reads_cache = p.kind == PassKind::decode;
+    p.work.push_back(model::run_work(config, r, shape, o));
     if (!config.effective.is_attention_layer(r.layer)) {  // a recurrent state, or no mixer: no attention calls
-      if (config.effective.is_linear_layer(r.layer)) plan_linear(p, r, work);
+      if (config.effective.is_linear_layer(r.layer)) plan_linear(p, r);
       else p.linear_plan_of_run.push_back(-1);
       p.calls.emplace_back();
-      p.work.push_back(work);
       continue;
     }
     p.linear_plan_of_run.push_back(-1);
@@ -268,19 +264,14 @@ void Runner::Impl::plan_attention(Pass& p) {
     for (const auto& [mask, stream] : attention_masks(p, r, final_only)) {
       calls.push_back({plans.get(mask), stream});
       backend.stage_plan(*calls.back().plan);  // a device copy now, not inside the timed ops
-      work.pairs_exact += static_cast<double>(calls.back().plan->visible_pairs());
-      work.pairs_executed += static_cast<double>(calls.back().plan->executed_pairs());
-      if (work.reads_cache) work.kv_read += static_cast<double>(mask.key_rows());
     }
     p.calls.push_back(std::move(calls));
-    if (p.kind == PassKind::decode) work.kv_written = work.rows_kv;
-    else if (p.kind == PassKind::prefill && r.commits_kv) work.kv_written = plan_commits(p, r);
-    p.work.push_back(work);
+    if (p.kind == PassKind::prefill && r.commits_kv) plan_commits(p, r);
   }
-  const bool mtp_runs = features.mtp && p.kind == PassKind::train && !p.mtp_tokens.empty();
-  const double loss = static_cast<double>(p.loss_rows.size());
-  p.program = model::pass_program(config, dims, schedule, p.work,
-                                  model::OutsideWork{1, all, loss, recurrent_rows, mtp_runs ? loss : 0});
+  model::OutsideWork outside = model::outside_work(config.design.method, shape);
+  // VWN's MTP runs in a training forward given the token after the sequence.
+  if (p.mtp_tokens.empty()) outside.mtp_rows = 0;
+  p.program = model::pass_program(config, dims, schedule, p.work, outside);
 }
 
 ForwardResult Runner::Impl::run(Pass& p) {

@@ -280,7 +280,7 @@ struct Runner::Impl {
   detail::Pass make_pass(detail::PassKind kind, std::vector<std::int64_t> rows, std::int64_t tokens_so_far);
   void upload_rows(detail::Pass& p);
   void plan_attention(detail::Pass& p);
-  double plan_commits(detail::Pass& p, const LayerRun& r);
+  void plan_commits(detail::Pass& p, const LayerRun& r);
   ForwardResult run(detail::Pass& p);
   // Hands x (after the embeddings: r == nullptr, or after layer run r) to the observer.
   void observe(const detail::Pass& p, const LayerRun* r, const Tensor& x, bool final_only);
@@ -311,7 +311,7 @@ struct Runner::Impl {
   detail::LinearShape linear_shape(std::int64_t l) const;
   void reset_linear_states(const std::vector<std::int64_t>& slot_layer);
   std::size_t linear_state_bytes() const;
-  void plan_linear(detail::Pass& p, const LayerRun& r, model::LayerWork& work);
+  void plan_linear(detail::Pass& p, const LayerRun& r);
   void linear_sublayer(detail::Pass& p, const LayerRun& r, const Tensor& in, const Tensor& out);
   void gdn_mixer(detail::Pass& p, const LayerRun& r, const detail::LinearPlan& plan, const Tensor& x, const Tensor& y);
   void mamba2_mixer(detail::Pass& p, const LayerRun& r, const detail::LinearPlan& plan, const Tensor& x,

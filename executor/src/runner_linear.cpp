@@ -72,12 +72,9 @@ std::size_t Runner::Impl::linear_state_bytes() const {
   return n;
 }
 
-// The layer run's work (the layer program's: rows through the mixer, its independent
-// states) and its plan, shared by every linear layer run of the pass with as many states.
-void Runner::Impl::plan_linear(Pass& p, const LayerRun& r, model::LayerWork& work) {
+// The layer run's plan, shared by every linear layer run of the pass with as many states.
+void Runner::Impl::plan_linear(Pass& p, const LayerRun& r) {
   const std::int64_t states = linear_states_of(r.layer);
-  work.recurrent_states = static_cast<double>(states);
-  work.linear_mixer = true;
   for (std::size_t i = 0; i < p.linear_plans.size(); ++i)
     if (p.linear_plans[i].states == states) {
       p.linear_plan_of_run.push_back(static_cast<int>(i));

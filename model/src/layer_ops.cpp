@@ -1,50 +1,20 @@
-// The op nodes of one layer run and of the ops outside the layers: the one place the
-// FLOPs and bytes of every op are written. Shapes in comments are per pass: N rows of
-// width D, e bytes per element; conventions in layer_program.hpp.
+// The op nodes of one layer run: with outside_ops.cpp (the ops outside the layers), the
+// one place the FLOPs and bytes of every op are written. Shapes in comments are per pass:
+// N rows of width D, e bytes per element; conventions in layer_program.hpp. The tensors
+// the nodes read and write are listed beside them in layer_tensors.cpp.
 #include <array>
 #include <cmath>
 
 #include "hdlab/model/layer_program.hpp"
+#include "layer_ops_internal.hpp"
 
 namespace hdlab::model {
 
 namespace {
 
-// An element-wise or reduction op over `elements_in` -> `elements_out` elements.
-// Weights in the weights' precision, the elements in the activations'.
-void vector_op(OpNode& r, double flops, double params, double elements_in, double elements_out, const OpDims& s) {
-  r.cost.flops = flops;
-  r.cost.weight_bytes = params * s.weight_el_bytes;
-  r.cost.act_bytes_in = elements_in * s.bytes;
-  r.cost.act_bytes_out = elements_out * s.bytes;
-  r.params = params;
-  r.calls = flops > 0 ? 1 : 0;
-  r.rows = 0;
-  r.weight_dim_min = 0;
-}
-
-// `norms` norms of D running over `rows` rows in all: RMSNorm 4 FLOPs per element (square,
-// sum, scale, weight) and a weight of D each; LayerNorm 7 (mean and variance, centre,
-// scale, weight, bias) and a weight and a bias of D each.
-void norm_op(OpNode& r, const OpDims& s, double rows, double norms) {
-  const double elements = rows * s.D;
-  vector_op(r, (s.layernorm ? 7 : 4) * elements, norms * s.D * (s.layernorm ? 2 : 1), elements, elements, s);
-}
-
-// A matrix product [N, in] x [in, out] -> [N, out] (+ bias), split by tensor parallelism
-// as `split` says.
-void gemm_op(OpNode& r, double N, double in, double out, double bias, const OpDims& s,
-             GemmSplit split = GemmSplit::column) {
-  r.cost.flops = 2 * N * in * out + N * bias;
-  r.cost.weight_bytes = (in * out + bias) * s.weight_el_bytes;
-  r.cost.act_bytes_in = N * in * s.bytes;
-  r.cost.act_bytes_out = N * out * s.bytes;
-  r.params = in * out + bias;
-  r.calls = 1;
-  r.rows = N;
-  r.weight_dim_min = in < out ? in : out;
-  r.gemms = {OpGemm{N, out, in, 1, split}, OpGemm{}};
-}
+using detail::gemm_op;
+using detail::norm_op;
+using detail::vector_op;
 
 // Expected distinct experts hit by `tokens` tokens each picking top_k of E experts,
 // under balanced (uniform) routing: E * (1 - (1 - k/E)^tokens).
@@ -303,66 +273,6 @@ void mhc_ops(const OpDims& s, const LayerWork& w, OpNodes& t) {
   vector_op(node(t, OpKind::ghc_depth), 2 * N * 2 * n * D, 0, 2 * N * (D + wide), 2 * N * wide, s);
 }
 
-// mHC's readout on `rows` rows: the n streams summed into a zeroed D-wide row (a zero
-// fill, then the depth connection with all-one coefficients): 2nD FLOPs a row.
-void mhc_readout_op(OpNode& r, double rows, const OpDims& s) {
-  const double n = s.vwn_n, D = s.D;
-  vector_op(r, 2 * rows * n * D, 0, rows * (n * D + D), 2 * rows * D, s);
-  r.calls = 2;
-}
-
-// Lookups of `rows` positions in tables of `table_rows` rows of `width`: the weight
-// bytes are the distinct rows gathered (at most every table row), the ids int32.
-void lookup_op(OpNode& r, double rows, double table_rows, double width, const OpDims& s) {
-  r.cost.weight_bytes = std::fmin(rows, table_rows) * width * s.weight_el_bytes;
-  r.cost.act_bytes_in = rows * 4;
-  r.cost.act_bytes_out = rows * width * s.bytes;
-  r.calls = 1;
-}
-
-// VWN's output reduce on `rows` rows: GroupNorm over D' (an affine weight and bias per
-// channel), then the linear D' -> D.
-void vwn_reduce_op(OpNode& red, double rows, double wide, double D, const OpDims& s) {
-  gemm_op(red, rows, wide, D, 0, s);
-  red.cost.flops += 4 * rows * wide;
-  red.cost.weight_bytes += 2 * wide * s.weight_el_bytes;
-  red.params += 2 * wide;
-  red.calls = 2;
-  red.inner_vector_bytes = 2 * rows * wide * s.bytes;  // the GroupNorm
-  red.inner_vector_calls = 1;
-}
-
-// VWN multi-token prediction on the `rows` loss rows of a training pass. The auxiliary
-// loss needs logits, so besides the mixing linear (one 2D/m -> D/m shared across the n
-// blocks: [rows, n, 2D/m] -> [rows, n, D/m]) it runs the next token's over-width
-// embedding (a lookup, or the normal one projected D -> D') and the output path again
-// (GroupNorm + reduce, final norm, head): all of it one row, as the executor times it.
-// Only the mixing linear's weights are its own; the rest are the main path's.
-void mtp_op(const OpDims& s, double rows, OpNode& mtp) {
-  const double D = s.D, slot = D / s.vwn_m, wide = s.vwn_n / s.vwn_m * D;
-  mtp = OpNode{};
-  mtp.params = 2 * slot * slot;
-  if (rows <= 0) return;  // prefill and decode: resident, not run
-  std::array<OpNode, 6> parts{};
-  lookup_op(parts[0], rows, s.V_in, s.vwn_projected ? D : wide, s);
-  if (s.vwn_projected) gemm_op(parts[1], rows, D, wide, 0, s);
-  gemm_op(parts[2], rows * s.vwn_n, 2 * slot, slot, 0, s);
-  vwn_reduce_op(parts[3], rows, wide, D, s);
-  norm_op(parts[4], s, rows, 1);  // final norm
-  gemm_op(parts[5], rows, D, s.V, 0, s);                         // head
-  for (const OpNode& p : parts) {
-    mtp.cost += p.cost;
-    mtp.calls += p.calls;
-  }
-  mtp.rows = rows;  // the head's GEMM dominates: M = the loss rows, and the logits it keeps
-  mtp.weight_dim_min = std::fmin(D, s.V);
-  // Kernel models: the head and the mixing linear as products, the rest streamed.
-  mtp.gemms = {parts[5].gemms[0], parts[2].gemms[0]};
-  mtp.gemms[1].split = GemmSplit::replicated;
-  mtp.inner_vector_bytes = parts[0].cost.bytes() + parts[1].cost.bytes() + parts[3].cost.bytes() + parts[4].cost.bytes();
-  mtp.inner_vector_calls = 4;
-}
-
 }  // namespace
 
 OpCost gdn_conv_cost(const GdnDims& g, double seqs, double tokens, bool decode, double act_bytes) {
@@ -395,8 +305,10 @@ OpCost gdn_rule_cost(const GdnDims& g, double seqs, double tokens, bool decode, 
   return c;
 }
 
-void layer_ops(const OpDims& s, const LayerFeatures& f, const LayerWork& w, bool count_executed, OpNodes& out) {
+void layer_ops(const OpDims& s, const LayerFeatures& f, const LayerWork& w, bool count_executed, OpNodes& out,
+               TensorUses* tensors) {
   out = OpNodes{};
+  if (tensors) layer_tensors(s, f, w, *tensors);
   switch (f.mixer) {
     case MixerKind::attention: attention_ops(s, f, w, count_executed, out); break;
     case MixerKind::gated_deltanet: gdn_ops(s, w, out); break;
@@ -415,51 +327,6 @@ void layer_ops(const OpDims& s, const LayerFeatures& f, const LayerWork& w, bool
   // hidden dropout, fused into the op that adds each sublayer's output: a mask [N, D] each
   if (w.hidden_dropout)
     node(out, s.vwn ? OpKind::ghc_depth : OpKind::residual).cost.act_bytes_out += sublayers * N * s.D;
-}
-
-void outside_ops(const OpDims& s, const OutsideWork& w, OpNodes& out) {
-  out = OpNodes{};
-  const double e = s.bytes, D = s.D;
-  const double wide = s.vwn ? s.vwn_n / s.vwn_m * D : D;
-  const double embed_rows = w.seqs * w.embed_rows, logits = w.seqs * w.logit_rows;
-  const bool mhc = s.mhc_sinkhorn > 0;
-  const bool wide_table = s.vwn && !s.vwn_projected && !mhc;  // VWN's over-width table
-
-  // Resident parameters are every table; HD looks up one row per stream from its table.
-  OpNode& emb = node(out, OpKind::embedding);
-  lookup_op(emb, embed_rows, s.hd_n * s.V_in, wide_table ? wide : D, s);
-  emb.params = wide_table ? s.V_in * wide : s.hd_n * s.V_in * D;
-  if (mhc) {  // the D-wide row looked up once per stream, written into each of the n streams
-    emb.cost.act_bytes_in *= s.vwn_n;
-    emb.cost.act_bytes_out *= s.vwn_n;
-    emb.calls = s.vwn_n;
-  }
-  if (s.position_rows > 0) {  // learned positions: a row per position, read and added
-    emb.params += s.position_rows * D;
-    emb.cost.weight_bytes += std::fmin(w.embed_rows, s.position_rows) * D * s.weight_el_bytes;
-    emb.cost.act_bytes_in += embed_rows * D * e;
-    emb.cost.flops += embed_rows * D;
-  }
-  if (s.vwn && s.vwn_projected) gemm_op(node(out, OpKind::vwn_embed_proj), embed_rows, D, wide, 0, s);
-  if (mhc)
-    mhc_readout_op(node(out, OpKind::vwn_reduce), logits, s);
-  else if (s.vwn)
-    vwn_reduce_op(node(out, OpKind::vwn_reduce), logits, wide, D, s);
-  if (s.injection) {
-    // [h; e] [N, 2D] -> [N, D] once per iteration; one adapter shared by the iterations.
-    OpNode& inj = node(out, OpKind::injection);
-    gemm_op(inj, w.seqs * w.recurrent_rows, 2 * D, D, 0, s);
-    const double k = s.loop_iterations;
-    inj.cost = OpCost{inj.cost.flops * k, inj.cost.weight_bytes * k, inj.cost.act_bytes_in * k,
-                             inj.cost.act_bytes_out * k, 0, 0};
-    inj.calls = k;
-    inj.gemms[0].groups = k;  // k launches of one shape, timed as k groups of one
-  }
-  if (s.vwn && s.vwn_mtp) mtp_op(s, w.seqs * w.mtp_rows, node(out, OpKind::mtp));
-  norm_op(node(out, OpKind::final_norm), s, logits, 1);
-  OpNode& head = node(out, OpKind::lm_head);
-  gemm_op(head, logits, D, s.V, 0, s);
-  if (s.tied) head.params = 0;  // the input table's weights, counted there
 }
 
 }  // namespace hdlab::model

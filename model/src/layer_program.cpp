@@ -30,6 +30,7 @@ void set_attention_dims(const Backbone& b, OpDims& s) {
     s.kv_weights = d(a.projection_params) - s.q_weights - s.o_params;
     s.rope_dim = d(m.qk_rope_head_dim);
     s.qk_norm = false;  // MLA's norms sit on the low-rank paths, counted with the weights
+    s.mla = true;
     return;
   }
   s.output_gate = b.attention_output_gate;
@@ -157,9 +158,10 @@ PassProgram pass_program(const Config& c, const OpDims& s, const std::vector<Lay
   p.runs.resize(runs.size());
   for (std::size_t i = 0; i < runs.size(); ++i) {
     p.runs[i].run = runs[i];
-    layer_ops(s, layer_features(c.effective, runs[i].layer), work[i], count_executed, p.runs[i].ops);
+    layer_ops(s, layer_features(c.effective, runs[i].layer), work[i], count_executed, p.runs[i].ops,
+              &p.runs[i].tensors);
   }
-  outside_ops(s, outside, p.outside);
+  outside_ops(s, outside, p.outside, &p.outside_tensors);
   return p;
 }
 

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include "hdlab/model/layer_program.hpp"
-
 namespace hdlab::model {
 
 const char* to_string(LoopRole r) {
@@ -26,28 +24,6 @@ std::int64_t kv_cache_positions(const MaskSpec& m, std::int64_t max_tokens) {
     case MaskSpec::Kind::phd: return max_tokens + m.phd_W + m.copies;
   }
   return all;
-}
-
-std::int64_t kv_positions_per_sequence(const Config& c, std::int64_t max_tokens) {
-  std::int64_t positions = 0;
-  for (std::int64_t l = 0; l < c.effective.num_layers; ++l)
-    if (c.effective.is_attention_layer(l))  // a linear layer keeps a state instead, an FFN-only layer nothing
-      positions += layer_schedule(c.design.method, l).kv_caches * kv_cache_positions(layer_mask(c, l, 1), max_tokens);
-  return positions;
-}
-
-std::int64_t linear_state_elements_per_sequence(const Config& c) {
-  const Backbone& b = c.effective;
-  std::int64_t elements = 0;
-  for (std::int64_t l = 0; l < b.num_layers; ++l) {
-    if (!b.is_linear_layer(l)) continue;
-    const auto states = static_cast<std::int64_t>(recurrent_states(c.design.method, layer_role(c.design.method, b, l)));
-    const std::int64_t per_state = b.mixer(l) == MixerKind::mamba2
-                                       ? b.mamba->state_elements() + b.mamba->conv_state_elements()
-                                       : b.gdn->state_elements() + b.gdn->conv_state_elements();
-    elements += layer_schedule(c.design.method, l).kv_caches * states * per_state;
-  }
-  return elements;
 }
 
 std::optional<RecurrentBlock> recurrent_block(const Method& m, std::int64_t num_layers) {

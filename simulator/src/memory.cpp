@@ -12,7 +12,11 @@ bool is_ghc(OpKind k) {
   return k == OpKind::ghc_norm || k == OpKind::ghc_dynamic || k == OpKind::ghc_width || k == OpKind::ghc_depth;
 }
 
-// Tensors one layer keeps for its backward under selective recomputation.
+// Tensors one layer keeps for its backward under selective recomputation. A training
+// policy, not an implementation's allocations: every op keeps the inputs it reads (the
+// nodes' act_bytes_in, in the activations' dtype), not the forward workspace that
+// model/forward_memory.hpp derives from the nodes' tensors, so it stays a formula here
+// over the nodes' costs (the sweep's hot path builds no tensor lists).
 double selective_layer_bytes(const LayerGroupCost& lg, const ModelShape& s, double vwn_eta) {
   double bytes = 0;
   for (int i = 0; i < model::op_kind_count; ++i) {

@@ -28,46 +28,54 @@ ModelShape model_shape(const Backbone& b, const Method& m) {
   return s;
 }
 
-LayerSignature layer_signature(const Backbone& b, const Method& m, std::int64_t l, double* passes, double* kv_caches) {
+namespace {
+
+// The signature of the layer `v` describes (its view holds what the design says of it).
+LayerSignature signature_of(const Backbone& b, const LayerView& v) {
   LayerSignature sig;
+  const std::int64_t l = v.layer;
   const LayerAttention& att = b.layers[static_cast<std::size_t>(l)];
   sig.base_kind = att.kind;
   sig.base_window = att.kind == AttentionKind::sliding ? att.window : att.kind == AttentionKind::chunked ? att.chunk : 0;
   sig.nope = att.nope;
   sig.moe = b.is_moe_layer(l);
   sig.kv_from_source = b.is_mirrored(l);
-  sig.mixer = b.mixer(l);
+  sig.mixer = v.mixer;
   sig.ffn = b.has_ffn(l);
   // Under HD, the kind the layer's streams use and whether only the final stream queries
   // (full and false for every other design).
-  const LayerAttentionRole role = layer_role(m, b, l);
-  sig.hd_kind = role.stream_kind;
-  sig.final_queries_only = role.final_queries_only;
-  const model::LayerSchedule schedule = model::layer_schedule(m, l);
-  sig.role = schedule.role;
-  const auto runs = static_cast<double>(schedule.passes), kv = static_cast<double>(schedule.kv_caches);
-  if (passes) *passes = runs;
-  if (kv_caches) *kv_caches = kv;
+  sig.hd_kind = v.role.stream_kind;
+  sig.final_queries_only = v.role.final_queries_only;
+  sig.role = v.loop;
   return sig;
+}
+
+}  // namespace
+
+LayerSignature layer_signature(const Backbone& b, const Method& m, std::int64_t l, double* passes, double* kv_caches) {
+  const LayerView v = layer_view(b, m, l);
+  if (passes) *passes = v.passes;
+  if (kv_caches) *kv_caches = v.kv_caches;
+  return signature_of(b, v);
 }
 
 LayerPlan plan_layers(const Backbone& b, const Method& m) {
   LayerPlan plan;
   for (std::int64_t l = 0; l < b.num_layers; ++l) {
-    double passes = 1, kv = 1;
-    const LayerSignature sig = layer_signature(b, m, l, &passes, &kv);
+    const LayerView v = layer_view(b, m, l);
+    const LayerSignature sig = signature_of(b, v);
     int g = 0;
     while (g < plan.count && !(plan.groups[static_cast<std::size_t>(g)].sig == sig)) ++g;
     if (g == plan.count) {
       if (plan.count == max_layer_groups)
         throw std::length_error("more than " + std::to_string(max_layer_groups) + " distinct layer shapes");
-      plan.groups[static_cast<std::size_t>(g)] = LayerGroupPlan{sig, l, 0, 0, 0};
+      plan.groups[static_cast<std::size_t>(g)] = LayerGroupPlan{sig, v, l, 0, 0, 0};
       ++plan.count;
     }
     LayerGroupPlan& group = plan.groups[static_cast<std::size_t>(g)];
     group.instances += 1;
-    group.passes += passes;
-    group.kv_caches += kv;
+    group.passes += v.passes;
+    group.kv_caches += v.kv_caches;
   }
   return plan;
 }

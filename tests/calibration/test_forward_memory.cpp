@@ -1,4 +1,4 @@
-// simulator::forward_memory against the executor's measured peak: the simulator models
+// model::forward_memory against the executor's measured peak: the model layer models
 // the runner's allocations (weights, KV capacity, reused workspace buffers), so every
 // registered design and phase must land within the 2% the validation asks of it (the
 // design conformance suite's memory check, issue 13).
@@ -100,6 +100,7 @@ TEST_CASE("forward_memory predicts the executor's peak within 2% for every desig
   designs.push_back({small(false), hd_mixed, model::Layout::interleaved});
   designs.push_back({small(false), hd_mixed, model::Layout::stream_major});
   designs.push_back({small(false, 1), R"({"hd": {"n": 2, "layers": "full", "kv_mirror": true}})", {}});
+  designs.push_back({small(false, 1), "{}", {}});  // a mirror layer's stored source input without HD
   designs.push_back({small(true), "{}", {}});
   // Hybrids: every example the hybrid takes (looped, and HD's local kind on a linear
   // layer, refuse it), in both HD layouts and with PHD's hidden copies writing the

@@ -18,7 +18,7 @@
 //   - the executor's prefill + cached decode equals its full forward (kSameFunction, 2e-5
 //     of the largest logit) where the design declares its decode exact, and differs by
 //     more than 1e-3 where it declares an approximation; its executed FLOPs equal the simulator's op tables per op
-//     (1e-9 relative).
+//     (1e-9 relative), and the attention pairs its tile plans ran equal the model's work (exact).
 #include <map>
 #include <set>
 
@@ -136,6 +136,13 @@ std::string flops_mismatch(const model::Config& c, Phase phase, std::int64_t tok
       return std::string(model::to_string(kind)) + ": executed " + std::to_string(ran) + ", simulator " +
              std::to_string(predicted);
   }
+  // Both charge FLOPs from the model's work (model::layer_work); the pairs the runner's
+  // tile plans ran, profiled as it ran them, must be the pairs that work counts.
+  const OpMeasure att = m.runner->last_profile().op_total(model::OpKind::attention);
+  if (att.pairs_exact != pass->attention_pairs_exact() || att.pairs_executed != pass->attention_pairs_executed())
+    return "attention pairs: the plans ran " + std::to_string(att.pairs_exact) + " exact, " +
+           std::to_string(att.pairs_executed) + " executed; the work counts " +
+           std::to_string(pass->attention_pairs_exact()) + ", " + std::to_string(pass->attention_pairs_executed());
   return "";
 }
 

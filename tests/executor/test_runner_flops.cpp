@@ -205,7 +205,7 @@ TEST_CASE("the KV entries the runner keeps are the simulator's cache sizes", "[r
     double entries = 0;
     for (int g = 0; g < plan.count; ++g) {
       const simulator::LayerGroupPlan& gp = plan.groups[static_cast<std::size_t>(g)];
-      entries += gp.kv_caches * simulator::kv_entries(c.design.method, gp.sig, context);
+      entries += gp.kv_caches * model::kv_entries(c.design.method, gp.view, context);
     }
     return entries;
   };

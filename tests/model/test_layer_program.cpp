@@ -1,9 +1,18 @@
 // The layer program (model/layer_program.hpp): op nodes of a layer counted by hand, the
-// dims each design adds, and a pass's program in execution order with its caches.
+// dims each design adds, a pass's program in execution order with its caches, the work
+// of each layer run (layer_work.hpp), the tensors the nodes name and the memory derived
+// from them (forward_memory.hpp).
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <map>
+#include <string>
+
 #include "hdlab/model/config_io.hpp"
+#include "hdlab/model/forward_memory.hpp"
 #include "hdlab/model/layer_program.hpp"
+#include "hdlab/model/layer_work.hpp"
+#include "hdlab/model/mask.hpp"
 
 using namespace hdlab::model;
 
@@ -18,18 +27,24 @@ Config tiny_with(const char* design) {
 
 double flops(const OpNodes& t, OpKind k) { return node(t, k).cost.flops; }
 
-}  // namespace
-
-TEST_CASE("a dense layer's op nodes, counted by hand", "[layer_program]") {
-  const Config c = tiny_with(R"({"baseline": {}})");
-  const OpDims s = op_dims(c.effective, c.design.method);
-  // 2 sequences of 10 rows: N = 20 rows; 55 visible pairs, 100 in executed tiles each.
+// 2 sequences of 10 rows: N = 20 rows; 55 visible pairs, 100 in executed tiles each; the
+// 10 rows of each kept in the cache.
+LayerWork dense_work() {
   LayerWork w;
   w.seqs = 2;
   w.rows_q = w.rows_kv = 10;
   w.pairs_exact = 55;
   w.pairs_executed = 100;
   w.kv_written = 10;
+  return w;
+}
+
+}  // namespace
+
+TEST_CASE("a dense layer's op nodes, counted by hand", "[layer_program]") {
+  const Config c = tiny_with(R"({"baseline": {}})");
+  const OpDims s = op_dims(c.effective, c.design.method);
+  const LayerWork w = dense_work();
   OpNodes t{};
   layer_ops(s, layer_features(c.effective, 0), w, true, t);
   const double N = 20, D = 64, q = 4 * 16, kv = 2 * 16, F = 128;
@@ -111,4 +126,190 @@ TEST_CASE("a looped pass's program: every run in order, its cache slot, the inje
   CHECK(p.total().flops == sum);
   CHECK_THROWS_WITH(pass_program(c, s, runs, std::vector<LayerWork>(3, w), OutsideWork{}),
                     Catch::Contains("3 works for 8 layer runs"));
+}
+
+// ---- the work of each layer run (model/layer_work.hpp) ---------------------------------
+
+TEST_CASE("a layer run's work per phase: rows, pairs, KV read and written", "[layer_program][work]") {
+  const Config c = tiny_with(R"({"baseline": {}})");
+  const LayerView v = layer_view(c.effective, c.design.method, 0);
+  WorkOptions o;
+  o.tile_q = o.tile_k = 4;
+  // a prefill of 10 tokens: 55 causal pairs, the executed ones those of the mask's tiles
+  const LayerWork p = layer_work(c, v, PassShape{PassPhase::prefill, 2, 10}, o);
+  CHECK(p.seqs == 2);
+  CHECK(p.rows_q == 10);
+  CHECK(p.rows_kv == 10);
+  CHECK(p.pairs_exact == 55);
+  const TileCount tiles = visible_tiles(layer_mask(c, 0, 10), Layout::interleaved, 4, 4);
+  CHECK(p.pairs_executed == static_cast<double>(tiles.executed_pairs));
+  CHECK(p.kv_written == 10);
+  CHECK(p.kv_read == 0);
+  CHECK_FALSE(p.reads_cache);
+  CHECK(p.longest_keys == 10);
+  // unfused: every (query, key) pair of the 10 x 10 block
+  o.unfused = true;
+  CHECK(layer_work(c, v, PassShape{PassPhase::train_forward, 1, 10}, o).pairs_executed == 100);
+  // a decode step after 10 cached tokens: one row reading the 10 and its own
+  const LayerWork d = layer_work(c, v, PassShape{PassPhase::decode, 3, 10}, o);
+  CHECK(d.rows_q == 1);
+  CHECK(d.pairs_exact == 11);
+  CHECK(d.kv_read == 11);
+  CHECK(d.kv_written == 1);
+  CHECK(d.reads_cache);
+  const OutsideWork out = outside_work(c.design.method, PassShape{PassPhase::prefill, 2, 10});
+  CHECK(out.embed_rows == 10);
+  CHECK(out.logit_rows == 1);
+}
+
+TEST_CASE("a shared loop cache is written once: by the last iteration's run, 1/K per run on average",
+          "[layer_program][work][looped]") {
+  const Config c =
+      tiny_with(R"({"looped": {"prelude": 1, "recurrent": 2, "coda": 1, "iterations": 3, "kv": "shared"}})");
+  const PassShape prefill{PassPhase::prefill, 1, 12};
+  const LayerView v = layer_view(c.effective, c.design.method, 1);
+  CHECK(v.passes == 3);
+  CHECK(v.kv_caches == 1);
+  CHECK(layer_work(c, v, prefill, WorkOptions{}).kv_written == 12.0 / 3);
+  double written = 0;
+  for (const LayerRun& r : layer_runs(c.design.method, c.effective.num_layers)) {
+    if (r.layer != 1) continue;
+    const double w = run_work(c, r, prefill, WorkOptions{}).kv_written;
+    CHECK(w == (r.iteration == 2 ? 12 : 0));
+    written += w;
+  }
+  CHECK(written == 12);
+}
+
+// ---- tensors (model/tensors.hpp) ---------------------------------------------------------
+
+namespace {
+
+double tensor_bytes(const TensorUses& uses, OpKind op, bool write) {
+  double b = 0;
+  for (const TensorUse& u : uses)
+    if (u.op == op && u.write == write) b += u.bytes();
+  return b;
+}
+
+const TensorUse* find_use(const TensorUses& uses, OpKind op, TensorKind t, bool write) {
+  for (const TensorUse& u : uses)
+    if (u.op == op && u.tensor == t && u.write == write) return &u;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("a dense layer's nodes name the tensors they read and write", "[layer_program][tensors]") {
+  const Config c = tiny_with(R"({"baseline": {}})");
+  const OpDims s = op_dims(c.effective, c.design.method);
+  const LayerWork w = dense_work();
+  OpNodes t{};
+  TensorUses uses;
+  layer_ops(s, layer_features(c.effective, 0), w, true, t, &uses);
+  // [20, 64] -> q [20, 64], k and v [20, 32], bf16
+  const TensorUse* q = find_use(uses, OpKind::qkv_proj, TensorKind::q, true);
+  REQUIRE(q != nullptr);
+  CHECK(q->rows == 20);
+  CHECK(q->width == 64);
+  CHECK(q->el_bytes == 2);
+  CHECK(find_use(uses, OpKind::qkv_proj, TensorKind::k, true)->width == 32);
+  CHECK(find_use(uses, OpKind::qkv_proj, TensorKind::v, true)->width == 32);
+  CHECK(find_use(uses, OpKind::ffn_gate_up, TensorKind::gate_up, true)->width == 2 * 128);
+  // the cache slot: 10 entries of both sequences, K and V of 2 heads of 16
+  const TensorUse* kv = find_use(uses, OpKind::attention, TensorKind::kv_cache, true);
+  REQUIRE(kv != nullptr);
+  CHECK(kv->rows == 20);
+  CHECK(kv->width == 64);
+  CHECK(tensor_life(TensorKind::kv_cache) == TensorLife::cache);
+  CHECK(to_string(TensorKind::hidden) == std::string("hidden_a"));
+  // The plain ops move exactly their tensors: what they read in, what they write out.
+  for (OpKind op : {OpKind::attn_norm, OpKind::qkv_proj, OpKind::o_proj, OpKind::ffn_norm, OpKind::ffn_gate_up,
+                    OpKind::ffn_act, OpKind::ffn_down}) {
+    INFO(to_string(op));
+    CHECK(tensor_bytes(uses, op, false) == node(t, op).cost.act_bytes_in);
+    CHECK(tensor_bytes(uses, op, true) == node(t, op).cost.act_bytes_out);
+  }
+  // without a record asked for, the same nodes
+  OpNodes plain{};
+  layer_ops(s, layer_features(c.effective, 0), w, true, plain);
+  CHECK(nodes_total(plain).bytes() == nodes_total(t).bytes());
+}
+
+TEST_CASE("what a layer's cache slot keeps: KV entries or a linear mixer's states", "[layer_program][tensors]") {
+  const Config c = tiny_with(R"({"baseline": {}})");
+  const OpDims s = op_dims(c.effective, c.design.method);
+  // 7 entries of K and V of 2 heads of 16, bf16
+  CHECK(layer_cache(s, MixerKind::attention, 7, 0).bytes() == 7 * 64 * 2);
+  OpDims g = s;
+  g.gdn = GdnDims{2, 4, 16, 24, 4};
+  // per state: 4 value heads x 16 x 24 recurrent, (2 x 32 + 96) x 3 conv inputs
+  CHECK(layer_cache(g, MixerKind::gated_deltanet, 0, 3).bytes() == 3 * (4 * 16 * 24 + 160 * 3) * 2.0);
+  CHECK(layer_cache(s, MixerKind::none, 7, 1).bytes() == 0);
+}
+
+TEST_CASE("forward memory from the nodes' tensors, counted by hand", "[layer_program][memory]") {
+  const Config c = tiny_with(R"({"baseline": {}})");
+  ForwardRun run;
+  run.phase = ForwardPhase::prefill;
+  run.tokens = 10;
+  run.decode_steps = 0;
+  run.element_bytes = 4;
+  const ForwardMemory m = forward_memory(c, run);
+  std::map<std::string, double> b;
+  for (const auto& [name, bytes] : m.buffers) b[name] += bytes;
+  // reused buffers of the largest use, a quarter of headroom, f32: R = 10 rows
+  CHECK(b["hidden_a"] == std::floor(10 * 64 * 1.25) * 4);
+  CHECK(b["q"] == std::floor(10 * 64 * 1.25) * 4);
+  CHECK(b["k"] == std::floor(10 * 32 * 1.25) * 4);
+  CHECK(b["gate_up"] == std::floor(10 * 256 * 1.25) * 4);
+  CHECK(b["logits"] == std::floor(1 * 100 * 1.25) * 4);  // the last position only
+  CHECK(b.count("kv_cache") == 0);  // caches are not workspace
+  // 4 layers' caches of 10 positions, K and V of 2 heads of 16
+  CHECK(m.kv_bytes == 4 * 10 * 64 * 4.0);
+  CHECK(cache_capacity_bytes(c, 10, 4) == m.kv_bytes);
+  double sum = 0;
+  for (const auto& [name, bytes] : m.buffers) sum += bytes;
+  CHECK(m.workspace_bytes == sum);
+}
+
+TEST_CASE("a Nemotron-H pass's memory: Mamba-2 states in their cache slots, KV for attention only",
+          "[layer_program][memory][mamba2]") {
+  // M - M * M -: 3 Mamba-2 mixers (16 heads of 32, 2 groups of state 32, 4-tap conv), one
+  // attention mixer (2 kv heads of 32), 2 FFN-only relu2 MLPs of 512; f32.
+  const auto nemotron = [](const char* design) {
+    Json doc = read_json_file(std::string(HDLAB_SOURCE_DIR) + "/profiles/models/tiny-nemotron-h.json");
+    doc["design"] = Json::parse(design);
+    return parse_config(doc);
+  };
+  // per Mamba-2 state: H P N = 16 x 32 x 32 recurrent, (H P + 2 G N) = 640 channels x 3 taps
+  const double mamba_state = 16 * 32 * 32 + 640 * 3, kv_entry = 2 * 2 * 32;
+  CHECK(cache_capacity_bytes(nemotron(R"({"baseline": {}})"), 10, 4) == (10 * kv_entry + 3 * mamba_state) * 4);
+  // HD n = 2, intra layers: a state per stream, the attention layer's 2 x 10 positions
+  CHECK(cache_capacity_bytes(nemotron(R"({"hd": {"n": 2, "layers": "intra"}})"), 10, 4) ==
+        (20 * kv_entry + 3 * 2 * mamba_state) * 4);
+
+  ForwardRun run;
+  run.phase = ForwardPhase::prefill;
+  run.tokens = 10;
+  run.element_bytes = 4;
+  const auto buffers = [&](const Config& c) {
+    std::map<std::string, double> b;
+    for (const auto& [name, bytes] : forward_memory(c, run).buffers) b[name] += bytes;
+    return b;
+  };
+  std::map<std::string, double> b = buffers(nemotron(R"({"baseline": {}})"));
+  const auto reused = [](double elements) { return std::floor(elements * 1.25) * 4; };
+  CHECK(b["lin_qkv"] == reused(10 * 640));   // x B C, the conv's input
+  CHECK(b["lin_conv"] == reused(10 * 640));
+  CHECK(b["lin_z"] == reused(10 * 512));     // the gate, H P wide
+  CHECK(b["lin_ba"] == reused(10 * 16));     // dt, a head each
+  CHECK(b["lin_o"] == reused(10 * 512));
+  CHECK(b["gate_up"] == reused(10 * 512));   // relu2: the up projection alone
+  CHECK(b["q"] == reused(10 * 8 * 32));
+  CHECK(b.count("lin_state") == 0);          // a prefill's states are cache slots
+  run.phase = ForwardPhase::train_forward;   // a training pass runs from workspace states
+  b = buffers(nemotron(R"({"baseline": {}})"));
+  CHECK(b["lin_state"] == reused(16 * 32 * 32));
+  CHECK(b["lin_conv_state"] == reused(640 * 3));
 }

@@ -77,7 +77,8 @@ PhaseLayerCosts split(const simulator::CostContext& ctx, CostPhase phase, const 
     lc.passes = passes;
     lc.flops = run.flops * passes;
     lc.seconds = run.seconds * passes;
-    lc.kv_bytes_per_seq = caches * simulator::kv_entries(c.design.method, sig, s.decode.context) * entry_bytes;
+    lc.kv_bytes_per_seq =
+        caches * model::kv_entries(c.design.method, lg.plan.view, s.decode.context) * entry_bytes;
     lc.weight_bytes = table_weight_bytes(lg.ops, ctx);
     lc.memory_bytes = lc.weight_bytes + static_cast<double>(s.decode.batch) * lc.kv_bytes_per_seq / kv_split;
     out.layers.push_back(lc);

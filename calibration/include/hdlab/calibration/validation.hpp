@@ -26,7 +26,7 @@
 //           round with the least median) against
 //           the roofline time of the same pass (prefill_pass, decode_pass at the measured
 //           steps' median context, train_forward_pass) on the profile, one sequence;
-//   memory  the backend's peak bytes over the run against simulator::forward_memory;
+//   memory  the backend's peak bytes over the run against model::forward_memory;
 //   ops     the measured time of each op class (gemm, attention, vector, memory) and of
 //           the executor's glue between ops, against the predicted per-op times.
 // Statistics: the median and maximum |relative error| of time and memory; Spearman's
@@ -50,7 +50,7 @@
 #include "hdlab/executor/backend.hpp"
 #include "hdlab/executor/runner.hpp"
 #include "hdlab/model/design.hpp"
-#include "hdlab/simulator/forward_memory.hpp"
+#include "hdlab/model/forward_memory.hpp"
 #include "hdlab/simulator/hardware.hpp"
 
 namespace hdlab::calibration {
@@ -96,7 +96,7 @@ CaseMeasurement measure_case(executor::Backend& backend, const ValidationCase& c
 struct CasePrediction {
   double seconds = 0;
   std::array<double, model::op_kind_count> op_s{};
-  simulator::ForwardMemory memory;
+  model::ForwardMemory memory;
   std::int64_t context = 0;  // decode: the context the step was predicted at
 };
 CasePrediction predict_case(const ValidationCase& c, const simulator::HardwareProfile& hw, const ValidationSpec& spec);

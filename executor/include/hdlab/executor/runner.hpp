@@ -148,8 +148,10 @@ class Runner {
   std::unique_ptr<Impl> impl_;
 };
 
-// Memory of a run, estimated from the config before anything is allocated (upper bounds:
-// the CPU attention's per-thread scratch and cuBLAS's workspace are not included).
+// Memory of a run, estimated from the config before anything is allocated: the layer
+// program's (model/forward_memory.hpp), the workspace with the 2% of the whole its
+// prediction is validated to, as an upper bound (the CPU attention's per-thread scratch
+// and cuBLAS's workspace are not included).
 struct RunShape {
   Phase phase = Phase::prefill;
   std::int64_t tokens = 0;        // training length, prompt length, or decode context

@@ -7,9 +7,14 @@
 // takes every op's FLOPs for its profile from them.
 //
 // A pass is described by its work (LayerWork per layer run: rows, attention pairs, KV
-// entries read and written; OutsideWork for the embeddings and the output path). The
-// simulator derives the work of a phase from the masks (simulator/phases.hpp); the
-// executor from the rows and tile plans of the call it runs.
+// entries read and written; OutsideWork for the embeddings and the output path), which
+// layer_work.hpp derives from the masks and the design's schedule for the simulator and
+// the executor alike.
+//
+// Each node also names the tensors it reads and writes (tensors.hpp: which tensor, its
+// shape in the run and its element size), recorded when the caller asks: memory is
+// derived from them (forward_memory.hpp) and a cache slot's contents from
+// layer_cache below.
 //
 // Counting conventions (methods.md section 6, plus the choices below):
 //  - 2 FLOPs per multiply-add; RMSNorm 4 FLOPs per element (square-accumulate, scale,
@@ -33,6 +38,7 @@
 #include "hdlab/model/design.hpp"
 #include "hdlab/model/ops.hpp"
 #include "hdlab/model/schedule.hpp"
+#include "hdlab/model/tensors.hpp"
 
 namespace hdlab::model {
 
@@ -146,6 +152,7 @@ struct OpDims {
   double kv_weights = 0, kv_bias = 0;  // key/value projections (MLA: the latent path)
   double o_params = 0, o_bias = 0;     // output projection (its bias: D or 0)
   double kv_out = 0;                   // K/V elements written per position (= cache entry size)
+  bool mla = false;                    // MLA: the cache entry is the latent, not G (qk + v)
   bool qk_norm = false;
   double qk_norm_weights = 0;  // per layer: 2 hd (per head) or (H + G) hd (whole projection)
   double norms_attn = 0, norms_ffn = 0;  // norms of size D around each sublayer
@@ -225,8 +232,41 @@ struct LayerWork {
 double recurrent_states(const Method& m, const LayerAttentionRole& role);
 
 // The nodes of one layer with features `f` doing `w`; attention FLOPs from the executed
-// pairs when `count_executed`, else from the exact ones.
-void layer_ops(const OpDims& s, const LayerFeatures& f, const LayerWork& w, bool count_executed, OpNodes& out);
+// pairs when `count_executed`, else from the exact ones. `tensors` (when given) receives
+// every tensor each node reads and writes.
+void layer_ops(const OpDims& s, const LayerFeatures& f, const LayerWork& w, bool count_executed, OpNodes& out,
+               TensorUses* tensors = nullptr);
+
+// The tensors the nodes of that layer run read and write, appended to `out` (what
+// layer_ops records when asked).
+void layer_tensors(const OpDims& s, const LayerFeatures& f, const LayerWork& w, TensorUses& out);
+
+// What one sequence keeps of a layer between steps, as the layer's nodes read and write
+// it: `entries` KV-cache entries [entries, kv_out] (attention), or the recurrent and conv
+// states of `states` independent states (a linear mixer), at the cache's element bytes.
+struct LayerCache {
+  TensorUse kv, state, conv;
+  double bytes() const { return kv.bytes() + state.bytes() + conv.bytes(); }
+};
+inline LayerCache layer_cache(const OpDims& s, MixerKind mixer, double entries, double states) {
+  const auto slot = [](TensorKind t, double rows, double width, double el) {
+    return TensorUse{OpKind::attention, t, true, rows, width, el};
+  };
+  LayerCache c;
+  switch (mixer) {
+    case MixerKind::attention: c.kv = slot(TensorKind::kv_cache, entries, s.kv_out, s.kv_el_bytes); break;
+    case MixerKind::gated_deltanet:
+      c.state = slot(TensorKind::linear_state, states, s.gdn.state_elements(), s.gdn.state_el_bytes);
+      c.conv = slot(TensorKind::conv_state, states, s.gdn.conv_state_elements(), s.gdn.state_el_bytes);
+      break;
+    case MixerKind::mamba2:
+      c.state = slot(TensorKind::linear_state, states, s.mamba.state_elements(), s.mamba.state_el_bytes);
+      c.conv = slot(TensorKind::conv_state, states, s.mamba.conv_state_elements(), s.mamba.state_el_bytes);
+      break;
+    case MixerKind::none: break;
+  }
+  return c;
+}
 
 // Work outside the layers, per sequence.
 struct OutsideWork {
@@ -236,7 +276,8 @@ struct OutsideWork {
   double recurrent_rows = 0;  // looped: rows through the injection adapter per iteration
   double mtp_rows = 0;        // VWN multi-token prediction rows: training's loss rows, else 0
 };
-void outside_ops(const OpDims& s, const OutsideWork& w, OpNodes& out);
+void outside_ops(const OpDims& s, const OutsideWork& w, OpNodes& out, TensorUses* tensors = nullptr);
+void outside_tensors(const OpDims& s, const OutsideWork& w, TensorUses& out);
 
 // The program of one pass as a list: each layer run in execution order (its layer, loop
 // iteration and the KV cache slot its attention reads and appends to) with its nodes,
@@ -244,10 +285,12 @@ void outside_ops(const OpDims& s, const OutsideWork& w, OpNodes& out);
 struct RunOps {
   LayerRun run;
   OpNodes ops{};
+  TensorUses tensors;  // what its nodes read and write
 };
 struct PassProgram {
   std::vector<RunOps> runs;
   OpNodes outside{};
+  TensorUses outside_tensors;
   OpCost total() const;
   OpCost op_total(OpKind k) const;
 };

@@ -52,18 +52,9 @@ std::optional<RecurrentBlock> recurrent_block(const Method& m, std::int64_t num_
 // `max_tokens` tokens, all of its streams or copies together: every position for causal
 // and intra layers (an intra cache kept per stream holds max_tokens of them each), a ring
 // of twice the window plus a token's copies for sliding layers, and for PHD the origins
-// plus the hidden copies still visible.
+// plus the hidden copies still visible. The executor reserves this per cache slot; the
+// memory models (forward_memory.hpp) sum it over the schedule's slots.
 std::int64_t kv_cache_positions(const MaskSpec& m, std::int64_t max_tokens);
-// Summed over every cache a run keeps (each layer's caches times its capacity): the KV
-// positions one sequence of up to `max_tokens` tokens holds. Bytes = this x 2 (K and V) x
-// kv heads x head dim x element bytes.
-// Linear-attention and FFN-only layers keep no KV cache and count none here.
-std::int64_t kv_positions_per_sequence(const Config& c, std::int64_t max_tokens);
-// What the linear-attention layers keep instead, whatever the context: per cache (a
-// layer's kv_caches) and independent state (recurrent_states), the recurrent state (Gated
-// DeltaNet h_v d_k d_v, Mamba-2 heads x head_dim x state_size) plus the conv's last
-// kernel-1 inputs of each channel. Elements of the cache's type.
-std::int64_t linear_state_elements_per_sequence(const Config& c);
 
 // Every layer run of one forward pass over `num_layers` (effective) layers, in order. The
 // cache slots number the prelude's caches first, then the recurrent block's (one set per

@@ -15,6 +15,7 @@
 
 #include "hdlab/model/design.hpp"
 #include "hdlab/model/layer_program.hpp"
+#include "hdlab/model/layer_work.hpp"
 #include "hdlab/model/ops.hpp"
 #include "hdlab/model/schedule.hpp"
 
@@ -79,6 +80,7 @@ struct LayerSignature {
 
 struct LayerGroupPlan {
   LayerSignature sig;
+  model::LayerView view;         // the first layer's, as model/layer_work.hpp derives its work from
   std::int64_t first_layer = 0;  // a representative layer index (for masks and reports)
   double instances = 0;          // distinct layers: weights resident
   double passes = 0;             // runs per pass through the model (recurrent: x iterations)
