@@ -34,12 +34,11 @@ void check_block(const Backbone& b) {
   if (b.positions != model::PositionKind::rope && b.positions != model::PositionKind::none)
     throw ConfigError("/backbone/positions",
                       std::string("the runner executes rope or none, got ") + to_string(b.positions));
-  // Costed and counted, not executed: whole-projection QK-norm, post-norms, FFN biases.
+  // Costed and counted, not executed: whole-projection QK-norm, post-norms.
   if (b.qk_norm_whole_projection)
     throw ConfigError("/backbone/qk_norm_scope", "the runner executes a per-head QK-norm (head), not \"projection\"");
   if (b.post_sublayer_norms)
     throw ConfigError("/backbone/norm_placement", "the runner executes pre-norm blocks, not \"post\"");
-  if (b.mlp_bias) throw ConfigError("/backbone/mlp_bias", "the runner executes no FFN biases");
   if (b.padded_input_vocab() != b.padded_vocab())
     throw ConfigError("/backbone/input_vocab_size", "the runner reads token ids and writes logits over one vocabulary");
   if (b.positions == model::PositionKind::rope && b.rope_dims() % 2 != 0)
@@ -58,9 +57,9 @@ void check_executable(const Backbone& b, const model::Method& method) {
                       "a full over-width embedding [V, D'] cannot be the tied head [V, D]; use \"projected\"");
 }
 
-// A SwiGLU FFN; `bias`: biases on its three projections (gpt-oss's experts), after the
-// weights (the upload fuses gate and up weights, then their biases, each pair in order).
-// relu2: Nemotron-H's non-gated MLP, up_proj and down_proj only.
+// A SwiGLU FFN; `bias`: biases on its projections (gpt-oss's experts, a dense FFN's
+// mlp_bias), after the weights (the upload fuses gate and up weights, then their biases,
+// each pair in order). relu2: Nemotron-H's non-gated MLP, up_proj and down_proj only.
 void add_ffn(std::vector<WeightSpec>& out, const std::string& p, std::int64_t D, std::int64_t F, double down_std,
              bool bias = false, bool relu2 = false) {
   const double in_std = 1.0 / std::sqrt(static_cast<double>(D));
@@ -68,7 +67,7 @@ void add_ffn(std::vector<WeightSpec>& out, const std::string& p, std::int64_t D,
   out.push_back({p + "up_proj.weight", {F, D}, WeightInit::normal, in_std});
   out.push_back({p + "down_proj.weight", {D, F}, WeightInit::normal, down_std});
   if (!bias) return;
-  out.push_back({p + "gate_proj.bias", {F}, WeightInit::normal, 0.02});
+  if (!relu2) out.push_back({p + "gate_proj.bias", {F}, WeightInit::normal, 0.02});
   out.push_back({p + "up_proj.bias", {F}, WeightInit::normal, 0.02});
   out.push_back({p + "down_proj.bias", {D}, WeightInit::normal, 0.02});
 }
@@ -162,7 +161,7 @@ void add_ffn_of_layer(std::vector<WeightSpec>& out, const Backbone& b, std::int6
   const std::int64_t D = b.hidden;
   const double in_std = 1.0 / std::sqrt(static_cast<double>(D));
   if (!b.is_moe_layer(l)) {
-    add_ffn(out, p, D, b.intermediate, 1.0 / std::sqrt(static_cast<double>(b.intermediate) * depth), false,
+    add_ffn(out, p, D, b.intermediate, 1.0 / std::sqrt(static_cast<double>(b.intermediate) * depth), b.mlp_bias,
             b.mlp == model::MlpKind::relu2);
     return;
   }

@@ -125,6 +125,12 @@ inline model::Backbone with_gpt_oss_experts(model::Backbone b, double limit = 7.
   return b;
 }
 
+// Biases on the dense FFN's projections (Llama's mlp_bias; relu2: up and down).
+inline model::Backbone with_mlp_bias(model::Backbone b) {
+  b.mlp_bias = true;
+  return b;
+}
+
 // `layers` Gated DeltaNet layers and nothing else (dense FFN): no positions anywhere.
 inline model::Backbone tiny_linear(std::int64_t layers = 1) {
   model::Backbone b = tiny_dense(layers);

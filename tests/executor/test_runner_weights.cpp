@@ -405,8 +405,8 @@ TEST_CASE("backbone settings the simulator costs but the runner does not execute
   b.output_bias = true;  // executed since gpt-oss (o_proj.bias)
   CHECK(refused_at(b) == "accepted");
   b = tiny_dense();
-  b.mlp_bias = true;
-  CHECK(refused_at(b) == "/backbone/mlp_bias");
+  b.mlp_bias = true;  // executed since issue 15 (mlp.{gate,up,down}_proj.bias)
+  CHECK(refused_at(b) == "accepted");
   // The 2025 HF families' fields: partial RoPE (GLM-4.5, Qwen3-Next), Nemotron-H's blocks
   // (mamba2 mixers, single sublayers, relu2, no positions) run; OLMo 2's norms are refused.
   b = tiny_dense();

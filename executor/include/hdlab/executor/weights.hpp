@@ -195,7 +195,7 @@ class GrownWeights : public WeightSource {
 struct FfnWeights {
   Tensor gate_up;  // [2F, D]: gate rows then up rows (swiglu reads [gate | up]); relu2: up_proj [F, D]
   Tensor down;     // [D, F]
-  Tensor gate_up_bias, down_bias;  // [1, 2F], [1, D] with expert biases (gpt-oss)
+  Tensor gate_up_bias, down_bias;  // [1, 2F] ([1, F] relu2), [1, D]: expert biases (gpt-oss), mlp_bias
 };
 struct MoeWeights {
   Tensor router;       // [E, D]
