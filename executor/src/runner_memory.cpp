@@ -31,6 +31,13 @@ std::int64_t row_elements(const model::Config& c) {
   }
   const std::int64_t positions = 8;  // i32 positions, ids, kept rows
   std::int64_t mixers = 2 * q + 2 * kv + (b.attention_output_gate ? q : 0);  // q, k, v, attn (, gate)
+  if (b.mla) {  // runner_mla.cpp: q (or its latent), latent, rope key, entries, kv_b's output, keys, attn;
+                // decode: absorbed queries and latent outputs
+    const model::MlaConfig& m = *b.mla;
+    const std::int64_t H = b.num_heads, qk = m.qk_nope_head_dim + m.qk_rope_head_dim, kvl = m.kv_lora_rank;
+    mixers = H * qk + m.q_lora_rank + 2 * (kvl + m.qk_rope_head_dim) + H * (m.v_head_dim + m.qk_nope_head_dim) +
+             H * qk + H * m.v_head_dim + H * (2 * kvl + m.qk_rope_head_dim);
+  }
   // runner_linear.cpp, buffers both mixers share: permuted input and output, the conv's
   // input and output, the gate, the step or gate inputs, the recurrence's output, row ids
   std::int64_t linear = 0;
@@ -58,7 +65,8 @@ MemoryEstimate estimate_memory(const model::Config& c, const RunShape& shape, co
   const model::Backbone& b = c.effective;
   if (shape.phase != Phase::train_forward) {
     const std::int64_t max_tokens = L + std::max<std::int64_t>(shape.decode_steps, 0);
-    e.kv_cache = sz(model::kv_positions_per_sequence(c, max_tokens)) * 2 * sz(b.num_kv_heads * b.head_dim) * bytes +
+    e.kv_cache = sz(model::kv_positions_per_sequence(c, max_tokens)) * sz(model::attention_shape(b).kv_cache_per_token) *
+                     bytes +
                  sz(model::linear_state_elements_per_sequence(c)) * bytes;
   }
   // The largest call: a training forward or prefill of all c*L positions (the decode

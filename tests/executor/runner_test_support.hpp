@@ -13,6 +13,7 @@
 #include "hdlab/executor/runner.hpp"
 #include "hdlab/executor/weights.hpp"
 #include "hdlab/model/config_io.hpp"
+#include "hdlab/model/error.hpp"
 
 namespace hdlab::executor::testing {
 
@@ -125,6 +126,18 @@ inline model::Backbone with_gpt_oss_experts(model::Backbone b, double limit = 7.
   return b;
 }
 
+// Multi-head latent attention on tiny_dense (DeepSeek-V2-Lite's MLA, scaled down): 4
+// heads scoring 6 nope + 4 rope dims, values of 8, a latent of 12 plus the 4-dim rope key
+// cached per token; q_lora > 0: queries through a low-rank q_a / q_b.
+inline model::Backbone tiny_mla(std::int64_t layers = 3, std::int64_t q_lora = 0) {
+  model::Backbone b = tiny_dense(layers);
+  b.name = "tiny-mla";
+  b.num_kv_heads = b.num_heads;
+  b.mla = model::MlaConfig{q_lora, 12, 6, 4, 8};
+  b.head_dim = 10;
+  return b;
+}
+
 // Biases on the dense FFN's projections (Llama's mlp_bias; relu2: up and down).
 inline model::Backbone with_mlp_bias(model::Backbone b) {
   b.mlp_bias = true;
@@ -156,6 +169,24 @@ class TableOfStream : public WeightSource {
   RandomWeights random_;
   std::int64_t stream_;
 };
+
+// The field the runner's weight specs refuse `b` by ("accepted": none).
+inline std::string refused_at(const model::Backbone& b) {
+  try {
+    weight_specs(b, model::BaselineDesign{});
+  } catch (const model::ConfigError& e) {
+    const std::string what = e.what();
+    return what.substr(0, what.find(':'));
+  }
+  return "accepted";
+}
+
+// Elements of every weight spec of `c` (what the parameter count must equal).
+inline std::int64_t spec_elements(const model::Config& c) {
+  std::int64_t n = 0;
+  for (const WeightSpec& s : weight_specs(c)) n += element_count(s.shape);
+  return n;
+}
 
 inline model::Config make(const model::Backbone& b, const std::string& design_json) {
   const model::Design d = model::parse_design(model::Json::parse(design_json), b, "/design");

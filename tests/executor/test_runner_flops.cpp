@@ -139,6 +139,11 @@ TEST_CASE("executed FLOPs equal the simulator's on today's backbones", "[runner]
       {with_mlp_bias(tiny_dense()), "{}", model::Layout::interleaved},
       {with_mlp_bias(tiny_dense()), R"({"hd": {"n": 2, "layers": "full"}})", model::Layout::interleaved},
       {with_mlp_bias(tiny_nemotron_h()), "{}", model::Layout::interleaved},
+      // MLA: expanded prefill, absorbed decode over the cached latents; q_lora; HD
+      {tiny_mla(), "{}", model::Layout::interleaved},
+      {tiny_mla(3, 20), "{}", model::Layout::interleaved},
+      {tiny_mla(), R"({"hd": {"n": 2, "layers": "full"}})", model::Layout::interleaved},
+      {tiny_mla(), R"({"hd": {"n": 2, "layers": "intra"}})", model::Layout::stream_major},
       {tiny_hybrid(), R"({"growth": {"depth_factor": 2, "width_factor": 2}})", model::Layout::interleaved},
   });
 }

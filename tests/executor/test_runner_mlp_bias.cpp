@@ -28,12 +28,6 @@ class ZeroBiases : public WeightSource {
   RandomWeights random_;
 };
 
-std::int64_t spec_elements(const model::Config& c) {
-  std::int64_t n = 0;
-  for (const WeightSpec& s : weight_specs(c)) n += element_count(s.shape);
-  return n;
-}
-
 }  // namespace
 
 TEST_CASE("mlp_bias: the dense FFN's biases are weights, counted as the model counts them", "[runner][mlp_bias]") {

@@ -379,15 +379,6 @@ TEST_CASE("memory: the estimate bounds what a run allocates - a run that cannot 
 
 TEST_CASE("backbone settings the simulator costs but the runner does not execute are refused by field",
           "[runner][bad-input]") {
-  auto refused_at = [](model::Backbone b) {
-    try {
-      weight_specs(b, model::BaselineDesign{});
-    } catch (const model::ConfigError& e) {
-      const std::string what = e.what();
-      return what.substr(0, what.find(':'));
-    }
-    return std::string("accepted");
-  };
   CHECK(refused_at(tiny_dense()) == "accepted");
   model::Backbone b = tiny_dense();
   b.input_vocab_size = 1000;

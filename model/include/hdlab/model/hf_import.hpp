@@ -11,7 +11,7 @@
 // one; the Pixtral tower is not counted).
 // DeepSeek-family MLA is kept as an MlaConfig (q_lora_rank null: queries projected
 // directly): parameters exact, costs approximated; the approximation is recorded in
-// Backbone::assumptions. The executor refuses MLA by name (/backbone/mla).
+// Backbone::assumptions. The executor runs MLA (executor/src/runner_mla.cpp).
 // The readers live in model/src/hf_*.cpp, one per topic.
 #include <nlohmann/json.hpp>
 
