@@ -183,6 +183,21 @@ i64 pixtral_and_projector(const Json& vision, i64 text_hidden, i64 merge) {
   return tower + projector;
 }
 
+// A mistral3 checkpoint's count: the text model (L layers of 32 q / 8 KV heads of 128, a
+// SwiGLU FFN of F, an untied vocabulary of 131072) is `text`; with the Pixtral tower and
+// projector of its vision_config (`vision`) it is the published whole-checkpoint total.
+void check_mistral3_total(const Json& j, const Backbone& b, i64 L, i64 D, i64 F, i64 text, i64 vision,
+                          i64 published) {
+  const i64 V = 131072;
+  const ParamCounts p = params_of(b);
+  CHECK(p.total == L * (gqa_attention(D, 32, 8, 128, false) + swiglu(D, F) + 2 * D) + D + 2 * V * D);
+  CHECK(p.total == text);
+  const i64 tower = pixtral_and_projector(j.at("vision_config"), D, j.at("spatial_merge_size").get<i64>());
+  CHECK(tower == vision);
+  CHECK(p.total + tower == published);
+  CHECK(within(p.total + tower, static_cast<double>(published), 0.001));
+}
+
 }  // namespace
 
 TEST_CASE("Mistral-Small-3.1 config.json (mistral3): the text model is imported, 23.57B + 0.44B vision", "[hf]") {
@@ -206,19 +221,12 @@ TEST_CASE("Mistral-Small-3.1 config.json (mistral3): the text model is imported,
   CHECK(b.dtype == DType::bf16);
   CHECK(b.assumptions.count("dtype") == 0);  // torch_dtype on the wrapper
 
-  const i64 D = 5120, V = 131072;
-  const ParamCounts p = params_of(b);
-  CHECK(p.total == 40 * (gqa_attention(D, 32, 8, 128, false) + swiglu(D, 32768) + 2 * D) + D + 2 * V * D);
-  CHECK(p.total == 23572403200);
   // Published: 24,011,361,280 for the whole checkpoint (keras-hub's mistral3 presets,
   // "mistral_small_3.1_24b_instruct_2503_en" params; the Hub's safetensors total of the same
   // architecture, Mistral-Small-3.2-24B-Instruct-2506, in the kvfit registry). The text model
   // hdlab counts plus the vision tower and projector of vision_config give it exactly; the
   // card's "24B" is that figure rounded.
-  const i64 vision = pixtral_and_projector(j.at("vision_config"), D, j.at("spatial_merge_size").get<i64>());
-  CHECK(vision == 438958080);
-  CHECK(p.total + vision == 24011361280);
-  CHECK(within(p.total + vision, 24011361280.0, 0.001));
+  check_mistral3_total(j, b, 40, 5120, 32768, 23572403200, 438958080, 24011361280);
 }
 
 TEST_CASE("Devstral-Small (model_type mistral) imports as it is: 23,572,403,200 parameters", "[hf]") {
@@ -262,19 +270,12 @@ TEST_CASE("Ministral-3-8B config.json (mistral3 wrapping ministral3): 8,489,553,
   CHECK(contains(b.assumptions.at("rope_scaling"), "llama_4_scaling_beta 0.1: queries are scaled"));
   CHECK(contains(b.assumptions.at("dtype"), "quant_method \"fp8\""));  // on the wrapper
 
-  const i64 D = 4096, V = 131072;
-  const ParamCounts p = params_of(b);
-  CHECK(p.total == 34 * (gqa_attention(D, 32, 8, 128, false) + swiglu(D, 14336) + 2 * D) + D + 2 * V * D);
-  CHECK(p.total == 8489553920);
   // Published: 8,918,026,240, the Hub's safetensors total_parameters of
   // mistralai/Ministral-3-8B-Instruct-2512-BF16 (the same weights in bf16), as public
   // model inventories quote it (one with total_size exactly twice that). It includes the
   // Pixtral tower and projector, counted by hand from vision_config; the card's "8.4B
   // Language Model" is the text count rounded down.
-  const i64 vision = pixtral_and_projector(j.at("vision_config"), D, j.at("spatial_merge_size").get<i64>());
-  CHECK(vision == 428472320);
-  CHECK(p.total + vision == 8918026240);
-  CHECK(within(p.total + vision, 8918026240.0, 0.001));
+  check_mistral3_total(j, b, 34, 4096, 14336, 8489553920, 428472320, 8918026240);
 }
 
 TEST_CASE("ministral3 defaults and refusals: Ministral3Config's values, recorded; bad rope keys named", "[hf]") {
