@@ -63,9 +63,14 @@ void attention_ops(const OpDims& s, const LayerFeatures& f, const LayerWork& w, 
   const double post = s.norms_attn > 1 ? (s.norms_attn - 1) * Nq : 0;  // post-norms on the output
   if (s.norms_attn > 0) norm_op(node(t, OpKind::attn_norm), s, norm_rows + post, s.norms_attn);
 
+  // MLA: a decode attends in the latent (absorbed weights); kv_b's multiply-adds then run
+  // on the query rows (W_UK on each query, W_UV on each output) rather than the key rows.
+  const bool absorbed = s.mla_latent > 0 && w.reads_cache;
+  const double kv_b = absorbed ? s.mla_latent * s.H * (s.qk_head_dim - s.rope_dim + s.v_head_dim) : 0;
+
   // [Nq, D] -> q [Nq, H*qk]; [Nkv, D] -> k, v [Nkv, kv_out]
   OpNode& qkv = node(t, OpKind::qkv_proj);
-  qkv.cost.flops = 2 * (Nq * s.q_weights + Nkv * s.kv_weights) + Nq * s.q_bias + Nkv * s.kv_bias;
+  qkv.cost.flops = 2 * (Nq * (s.q_weights + kv_b) + Nkv * (s.kv_weights - kv_b)) + Nq * s.q_bias + Nkv * s.kv_bias;
   qkv.params = s.q_weights + s.q_bias + s.kv_weights + s.kv_bias;
   qkv.cost.weight_bytes = qkv.params * s.weight_el_bytes;
   qkv.cost.act_bytes_in = (f.kv_from_source ? Nq + Nkv : Nq) * s.D * e;
@@ -80,9 +85,7 @@ void attention_ops(const OpDims& s, const LayerFeatures& f, const LayerWork& w, 
                OpGemm{Nkv, s.kv_weights / s.D, s.D, 1, GemmSplit::column}};
 
   // MLA: one RoPE key per row, shared by the heads; a decode scores the cached latents
-  // with absorbed queries [q_nope W_UK | q_rope] and sums latent values (kv_b's other
-  // multiply-adds, W_UK on the query and W_UV on the output, stay in kv_weights).
-  const bool absorbed = s.mla_latent > 0 && w.reads_cache;
+  // with absorbed queries [q_nope W_UK | q_rope] and sums latent values.
   const double qk = absorbed ? s.mla_latent + s.rope_dim : s.qk_head_dim;
   const double vd = absorbed ? s.mla_latent : s.v_head_dim;
   const double q_el = Nq * s.H * qk, k_el = Nkv * s.G * s.qk_head_dim;

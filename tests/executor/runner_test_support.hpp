@@ -286,6 +286,27 @@ inline std::vector<float> hidden_after(Model& m, const std::vector<std::int32_t>
   return out;
 }
 
+// Every phase of `c` (24 tokens; decode: then 6 steps) allocates at most what
+// estimate_memory says, its weights and KV caches included.
+inline void check_memory_estimate(const model::Config& c, const std::string& what) {
+  for (Phase phase : {Phase::train_forward, Phase::prefill, Phase::decode}) {
+    const RunShape shape{phase, 24, phase == Phase::decode ? 6 : 0};
+    const MemoryEstimate est = estimate_memory(c, shape, {});
+    Model m = build(c);
+    const auto t = tokens(30);
+    if (phase == Phase::train_forward) {
+      m.runner->train_forward(std::span(t.data(), 24), t[24]);
+    } else {
+      m.runner->prefill(std::span(t.data(), 24), 24 + shape.decode_steps);
+      for (std::int64_t s = 0; s < shape.decode_steps; ++s) m.runner->decode_step(t[static_cast<std::size_t>(24 + s)]);
+    }
+    INFO(what << " " << to_string(phase));
+    CHECK(m.backend->memory().peak_bytes <= est.total());
+    CHECK(est.weights == m.runner->weights().bytes);
+    if (phase != Phase::train_forward) CHECK(m.runner->kv_bytes() <= est.kv_cache);
+  }
+}
+
 // Relative tolerance for two f32 computations of the same function in different
 // association orders (different row counts per GEMM, tile order, layouts): a few ulps
 // amplified through a few layers.

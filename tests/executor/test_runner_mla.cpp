@@ -73,6 +73,13 @@ TEST_CASE("MLA's cache keeps latent + rope key per entry, the size the memory mo
   CHECK(estimate_memory(c, shape, RunOptions{}).kv_cache == m.runner->kv_bytes());
 }
 
+TEST_CASE("MLA memory: the estimate bounds what a run allocates", "[runner][mla][memory]") {
+  for (const char* design : {"{}", R"({"hd": {"n": 2, "layers": "full"}})", R"({"phd": {"K": 3}})"})
+    for (const model::Backbone& b : {tiny_mla(), tiny_mla(3, 20), bundled_tiny_mla()})
+      check_memory_estimate(make(b, design), std::string(design) + " " + b.name + " q_lora " +
+                                                 std::to_string(b.mla->q_lora_rank));
+}
+
 TEST_CASE("MLA settings the runner does not execute are refused by field", "[runner][mla][bad-input]") {
   CHECK(refused_at(tiny_mla()) == "accepted");
   model::Backbone b = tiny_mla();

@@ -342,23 +342,7 @@ TEST_CASE("a write into a missing folder fails and leaves nothing behind", "[run
 TEST_CASE("memory: the estimate bounds what a run allocates - a run that cannot fit is refused first", "[runner][memory]") {
   for (const char* design : {"{}", R"({"hd": {"n": 3, "layers": "intra"}})", R"({"phd": {"K": 3, "variant": "swa", "W": 4}})",
                              R"({"vwn": {"m": 2, "n": 3, "mtp": true}})", R"({"looped": {"iterations": 3}})"}) {
-    const model::Config c = make(tiny_moe(), design);
-    for (Phase phase : {Phase::train_forward, Phase::prefill, Phase::decode}) {
-      const RunShape shape{phase, 24, phase == Phase::decode ? 6 : 0};
-      const MemoryEstimate est = estimate_memory(c, shape, {});
-      Model m = build(c);
-      const auto t = tokens(30);
-      if (phase == Phase::train_forward) {
-        m.runner->train_forward(std::span(t.data(), 24), t[24]);
-      } else {
-        m.runner->prefill(std::span(t.data(), 24), 24 + shape.decode_steps);
-        for (std::int64_t s = 0; s < shape.decode_steps; ++s) m.runner->decode_step(t[static_cast<std::size_t>(24 + s)]);
-      }
-      INFO(design << " " << to_string(phase));
-      CHECK(m.backend->memory().peak_bytes <= est.total());
-      CHECK(est.weights == m.runner->weights().bytes);
-      if (phase != Phase::train_forward) CHECK(m.runner->kv_bytes() <= est.kv_cache);
-    }
+    check_memory_estimate(make(tiny_moe(), design), design);
   }
   // The 617B MoE in f32 needs terabytes: refused with both numbers, nothing allocated.
   const model::Config huge = model::parse_config(model::read_json_file(std::string(HDLAB_SOURCE_DIR) + "/profiles/models/welm-617b.json"));
