@@ -14,9 +14,10 @@ namespace hdlab::executor::cpu {
 struct AttentionProblem {
   const float* q = nullptr;  // [Lq, H, hd]
   const float* k = nullptr;  // [Lk, G, hd]
-  const float* v = nullptr;  // [Lk, G, hd]
-  float* out = nullptr;      // [Lq, H, hd]
+  const float* v = nullptr;  // [Lk, G, v_row_dim]: each value the first v_head_dim of its row
+  float* out = nullptr;      // [Lq, H, v_head_dim]
   std::int64_t query_rows = 0, key_rows = 0, heads = 0, kv_heads = 0, head_dim = 0;
+  std::int64_t v_head_dim = 0, v_row_dim = 0;
   float scale = 1.0f;
   const float* sinks = nullptr;  // [H] sink logits, or null: none
   // The TilePlan as flat arrays (see TilePlan::classes/partial_index/bits): the kernels,
@@ -27,11 +28,11 @@ struct AttentionProblem {
   std::int64_t k_tiles = 0;
 };
 
-// Floats of scratch one work item needs: Q tile, O accumulator, scores, max and sum for
-// each of the `group` query heads of a kv head, one transposed key tile, and (decode) the
-// queries across vector lanes: at most 16 rows in lane groups of up to 16.
-inline std::size_t attend_scratch_floats(std::int64_t head_dim, std::int64_t group) {
-  return static_cast<std::size_t>(group * (2 * kTileQ * head_dim + 2 * kTileQ) + kTileQ * kTileK +
+// Floats of scratch one work item needs: Q tile (head_dim), O accumulator (v_head_dim),
+// scores, max and sum for each of the `group` query heads of a kv head, one transposed key
+// tile, and (decode) the queries across vector lanes: at most 16 rows in lane groups of up to 16.
+inline std::size_t attend_scratch_floats(std::int64_t head_dim, std::int64_t v_head_dim, std::int64_t group) {
+  return static_cast<std::size_t>(group * (kTileQ * (head_dim + v_head_dim) + 2 * kTileQ) + kTileQ * kTileK +
                                   head_dim * kTileK + 32 * head_dim);
 }
 

@@ -49,7 +49,7 @@ void run_attention(ThreadPool& pool, AttendTileFn attend_tile, AttentionProblem 
   p.partial_bits = plan.bits().data();
   p.k_tiles = plan.k_tiles();
   const std::int64_t q_tiles = plan.q_tiles(), kv_heads = p.kv_heads;
-  const std::size_t scratch_floats = attend_scratch_floats(p.head_dim, p.heads / p.kv_heads);
+  const std::size_t scratch_floats = attend_scratch_floats(p.head_dim, p.v_head_dim, p.heads / p.kv_heads);
   // Work items: (query tile, kv head). A decode step has one query tile, so its
   // parallelism is the number of kv heads.
   pool.parallel_for(q_tiles * kv_heads, 1, [&](std::int64_t begin, std::int64_t end) {

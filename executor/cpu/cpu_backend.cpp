@@ -136,6 +136,37 @@ void CpuBackend::gemm_impl(const Tensor& a, bool trans_a, const Tensor& b, bool 
               static_cast<blasint>(b.matrix_cols()), beta, c.data_as<float>(), n);
 }
 
+// One OpenBLAS product per matrix of the batch, each with its leading dimensions (MLA's
+// per-head products: a few to a hundred heads, each large enough for OpenBLAS's threads).
+void CpuBackend::gemm_batched_impl(const Tensor& a, StridedBatch av, bool trans_a, const Tensor& b, StridedBatch bv,
+                                   bool trans_b, const Tensor& c, StridedBatch cv, std::int64_t batch, std::int64_t m,
+                                   std::int64_t n, std::int64_t k) {
+  const float* as = a.data_as<const float>();
+  const float* bs = b.data_as<const float>();
+  float* cs = c.data_as<float>();
+  // BLAS wants a leading dimension of at least the stored row's width, also for one row.
+  const auto ld = [](StridedBatch s, std::int64_t cols) { return static_cast<blasint>(std::max(s.row_stride, cols)); };
+  const blasint lda = ld(av, trans_a ? m : k), ldb = ld(bv, trans_b ? k : n), ldc = ld(cv, n);
+  for (std::int64_t g = 0; g < batch; ++g)
+    cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
+                static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), 1.0f,
+                as + av.offset + g * av.batch_stride, lda, bs + bv.offset + g * bv.batch_stride, ldb, 0.0f,
+                cs + cv.offset + g * cv.batch_stride, ldc);
+}
+
+void CpuBackend::copy_strided_impl(const Tensor& src, StridedBatch sv, const Tensor& dst, StridedBatch dv,
+                                   std::int64_t batch, std::int64_t rows, std::int64_t cols) {
+  const float* s = src.data_as<const float>();
+  float* d = dst.data_as<float>();
+  parallel_for(batch * rows, static_cast<double>(cols), [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end; ++i) {
+      const std::int64_t g = i / rows, r = i % rows;
+      std::memcpy(d + dv.offset + g * dv.batch_stride + r * dv.row_stride,
+                  s + sv.offset + g * sv.batch_stride + r * sv.row_stride, static_cast<std::size_t>(cols) * 4);
+    }
+  });
+}
+
 void CpuBackend::attention_impl(const Tensor& q, const Tensor& k, const Tensor& v, const TilePlan& plan,
                                 const Tensor& out, float scale, const Tensor& sinks) {
   AttentionProblem p;
@@ -149,6 +180,8 @@ void CpuBackend::attention_impl(const Tensor& q, const Tensor& k, const Tensor& 
   p.heads = q.dim(1);
   p.kv_heads = k.dim(1);
   p.head_dim = q.dim(2);
+  p.v_head_dim = out.dim(2);
+  p.v_row_dim = v.dim(2);
   p.scale = scale;
   run_attention(pool_, attend_tile_, p, plan);
 }

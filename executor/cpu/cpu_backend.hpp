@@ -64,6 +64,11 @@ class CpuBackend final : public Backend {
   void mamba2_ssd_impl(const Tensor& xbc, const Tensor& dt, const Tensor& a_log, const Tensor& dt_bias, const Tensor& d,
                        const Tensor& state, const Tensor& y, std::int64_t chunk) override;
   void sigmoid_gate_impl(const Tensor& x, const Tensor& gate, const Tensor& out) override;
+  void gemm_batched_impl(const Tensor& a, StridedBatch av, bool trans_a, const Tensor& b, StridedBatch bv, bool trans_b,
+                         const Tensor& c, StridedBatch cv, std::int64_t batch, std::int64_t m, std::int64_t n,
+                         std::int64_t k) override;
+  void copy_strided_impl(const Tensor& src, StridedBatch sv, const Tensor& dst, StridedBatch dv, std::int64_t batch,
+                         std::int64_t rows, std::int64_t cols) override;
 
  private:
   // Splits `n` items of `cost_per_item` flops-ish into chunks worth spreading over threads.

@@ -1,8 +1,9 @@
 // The CUDA attention kernel: the same tile walk as the CPU kernel, written for clarity.
 //
 // One block = one query tile (kTileQ = 64 rows) x one query head; 8 lanes per row
-// (512 threads). Lane l of a row owns head dims d = l, l+8, l+16, ... (its q and its
-// output accumulator live in registers). Per visible key tile (plan: skip / full /
+// (512 threads). Lane l of a row owns head dims d = l, l+8, l+16, ... (its q over the
+// q/k dims and its output accumulator over the value dims live in registers; MLA's value
+// dims differ from its q/k dims). Per visible key tile (plan: skip / full /
 // partial) the block stages K and V in shared memory as f32, each row computes its 64
 // scores (dot products reduced across its 8 lanes), masks them by the plan's bits, folds
 // the tile's max into its running max and sum (one rescale per tile) and accumulates P V.
@@ -26,7 +27,7 @@ constexpr int kThreads = kRows * kLanes;
 constexpr int kDimsPerLane = static_cast<int>(kCudaAttentionMaxHeadDim) / kLanes;
 constexpr int kScorePitch = kKeys + 1;  // padded rows: rows of one warp hit different banks
 // The layout below is the one cuda_attention_shared_bytes (cuda_limits.hpp) counts.
-static_assert(cuda_attention_shared_bytes(1) == (2 * kKeys + kRows * kScorePitch) * sizeof(float),
+static_assert(cuda_attention_shared_bytes(1, 2) == (3 * kKeys + kRows * kScorePitch) * sizeof(float),
               "shared memory layout and its budget differ");
 
 // Sum over the 8 lanes of one row (lanes of a row are consecutive in the warp).
@@ -38,22 +39,25 @@ __device__ inline float row_sum(float x) {
 }
 
 // Stages the key and value tiles of KV head g, keys c0 .. c0 + cols (zeros past the last
-// key), as floats: [kKeys, hd] each. The whole block takes part.
+// key), as floats: [kKeys, hd] and [kKeys, dv] (the first dv of value rows of dw). The
+// whole block takes part.
 template <class T>
-__device__ inline void stage_tiles(const T* k, const T* v, std::int64_t kv_heads, std::int64_t g, int hd,
-                                   std::int64_t c0, int cols, float* k_tile, float* v_tile) {
+__device__ inline void stage_tiles(const T* k, const T* v, std::int64_t kv_heads, std::int64_t g, int hd, int dv,
+                                   int dw, std::int64_t c0, int cols, float* k_tile, float* v_tile) {
   for (int e = threadIdx.x; e < kKeys * hd; e += kThreads) {
     const int c = e / hd, d = e % hd;
-    const std::int64_t src = ((c0 + c) * kv_heads + g) * hd + d;
-    k_tile[e] = c < cols ? to_float(k[src]) : 0.0f;
-    v_tile[e] = c < cols ? to_float(v[src]) : 0.0f;
+    k_tile[e] = c < cols ? to_float(k[((c0 + c) * kv_heads + g) * hd + d]) : 0.0f;
+  }
+  for (int e = threadIdx.x; e < kKeys * dv; e += kThreads) {
+    const int c = e / dv, d = e % dv;
+    v_tile[e] = c < cols ? to_float(v[((c0 + c) * kv_heads + g) * dw + d]) : 0.0f;
   }
 }
 
 // Folds one tile's scores (this row's, masked ones -inf) into the row's running softmax:
 // rescales the running sum and output to the new maximum, then adds exp(score - max) and
 // its share of each value row. tile_max > -inf.
-__device__ inline void fold_tile(const float* row_scores, const float* v_tile, int cols, int hd, int lane,
+__device__ inline void fold_tile(const float* row_scores, const float* v_tile, int cols, int dv, int lane,
                                  float tile_max, float& run_max, float& run_sum, float (&o_reg)[kDimsPerLane]) {
   const float new_max = fmaxf(run_max, tile_max);
   const float correction = __expf(run_max - new_max);  // 0 when run_max is -inf
@@ -66,7 +70,7 @@ __device__ inline void fold_tile(const float* row_scores, const float* v_tile, i
 #pragma unroll
     for (int i = 0; i < kDimsPerLane; ++i) {
       const int d = lane + kLanes * i;
-      if (d < hd) o_reg[i] += p * v_tile[c * hd + d];
+      if (d < dv) o_reg[i] += p * v_tile[c * dv + d];
     }
   }
   run_max = new_max;
@@ -75,10 +79,11 @@ __device__ inline void fold_tile(const float* row_scores, const float* v_tile, i
 template <class T>
 __global__ void __launch_bounds__(kThreads) attention_kernel(AttentionLaunch a) {
   extern __shared__ float smem[];
-  const int hd = static_cast<int>(a.head_dim);
+  const int hd = static_cast<int>(a.head_dim), dv = static_cast<int>(a.v_head_dim);
+  const int dw = static_cast<int>(a.v_row_dim);
   float* k_tile = smem;                        // [kKeys, hd]
-  float* v_tile = k_tile + kKeys * hd;         // [kKeys, hd]
-  float* scores = v_tile + kKeys * hd;         // [kRows, kScorePitch]
+  float* v_tile = k_tile + kKeys * hd;         // [kKeys, dv]
+  float* scores = v_tile + kKeys * dv;         // [kRows, kScorePitch]
 
   const std::int64_t qt = blockIdx.x, h = blockIdx.y;
   const std::int64_t g = h / (a.heads / a.kv_heads);
@@ -104,7 +109,7 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(AttentionLaunch a) 
     if (cls == 0) continue;
     const std::int64_t c0 = kt * kKeys;
     const int cols = static_cast<int>(min(static_cast<std::int64_t>(kKeys), a.key_rows - c0));
-    stage_tiles(k, v, a.kv_heads, g, hd, c0, cols, k_tile, v_tile);
+    stage_tiles(k, v, a.kv_heads, g, hd, dv, dw, c0, cols, k_tile, v_tile);
     __syncthreads();
 
     std::uint64_t word = cols == kKeys ? ~std::uint64_t{0} : (std::uint64_t{1} << cols) - 1;
@@ -124,7 +129,7 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(AttentionLaunch a) 
     }
     __syncwarp();
     if (tile_max > -INFINITY)  // uniform across the row's lanes
-      fold_tile(scores + row * kScorePitch, v_tile, cols, hd, lane, tile_max, run_max, run_sum, o_reg);
+      fold_tile(scores + row * kScorePitch, v_tile, cols, dv, lane, tile_max, run_max, run_sum, o_reg);
     __syncthreads();  // before the next tile overwrites k_tile, v_tile
   }
 
@@ -136,13 +141,13 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(AttentionLaunch a) 
 #pragma unroll
   for (int i = 0; i < kDimsPerLane; ++i) {
     const int d = lane + kLanes * i;
-    if (d < hd) out[(q_row * a.heads + h) * hd + d] = from_float<T>(o_reg[i] * inv);
+    if (d < dv) out[(q_row * a.heads + h) * dv + d] = from_float<T>(o_reg[i] * inv);
   }
 }
 
 template <class T>
 void launch_typed(const AttentionLaunch& a, cudaStream_t stream) {
-  const std::size_t smem = cuda_attention_shared_bytes(a.head_dim);
+  const std::size_t smem = cuda_attention_shared_bytes(a.head_dim, a.v_head_dim);
   // Above 48 KiB of dynamic shared memory a kernel must opt in, up to the device's
   // cudaDevAttrMaxSharedMemoryPerBlockOptin (the backend checked the need against it).
   HDLAB_CUDA_CHECK(cudaFuncSetAttribute(attention_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,

@@ -2,6 +2,7 @@
 // of our kernels, and the checks that make it refuse what the CPU backend refuses.
 #include "cuda_backend.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <sstream>
@@ -252,13 +253,14 @@ const DeviceTilePlan& CudaBackend::device_plan(const TilePlan& plan) {
 
 void CudaBackend::attention_impl(const Tensor& q, const Tensor& k, const Tensor& v, const TilePlan& plan,
                                  const Tensor& out, float scale, const Tensor& sinks) {
-  const std::int64_t hd = q.dim(2);
-  if (hd > kCudaAttentionMaxHeadDim)
-    throw BackendError("cuda attention: head dim " + std::to_string(hd) + " above " +
-                       std::to_string(kCudaAttentionMaxHeadDim) + " (the kernel holds a row's dims in registers)");
-  if (cuda_attention_shared_bytes(hd) > shared_per_block_optin_)
-    throw BackendError("cuda attention: head dim " + std::to_string(hd) + " needs " +
-                       std::to_string(cuda_attention_shared_bytes(hd)) + " bytes of shared memory per block, " +
+  const std::int64_t hd = q.dim(2), dv = out.dim(2);
+  if (std::max(hd, dv) > kCudaAttentionMaxHeadDim)
+    throw BackendError("cuda attention: head dims " + std::to_string(hd) + " (q, k) and " + std::to_string(dv) +
+                       " (v), above " + std::to_string(kCudaAttentionMaxHeadDim) +
+                       " (the kernel holds a row's dims in registers)");
+  if (cuda_attention_shared_bytes(hd, dv) > shared_per_block_optin_)
+    throw BackendError("cuda attention: head dims " + std::to_string(hd) + " / " + std::to_string(dv) + " need " +
+                       std::to_string(cuda_attention_shared_bytes(hd, dv)) + " bytes of shared memory per block, " +
                        props_.name + " allows " + std::to_string(shared_per_block_optin_) + " (head dim at most " +
                        std::to_string(cuda_attention_max_head_dim(shared_per_block_optin_)) + ")");
   bind_device(device_);
@@ -274,9 +276,42 @@ void CudaBackend::attention_impl(const Tensor& q, const Tensor& k, const Tensor&
   a.heads = q.dim(1);
   a.kv_heads = k.dim(1);
   a.head_dim = hd;
+  a.v_head_dim = dv;
+  a.v_row_dim = v.dim(2);
   a.scale = scale;
   a.plan = device_plan(plan);
   launch_attention(a, stream_);
+}
+
+// ---- strided batches (multi-head latent attention) -------------------------------------------
+
+void CudaBackend::gemm_batched_impl(const Tensor& a, StridedBatch av, bool trans_a, const Tensor& b, StridedBatch bv,
+                                    bool trans_b, const Tensor& c, StridedBatch cv, std::int64_t batch, std::int64_t m,
+                                    std::int64_t n, std::int64_t k) {
+  bind_device(device_);
+  // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: swap the operands. A
+  // leading dimension is at least the stored row's width (cuBLAS's rule, also for one row).
+  const cublasOperation_t op_a = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, op_b = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const int lda = as_int(std::max(av.row_stride, trans_a ? m : k), "lda");
+  const int ldb = as_int(std::max(bv.row_stride, trans_b ? k : n), "ldb");
+  const int ldc = as_int(std::max(cv.row_stride, n), "ldc");
+  const int mi = as_int(m, "M"), ni = as_int(n, "N"), ki = as_int(k, "K"), count = as_int(batch, "batch");
+  const std::size_t e = scalar_bytes(a.type());
+  const auto* pa = static_cast<const char*>(a.data()) + static_cast<std::size_t>(av.offset) * e;
+  const auto* pb = static_cast<const char*>(b.data()) + static_cast<std::size_t>(bv.offset) * e;
+  auto* pc = static_cast<char*>(c.data()) + static_cast<std::size_t>(cv.offset) * e;
+  const cudaDataType_t type = a.type() == ScalarType::f32 ? CUDA_R_32F : CUDA_R_16BF;
+  const float alpha = 1.0f, beta = 0.0f;
+  HDLAB_CUBLAS_CHECK(cublasGemmStridedBatchedEx(blas_, op_b, op_a, ni, mi, ki, &alpha, pb, type, ldb,
+                                                bv.batch_stride, pa, type, lda, av.batch_stride, &beta, pc, type, ldc,
+                                                cv.batch_stride, count, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+}
+
+void CudaBackend::copy_strided_impl(const Tensor& src, StridedBatch sv, const Tensor& dst, StridedBatch dv,
+                                    std::int64_t batch, std::int64_t rows, std::int64_t cols) {
+  bind_device(device_);
+  launch_copy_strided(elem_of(src), src.data(), {sv.offset, sv.row_stride, sv.batch_stride}, dst.data(),
+                      {dv.offset, dv.row_stride, dv.batch_stride}, batch, rows, cols, stream_);
 }
 
 // ---- vector ops ------------------------------------------------------------------------------

@@ -33,16 +33,24 @@ struct AttentionLaunch {
   Elem elem = Elem::f32;
   const void* q = nullptr;  // [Lq, H, hd]
   const void* k = nullptr;  // [Lk, G, hd]
-  const void* v = nullptr;  // [Lk, G, hd]
-  void* out = nullptr;      // [Lq, H, hd]
+  const void* v = nullptr;  // [Lk, G, v_row_dim]: each value the first v_head_dim of its row
+  void* out = nullptr;      // [Lq, H, v_head_dim]
   std::int64_t query_rows = 0, key_rows = 0, heads = 0, kv_heads = 0, head_dim = 0;
+  std::int64_t v_head_dim = 0, v_row_dim = 0;
   float scale = 1.0f;
   const float* sinks = nullptr;  // [H] sink logits (f32), or null: none
   DeviceTilePlan plan;
 };
-// Head dims up to kCudaAttentionMaxHeadDim whose cuda_attention_shared_bytes the device
-// allows (the backend checks both before the launch).
+// Head dims (q/k and v) up to kCudaAttentionMaxHeadDim whose cuda_attention_shared_bytes
+// the device allows (the backend checks both before the launch).
 void launch_attention(const AttentionLaunch& a, cudaStream_t stream);
+
+// dst_b[r, c] = src_b[r, c] (Backend::copy_strided), element offsets and strides as given.
+struct StridedLaunch {
+  std::int64_t offset = 0, row_stride = 0, batch_stride = 0;
+};
+void launch_copy_strided(Elem e, const void* src, StridedLaunch s, void* dst, StridedLaunch d, std::int64_t batch,
+                         std::int64_t rows, std::int64_t cols, cudaStream_t stream);
 
 void launch_convert(Elem from, const void* src, Elem to, void* dst, std::int64_t n, cudaStream_t stream);
 void launch_rms_norm(Elem e, const void* x, const float* weight, void* out, std::int64_t rows, std::int64_t dim,

@@ -24,6 +24,16 @@ __global__ void convert_kernel(const From* src, To* dst, std::int64_t n) {
   HDLAB_GRID_STRIDE(i, n) dst[i] = from_float<To>(to_float(src[i]));
 }
 
+// One thread per element of the batch x rows x cols blocks.
+template <class T>
+__global__ void copy_strided_kernel(const T* src, StridedLaunch s, T* dst, StridedLaunch d, std::int64_t rows,
+                                    std::int64_t cols, std::int64_t n) {
+  HDLAB_GRID_STRIDE(i, n) {
+    const std::int64_t c = i % cols, r = (i / cols) % rows, b = i / (cols * rows);
+    dst[d.offset + b * d.batch_stride + r * d.row_stride + c] = src[s.offset + b * s.batch_stride + r * s.row_stride + c];
+  }
+}
+
 // One block per row: sum of squares reduced in shared memory.
 template <class T>
 __global__ void rms_norm_kernel(const T* x, const float* w, T* out, std::int64_t dim, float eps) {
@@ -288,6 +298,13 @@ __global__ void ghc_depth_kernel(const T* z, const float* beta, bool per_token, 
 }
 
 }  // namespace
+
+void launch_copy_strided(Elem e, const void* src, StridedLaunch s, void* dst, StridedLaunch d, std::int64_t batch,
+                         std::int64_t rows, std::int64_t cols, cudaStream_t stream) {
+  const std::int64_t n = batch * rows * cols;
+  HDLAB_DISPATCH(e, copy_strided_kernel<T><<<blocks_for(n), kBlock, 0, stream>>>(static_cast<const T*>(src), s,
+                                                                                 static_cast<T*>(dst), d, rows, cols, n));
+}
 
 void launch_convert(Elem from, const void* src, Elem to, void* dst, std::int64_t n, cudaStream_t stream) {
   const unsigned grid = blocks_for(n);

@@ -16,7 +16,8 @@ constexpr const char* kOpNames[] = {"gemm",         "attention",   "rms_norm",  
                                     "swiglu",       "add",         "topk_routing",     "gather_rows",
                                     "scatter_add_rows", "ghc_dynamic", "ghc_width",    "ghc_depth",
                                     "mhc_dynamic",      "causal_conv1d",  "gated_delta_rule", "gated_rms_norm",
-                                    "sigmoid_gate",     "mamba2_ssd",     "relu2",            "convert"};
+                                    "sigmoid_gate",     "mamba2_ssd",     "relu2",            "convert",
+                                    "gemm_batched",     "copy_strided"};
 static_assert(sizeof(kOpNames) / sizeof(kOpNames[0]) == backend_op_count, "one name per BackendOp");
 
 }  // namespace
@@ -164,14 +165,18 @@ void Backend::attention(const Tensor& q, const Tensor& k, const Tensor& v, const
   require(q.type() == k.type() && k.type() == v.type() && v.type() == out.type(), "attention",
           "q, k, v and out must share one element type");
   check_supported(BackendOp::attention, q.type());
-  require(q.rank() == 3 && k.rank() == 3, "attention", "q [Lq, H, hd] and k, v [Lk, G, hd] expected, got q " +
-                                                           shape_of(q) + ", k " + shape_of(k));
+  require(q.rank() == 3 && k.rank() == 3 && v.rank() == 3 && out.rank() == 3, "attention",
+          "q [Lq, H, dk], k [Lk, G, dk], v [Lk, G, dw] and out [Lq, H, dv] expected, got q " + shape_of(q) + ", k " +
+              shape_of(k) + ", v " + shape_of(v) + ", out " + shape_of(out));
   const std::int64_t heads = q.dim(1), kv_heads = k.dim(1), hd = q.dim(2);
   require(kv_heads > 0 && heads % kv_heads == 0, "attention",
           "query heads " + std::to_string(heads) + " not a multiple of kv heads " + std::to_string(kv_heads));
   require(k.dim(2) == hd, "attention", "q and k head dims differ");
-  require_shape(v, k.shape(), "attention", "v");
-  require_shape(out, q.shape(), "attention", "out");
+  require(v.dim(0) == k.dim(0) && v.dim(1) == kv_heads, "attention",
+          "v " + shape_of(v) + " must have k's keys and kv heads, k is " + shape_of(k));
+  require(out.dim(0) == q.dim(0) && out.dim(1) == heads && out.dim(2) >= 1 && out.dim(2) <= v.dim(2), "attention",
+          "out " + shape_of(out) + " must be [Lq, H, dv] with 1 <= dv <= v's " + std::to_string(v.dim(2)) +
+              " for q " + shape_of(q));
   require(q.dim(0) == plan.query_rows() && k.dim(0) == plan.key_rows(), "attention",
           "plan is for " + std::to_string(plan.query_rows()) + " query rows x " + std::to_string(plan.key_rows()) +
               " keys, tensors give " + std::to_string(q.dim(0)) + " x " + std::to_string(k.dim(0)));

@@ -67,6 +67,8 @@ std::string mask_name(const AttentionCaseShape& s) {
   o << " copies=" << m.copies << " L=" << m.tokens << ' ' << (s.decode ? "decode" : model::to_string(s.layout));
   if (m.final_copy_queries_only) o << " final-copy-queries";
   o << " H=" << s.heads << " G=" << s.kv_heads << " hd=" << s.head_dim;
+  if (s.v_head_dim > 0) o << " dv=" << s.v_head_dim;
+  if (s.v_row_dim > 0) o << " of " << s.v_row_dim;
   if (s.sinks) o << " sinks";
   return o.str();
 }
@@ -78,36 +80,38 @@ OpCase attention_case(const AttentionCaseShape& shape, ScalarType type, std::uin
   auto plan = std::make_shared<const TilePlan>(*mask);
   const std::int64_t lq = mask->query_rows(), lk = mask->key_rows();
   const std::int64_t heads = shape.heads, kv_heads = shape.kv_heads, hd = shape.head_dim;
+  const std::int64_t dv = shape.v_head_dim > 0 ? shape.v_head_dim : hd, dw = shape.v_row_dim > 0 ? shape.v_row_dim : dv;
   OpCase c;
   c.name = mask_name(shape) + ' ' + to_string(type);
   c.op = BackendOp::attention;
   c.kind = model::OpKind::attention;
   c.type = type;
-  const double per_pair = 4.0 * static_cast<double>(hd * heads);  // QK^T and PV, methods.md section 6
+  // QK^T and PV, methods.md section 6: 4 hd H per pair, 2 H (hd + dv) with MLA's value width
+  const double per_pair = 2.0 * static_cast<double>((hd + dv) * heads);
   c.cost.flops = per_pair * static_cast<double>(plan->visible_pairs());
   c.executed_flops = per_pair * static_cast<double>(plan->executed_pairs());
   c.cost.act_bytes_in = bytes_of(lq * heads * hd, type);
-  c.cost.kv_bytes_read = bytes_of(2 * lk * kv_heads * hd, type);
-  c.cost.act_bytes_out = bytes_of(lq * heads * hd, type);
+  c.cost.kv_bytes_read = bytes_of(lk * kv_heads * (hd + dw), type);
+  c.cost.act_bytes_out = bytes_of(lq * heads * dv, type);
   // Outputs are convex combinations of values in [-1, 1]: f32 keeps ~1e-6, bf16 rounds
   // the output to 2^-9 relative (and q, k, v are exact bf16 on both sides).
   c.tolerance = type == ScalarType::bf16 ? Tolerance{8e-3, 0} : Tolerance{5e-5, 0};
   auto q = host_floats(static_cast<std::size_t>(lq * heads * hd), seed, type, -2.0f, 2.0f);
   auto k = host_floats(static_cast<std::size_t>(lk * kv_heads * hd), seed + 1, type);
-  auto v = host_floats(static_cast<std::size_t>(lk * kv_heads * hd), seed + 2, type);
+  auto v = host_floats(static_cast<std::size_t>(lk * kv_heads * dw), seed + 2, type);
   const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
   // Sinks near the scores' range (|scale q k| < ~2), so they change every output.
   auto sinks = shape.sinks ? host_floats(static_cast<std::size_t>(heads), seed + 3, ScalarType::f32, -1.0f, 2.0f)
                            : host_floats(0, seed + 3, ScalarType::f32);
   auto ref = lazy<Doubles>([=] {
     return attention_reference(to_doubles(*q), to_doubles(*k), to_doubles(*v), heads, kv_heads, hd, *mask, scale,
-                               to_doubles(*sinks));
+                               to_doubles(*sinks), dv, dw);
   });
   const Tolerance tol = c.tolerance;
   c.prepare = [=](Backend& be) {
     auto p = std::make_unique<PreparedLambda>(be);
-    const Tensor tq = be.allocate({lq, heads, hd}, type), to = be.allocate({lq, heads, hd}, type);
-    const Tensor tk = be.allocate({lk, kv_heads, hd}, type), tv = be.allocate({lk, kv_heads, hd}, type);
+    const Tensor tq = be.allocate({lq, heads, hd}, type), to = be.allocate({lq, heads, dv}, type);
+    const Tensor tk = be.allocate({lk, kv_heads, hd}, type), tv = be.allocate({lk, kv_heads, dw}, type);
     p->input(tq, q);
     p->input(tk, k);
     p->input(tv, v);

@@ -150,6 +150,8 @@ std::vector<OpCase> correctness_cases(ScalarType type) {
   auto attention = attention_correctness_cases(type);
   std::move(attention.begin(), attention.end(), std::back_inserter(out));
   add_random_attention_cases(out, type);
+  auto mla = mla_correctness_cases(type);  // op_cases_strided.cpp
+  std::move(mla.begin(), mla.end(), std::back_inserter(out));
   return out;
 }
 

@@ -30,9 +30,11 @@ Doubles gemm_reference(DoubleSpan a, bool trans_a, DoubleSpan b, bool trans_b, s
 }
 
 Doubles attention_reference(DoubleSpan q, DoubleSpan k, DoubleSpan v, std::int64_t heads, std::int64_t kv_heads,
-                            std::int64_t head_dim, const AttentionMask& mask, double scale, DoubleSpan sinks) {
+                            std::int64_t head_dim, const AttentionMask& mask, double scale, DoubleSpan sinks,
+                            std::int64_t v_head_dim, std::int64_t v_row_dim) {
   const std::int64_t lq = mask.query_rows(), lk = mask.key_rows(), group = heads / kv_heads;
-  Doubles out(at(lq * heads * head_dim), 0.0);
+  const std::int64_t dv = v_head_dim > 0 ? v_head_dim : head_dim, dw = v_row_dim > 0 ? v_row_dim : dv;
+  Doubles out(at(lq * heads * dv), 0.0);
   Doubles score(at(lk));
   for (std::int64_t r = 0; r < lq; ++r)
     for (std::int64_t h = 0; h < heads; ++h) {
@@ -54,15 +56,47 @@ Doubles attention_reference(DoubleSpan q, DoubleSpan k, DoubleSpan v, std::int64
       // A sink logit (per query head) adds to the denominator only: it has no value.
       double denom = sinks.empty() ? 0.0 : std::exp(sinks[at(h)] - max_score);
       for (std::int64_t c = 0; c < lk; ++c) denom += std::exp(score[at(c)] - max_score);
-      double* o = &out[at((r * heads + h) * head_dim)];
+      double* o = &out[at((r * heads + h) * dv)];
       for (std::int64_t c = 0; c < lk; ++c) {
         if (score[at(c)] == -INFINITY) continue;
         const double p = std::exp(score[at(c)] - max_score) / denom;
-        const double* vc = &v[at((c * kv_heads + g) * head_dim)];
-        for (std::int64_t d = 0; d < head_dim; ++d) o[d] += p * vc[d];
+        const double* vc = &v[at((c * kv_heads + g) * dw)];
+        for (std::int64_t d = 0; d < dv; ++d) o[d] += p * vc[d];
       }
     }
   return out;
+}
+
+namespace {
+// Element (r, c) of batch matrix b under view s.
+std::size_t element(StridedBatch s, std::int64_t b, std::int64_t r, std::int64_t c) {
+  return at(s.offset + b * s.batch_stride + r * s.row_stride + c);
+}
+}  // namespace
+
+Doubles gemm_batched_reference(DoubleSpan a, StridedBatch av, bool trans_a, DoubleSpan b, StridedBatch bv, bool trans_b,
+                               DoubleSpan c_in, StridedBatch cv, std::int64_t batch, std::int64_t m, std::int64_t n,
+                               std::int64_t k) {
+  Doubles c(c_in.begin(), c_in.end());
+  for (std::int64_t g = 0; g < batch; ++g)
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < n; ++j) {
+        double sum = 0;
+        for (std::int64_t p = 0; p < k; ++p)
+          sum += a[trans_a ? element(av, g, p, i) : element(av, g, i, p)] *
+                 b[trans_b ? element(bv, g, j, p) : element(bv, g, p, j)];
+        c[element(cv, g, i, j)] = sum;
+      }
+  return c;
+}
+
+Doubles copy_strided_reference(DoubleSpan src, StridedBatch sv, DoubleSpan dst_in, StridedBatch dv,
+                               std::int64_t batch, std::int64_t rows, std::int64_t cols) {
+  Doubles dst(dst_in.begin(), dst_in.end());
+  for (std::int64_t g = 0; g < batch; ++g)
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t c = 0; c < cols; ++c) dst[element(dv, g, r, c)] = src[element(sv, g, r, c)];
+  return dst;
 }
 
 Doubles rms_norm_reference(DoubleSpan x, DoubleSpan weight, std::int64_t rows, std::int64_t dim, double eps) {

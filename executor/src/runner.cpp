@@ -29,7 +29,8 @@ Runner::Impl::Impl(Backend& b, model::Config c, ModelWeights weights, RunOptions
   G = bb.num_kv_heads;
   hd = bb.head_dim;
   V = bb.padded_vocab();
-  scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd)));
+  // 1/sqrt of the scored dims (MLA: qk_nope + qk_rope)
+  scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(model::attention_shape(bb).qk_head_dim)));
   theta = bb.rope_theta;
   wide = D;
   const model::Method& m = config.design.method;
@@ -118,6 +119,9 @@ void Runner::Impl::reset_caches(std::int64_t max) {
     // A repeated prefill of the same size reuses the memory (no fresh pages to fault in).
     for (auto& c : caches[s])
       if (c.capacity() == cache_capacity(l)) c.clear();
+      else if (config.effective.mla)  // MLA: the [latent | rope key] entries, keys only (runner_mla.cpp)
+        c.reset(backend, cache_capacity(l), 1, model::attention_shape(config.effective).kv_cache_per_token, opt.dtype,
+                false);
       else c.reset(backend, cache_capacity(l), G, hd, opt.dtype);
   }
 }

@@ -61,7 +61,10 @@ void Runner::Impl::project(const Tensor& x, const Tensor& weight, const Tensor& 
 }
 
 void Runner::Impl::attend(Pass& p, const LayerRun& r, const Tensor& q, const Tensor& k, const Tensor& v,
-                          const Tensor& out, bool final_only) {
+                          const Tensor& out, bool final_only, const Tensor& entries) {
+  // What the cache keeps: k and v, or MLA's entries (a keys-only cache, values = keys).
+  const Tensor& ck = entries.defined() ? entries : k;
+  const Tensor& cv = entries.defined() ? entries : v;
   const int g = group_of_layer[static_cast<std::size_t>(r.layer)];
   const std::vector<detail::AttentionCall>& calls = p.calls.at(p.next_call++);
   double executed = 0, exact = 0;
@@ -79,19 +82,19 @@ void Runner::Impl::attend(Pass& p, const LayerRun& r, const Tensor& q, const Ten
     if (p.kind == PassKind::prefill && r.commits_kv)
       for (auto& c : caches[static_cast<std::size_t>(r.cache_slot)]) {
         const detail::CommitRows& rows = p.commits[static_cast<std::size_t>(p.commit_seq[p.next_commit++])];
-        c.append_gathered(backend, k, v, rows.ids, rows.positions);
+        c.append_gathered(backend, ck, cv, rows.ids, rows.positions);
       }
     return;
   }
   auto& slot = caches[static_cast<std::size_t>(r.cache_slot)];
   if (!per_stream_kv(r.layer)) {
-    if (r.overwrites_kv) slot[0].overwrite_tail(backend, k, v);
-    else slot[0].append(backend, k, v, p.rows);
+    if (r.overwrites_kv) slot[0].overwrite_tail(backend, ck, cv);
+    else slot[0].append(backend, ck, cv, p.rows);
     backend.attention(q, slot[0].keys(), slot[0].values(), *calls[0].plan, out, scale, sinks);
     return;
   }
   for (std::size_t s = 0; s < slot.size(); ++s) {
-    const Tensor ks = k.slice_rows(static_cast<std::int64_t>(s), 1), vs = v.slice_rows(static_cast<std::int64_t>(s), 1);
+    const Tensor ks = ck.slice_rows(static_cast<std::int64_t>(s), 1), vs = cv.slice_rows(static_cast<std::int64_t>(s), 1);
     if (r.overwrites_kv) slot[s].overwrite_tail(backend, ks, vs);
     else slot[s].append(backend, ks, vs, {p.rows[s]});
   }
@@ -101,6 +104,17 @@ void Runner::Impl::attend(Pass& p, const LayerRun& r, const Tensor& q, const Ten
     backend.attention(q.slice_rows(row, 1), slot[s].keys(), slot[s].values(), *c.plan, out.slice_rows(row, 1), scale,
                       sinks);
   }
+}
+
+// RoPE on the first `rotary` dims of each query and key head, at the pass's positions (logical
+// or, for token-index RoPE, the token's index).
+void Runner::Impl::rotate(const Pass& p, std::int64_t l, const Tensor& q3, const Tensor& k3, std::int64_t rotary,
+                          bool final_only) {
+  const bool tok = token_index_rope(l);
+  const Tensor& qpos = final_only ? (tok ? p.pos_final_token : p.pos_final) : (tok ? p.pos_rows_token : p.pos_rows);
+  OpScope op(prof, group_of_layer[static_cast<std::size_t>(l)], OpKind::rope, 2);
+  backend.rope(q3, qpos, theta, rotary);
+  backend.rope(k3, tok ? p.pos_rows_token : p.pos_rows, theta, rotary);
 }
 
 void Runner::Impl::attention_sublayer(Pass& p, const LayerRun& r, const Tensor& in, const Tensor& out,
@@ -120,6 +134,7 @@ void Runner::Impl::attention_sublayer(Pass& p, const LayerRun& r, const Tensor& 
   // the source layer ran (runner_layers.cpp).
   const bool mirror = config.effective.is_mirrored(l);
   const Tensor kv_in = mirror ? mirror_inputs[static_cast<std::size_t>(l)] : normed;
+  if (config.effective.mla) return mla_sublayer(p, r, normed, kv_in, out, final_only);  // runner_mla.cpp
   const std::int64_t Rk = kv_in.dim(0);
   Tensor q = ws.get(Buf::q, {Rq, H * hd}, opt.dtype);
   Tensor k = ws.get(Buf::k, {Rk, G * hd}, opt.dtype);
@@ -143,13 +158,8 @@ void Runner::Impl::attention_sublayer(Pass& p, const LayerRun& r, const Tensor& 
   // NoPE layers (Llama 4) and position-free backbones (Nemotron-H) rotate nothing; partial
   // RoPE (Qwen3-Next, GLM-4.5) the first rotary_dim dims of each head.
   const model::Backbone& bb = config.effective;
-  if (!bb.layers[static_cast<std::size_t>(l)].nope && bb.positions == model::PositionKind::rope) {
-    const bool tok = token_index_rope(l);
-    const Tensor& qpos = final_only ? (tok ? p.pos_final_token : p.pos_final) : (tok ? p.pos_rows_token : p.pos_rows);
-    OpScope op(prof, g, OpKind::rope, 2);
-    backend.rope(q3, qpos, theta, bb.rope_dims());
-    backend.rope(k3, tok ? p.pos_rows_token : p.pos_rows, theta, bb.rope_dims());
-  }
+  if (!bb.layers[static_cast<std::size_t>(l)].nope && bb.positions == model::PositionKind::rope)
+    rotate(p, l, q3, k3, bb.rope_dims(), final_only);
   Tensor att = ws.get(Buf::attn, {Rq, H, hd}, opt.dtype);
   attend(p, r, q3, k3, v3, att, final_only);
   {
@@ -158,10 +168,15 @@ void Runner::Impl::attention_sublayer(Pass& p, const LayerRun& r, const Tensor& 
     if (gate.defined()) backend.sigmoid_gate(heads, gate, heads);
     project(heads, lw.o, lw.o_bias, out);
   }
-  if (lw.attn_post_norm.defined()) {
-    OpScope op(prof, g, OpKind::attn_norm);
-    backend.rms_norm(out, lw.attn_post_norm, eps, out);
-  }
+  attn_post_norm(l, out);
+}
+
+// Gemma-style post-norm on the attention sublayer's output, where the layer has one.
+void Runner::Impl::attn_post_norm(std::int64_t l, const Tensor& out) {
+  const LayerWeights& lw = w.layers[static_cast<std::size_t>(l)];
+  if (!lw.attn_post_norm.defined()) return;
+  OpScope op(prof, group_of_layer[static_cast<std::size_t>(l)], OpKind::attn_norm);
+  backend.rms_norm(out, lw.attn_post_norm, static_cast<float>(config.effective.norm_eps), out);
 }
 
 }  // namespace hdlab::executor

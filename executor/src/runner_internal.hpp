@@ -27,6 +27,8 @@ enum class Buf {
   attn_gate, shared_out, shared_gate,
   // linear-attention layers (runner_linear.cpp)
   lin_in, lin_qkv, lin_z, lin_ba, lin_conv, lin_o, lin_y, lin_state, lin_conv_state,
+  // multi-head latent attention (runner_mla.cpp)
+  mla_q_latent, mla_latent, mla_rope_key, mla_entries, mla_kv, mla_keys, mla_q_absorbed, mla_o_latent,
   count_
 };
 
@@ -46,7 +48,10 @@ class Workspace {
 // Wraps the mask of a cache or a pass: positions of the rows in row order.
 class KvCache {
  public:
-  void reset(Backend& b, std::int64_t capacity, std::int64_t kv_heads, std::int64_t head_dim, ScalarType type);
+  // values false: a keys-only cache whose entries are also its values (multi-head latent
+  // attention's [latent | rope key] entries: values() is keys(), append's v is ignored).
+  void reset(Backend& b, std::int64_t capacity, std::int64_t kv_heads, std::int64_t head_dim, ScalarType type,
+             bool values = true);
   bool empty() const { return positions_.empty(); }
   std::int64_t capacity() const { return k_.defined() ? k_.dim(0) : 0; }
   // Forgets every entry, keeping the memory (a new sequence of the same size).
@@ -57,8 +62,8 @@ class KvCache {
   std::int64_t live() const { return static_cast<std::int64_t>(positions_.size()); }
   const std::vector<std::int64_t>& positions() const { return positions_; }
   Tensor keys() const { return k_.slice_rows(start_, live()); }
-  Tensor values() const { return v_.slice_rows(start_, live()); }
-  std::size_t bytes() const { return k_.defined() ? k_.bytes() + v_.bytes() : 0; }
+  Tensor values() const { return (v_.defined() ? v_ : k_).slice_rows(start_, live()); }
+  std::size_t bytes() const { return (k_.defined() ? k_.bytes() : 0) + (v_.defined() ? v_.bytes() : 0); }
 
   // Appends rows k, v [r, G, hd] at logical positions `pos`.
   void append(Backend& b, const Tensor& k, const Tensor& v, const std::vector<std::int64_t>& pos);
@@ -73,7 +78,7 @@ class KvCache {
 
  private:
   void make_room(Backend& b, std::int64_t rows);
-  Tensor k_, v_;  // [capacity, G, hd]
+  Tensor k_, v_;  // [capacity, G, hd]; v_ undefined in a keys-only cache
   std::int64_t start_ = 0;
   std::vector<std::int64_t> positions_;
 };
@@ -323,8 +328,19 @@ struct Runner::Impl {
   void scan_states(detail::Pass& p, const LayerRun& r, const detail::LinearPlan& plan, const LinearScan& scan);
 
   // ---- attention internals (runner_attention.cpp) ----
+  void rotate(const detail::Pass& p, std::int64_t l, const Tensor& q3, const Tensor& k3, std::int64_t rotary,
+              bool final_only);
+  void attn_post_norm(std::int64_t l, const Tensor& out);
+  // entries (MLA): what the cache keeps of the pass's rows instead of k and v.
   void attend(detail::Pass& p, const LayerRun& r, const Tensor& q, const Tensor& k, const Tensor& v,
-              const Tensor& out, bool final_only);
+              const Tensor& out, bool final_only, const Tensor& entries = {});
+  // ---- multi-head latent attention (runner_mla.cpp) ----
+  void mla_sublayer(detail::Pass& p, const LayerRun& r, const Tensor& normed, const Tensor& kv_in, const Tensor& out,
+                    bool final_only);
+  void mla_expanded(detail::Pass& p, const LayerRun& r, const Tensor& q, const Tensor& latent, const Tensor& rope_key,
+                    const Tensor& entries, const Tensor& att, bool final_only);
+  void mla_absorbed(detail::Pass& p, const LayerRun& r, const Tensor& q, const Tensor& entries, const Tensor& att,
+                    bool final_only);
   void project(const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y);
   std::vector<std::pair<AttentionMask, int>> attention_masks(const detail::Pass& p, const LayerRun& r,
                                                              bool final_only) const;

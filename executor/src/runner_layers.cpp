@@ -117,22 +117,23 @@ void Runner::Impl::ffn_sublayer(const LayerRun& r, const Tensor& in, const Tenso
   }
   if (lw.moe) {
     moe_ffn(r, normed, out);
-  } else {  // SwiGLU: gate and up in one product; relu2 (Nemotron-H): up alone
+  } else {  // SwiGLU: gate and up in one product; relu2 (Nemotron-H): up alone; mlp_bias: biased
     const std::int64_t F = config.effective.intermediate;
     const bool relu2 = config.effective.mlp == model::MlpKind::relu2;
+    const double products = lw.dense.down_bias.defined() ? 2 : 1;  // a bias is a rank-1 product
     Tensor gu = ws.get(Buf::gate_up, {R, (relu2 ? 1 : 2) * F}, opt.dtype);
     Tensor act = ws.get(Buf::act, {R, F}, opt.dtype);
     {
-      OpScope op(prof, g, OpKind::ffn_gate_up);
-      backend.gemm(normed, false, lw.dense.gate_up, true, gu);
+      OpScope op(prof, g, OpKind::ffn_gate_up, products);
+      project(normed, lw.dense.gate_up, lw.dense.gate_up_bias, gu);
     }
     {
       OpScope op(prof, g, OpKind::ffn_act);
       if (relu2) backend.relu2(gu, act);
       else backend.swiglu(gu, act);
     }
-    OpScope op(prof, g, OpKind::ffn_down);
-    backend.gemm(act, false, lw.dense.down, true, out);
+    OpScope op(prof, g, OpKind::ffn_down, products);
+    project(act, lw.dense.down, lw.dense.down_bias, out);
   }
   if (lw.ffn_post_norm.defined()) {
     OpScope op(prof, g, OpKind::ffn_norm);

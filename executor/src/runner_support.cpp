@@ -32,9 +32,10 @@ std::size_t Workspace::bytes() const {
 
 // ---- KV cache --------------------------------------------------------------------------
 
-void KvCache::reset(Backend& b, std::int64_t capacity, std::int64_t kv_heads, std::int64_t head_dim, ScalarType type) {
+void KvCache::reset(Backend& b, std::int64_t capacity, std::int64_t kv_heads, std::int64_t head_dim, ScalarType type,
+                    bool values) {
   k_ = b.allocate({capacity, kv_heads, head_dim}, type);
-  v_ = b.allocate({capacity, kv_heads, head_dim}, type);
+  v_ = values ? b.allocate({capacity, kv_heads, head_dim}, type) : Tensor();
   start_ = 0;
   positions_.clear();
 }
@@ -50,7 +51,7 @@ void KvCache::make_room(Backend& b, std::int64_t rows) {
   if (start_ < n) throw BackendError("kv cache: cannot compact in place (capacity too small for the window)");
   if (n > 0) {
     b.copy(k_.slice_rows(start_, n), k_.slice_rows(0, n));
-    b.copy(v_.slice_rows(start_, n), v_.slice_rows(0, n));
+    if (v_.defined()) b.copy(v_.slice_rows(start_, n), v_.slice_rows(0, n));
   }
   start_ = 0;
 }
@@ -60,14 +61,14 @@ void KvCache::append(Backend& b, const Tensor& k, const Tensor& v, const std::ve
   make_room(b, rows);
   const std::int64_t at = start_ + live();
   b.copy(k, k_.slice_rows(at, rows));
-  b.copy(v, v_.slice_rows(at, rows));
+  if (v_.defined()) b.copy(v, v_.slice_rows(at, rows));
   positions_.insert(positions_.end(), pos.begin(), pos.end());
 }
 
 void KvCache::overwrite_tail(Backend& b, const Tensor& k, const Tensor& v) {
   const std::int64_t rows = k.dim(0), at = start_ + live() - rows;
   b.copy(k, k_.slice_rows(at, rows));
-  b.copy(v, v_.slice_rows(at, rows));
+  if (v_.defined()) b.copy(v, v_.slice_rows(at, rows));
 }
 
 void KvCache::append_gathered(Backend& b, const Tensor& k_all, const Tensor& v_all, const Tensor& ids,
@@ -78,7 +79,8 @@ void KvCache::append_gathered(Backend& b, const Tensor& k_all, const Tensor& v_a
   const std::int64_t at = start_ + live(), width = k_.dim(1) * k_.dim(2);
   const std::int64_t all = k_all.dim(0);
   b.gather_rows(k_all.reshaped({all, width}), ids, k_.slice_rows(at, rows).reshaped({rows, width}));
-  b.gather_rows(v_all.reshaped({all, width}), ids, v_.slice_rows(at, rows).reshaped({rows, width}));
+  if (v_.defined())
+    b.gather_rows(v_all.reshaped({all, width}), ids, v_.slice_rows(at, rows).reshaped({rows, width}));
   positions_.insert(positions_.end(), pos.begin(), pos.end());
 }
 
@@ -105,6 +107,7 @@ void KvCache::retain(Backend& b, Workspace& ws, const std::function<bool(std::in
     Tensor id_t = ws.get(Buf::kv_ids, {n}, ScalarType::i32);
     b.upload(id_t, ids);
     for (Tensor* t : {&k_, &v_}) {
+      if (!t->defined()) continue;
       Tensor scratch = ws.get(Buf::kv_scratch, {n, width}, t->type());
       b.gather_rows(t->reshaped({capacity, width}), id_t, scratch);
       b.copy(scratch, t->slice_rows(at, n).reshaped({n, width}));

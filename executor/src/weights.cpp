@@ -34,20 +34,38 @@ void check_block(const Backbone& b) {
   if (b.positions != model::PositionKind::rope && b.positions != model::PositionKind::none)
     throw ConfigError("/backbone/positions",
                       std::string("the runner executes rope or none, got ") + to_string(b.positions));
-  // Costed and counted, not executed: whole-projection QK-norm, post-norms, FFN biases.
+  // Costed and counted, not executed: whole-projection QK-norm, post-norms.
   if (b.qk_norm_whole_projection)
     throw ConfigError("/backbone/qk_norm_scope", "the runner executes a per-head QK-norm (head), not \"projection\"");
   if (b.post_sublayer_norms)
     throw ConfigError("/backbone/norm_placement", "the runner executes pre-norm blocks, not \"post\"");
-  if (b.mlp_bias) throw ConfigError("/backbone/mlp_bias", "the runner executes no FFN biases");
   if (b.padded_input_vocab() != b.padded_vocab())
     throw ConfigError("/backbone/input_vocab_size", "the runner reads token ids and writes logits over one vocabulary");
   if (b.positions == model::PositionKind::rope && b.rope_dims() % 2 != 0)
     throw ConfigError("/backbone/head_dim", "RoPE needs an even head dim, got " + std::to_string(b.head_dim));
 }
 
+// Multi-head latent attention runs as DeepSeek's (runner_mla.cpp); the attention extras
+// of other families are not part of its block.
+void check_mla(const Backbone& b) {
+  if (!b.mla) return;
+  const char* field = b.attention_bias     ? "/backbone/attention_bias"
+                      : b.qk_norm          ? "/backbone/qk_norm"
+                      : b.attention_sinks  ? "/backbone/attention_sinks"
+                      : b.attention_output_gate ? "/backbone/attention_output_gate"
+                                                : nullptr;
+  if (field) throw ConfigError(field, "the runner does not execute it with multi-head latent attention (mla)");
+  if (b.positions != model::PositionKind::rope)
+    throw ConfigError("/backbone/positions", "multi-head latent attention needs rope (its qk_rope_head_dim part)");
+  if (b.mla->qk_rope_head_dim % 2 != 0)
+    throw ConfigError("/backbone/mla/qk_rope_head_dim", "RoPE needs an even number of dims, got " +
+                                                            std::to_string(b.mla->qk_rope_head_dim));
+  for (const auto& a : b.layers)
+    if (a.nope) throw ConfigError("/backbone/layers", "NoPE layers are not executed with multi-head latent attention");
+}
+
 void check_executable(const Backbone& b, const model::Method& method) {
-  if (b.mla) throw ConfigError("/backbone/mla", "the runner does not execute multi-head latent attention");
+  check_mla(b);
   check_block(b);
   const model::DesignFeatures f = model::design_features(method);
   if (f.wide_residual && b.kv_mirror_layers > 0)
@@ -58,9 +76,9 @@ void check_executable(const Backbone& b, const model::Method& method) {
                       "a full over-width embedding [V, D'] cannot be the tied head [V, D]; use \"projected\"");
 }
 
-// A SwiGLU FFN; `bias`: biases on its three projections (gpt-oss's experts), after the
-// weights (the upload fuses gate and up weights, then their biases, each pair in order).
-// relu2: Nemotron-H's non-gated MLP, up_proj and down_proj only.
+// A SwiGLU FFN; `bias`: biases on its projections (gpt-oss's experts, a dense FFN's
+// mlp_bias), after the weights (the upload fuses gate and up weights, then their biases,
+// each pair in order). relu2: Nemotron-H's non-gated MLP, up_proj and down_proj only.
 void add_ffn(std::vector<WeightSpec>& out, const std::string& p, std::int64_t D, std::int64_t F, double down_std,
              bool bias = false, bool relu2 = false) {
   const double in_std = 1.0 / std::sqrt(static_cast<double>(D));
@@ -68,7 +86,7 @@ void add_ffn(std::vector<WeightSpec>& out, const std::string& p, std::int64_t D,
   out.push_back({p + "up_proj.weight", {F, D}, WeightInit::normal, in_std});
   out.push_back({p + "down_proj.weight", {D, F}, WeightInit::normal, down_std});
   if (!bias) return;
-  out.push_back({p + "gate_proj.bias", {F}, WeightInit::normal, 0.02});
+  if (!relu2) out.push_back({p + "gate_proj.bias", {F}, WeightInit::normal, 0.02});
   out.push_back({p + "up_proj.bias", {F}, WeightInit::normal, 0.02});
   out.push_back({p + "down_proj.bias", {D}, WeightInit::normal, 0.02});
 }
@@ -114,9 +132,35 @@ void add_linear_attention(std::vector<WeightSpec>& out, const std::string& p, co
                  1.0 / std::sqrt(static_cast<double>(g.v_width()) * depth)});
 }
 
+// DeepSeek's multi-head latent attention under its HF names: q_proj [H*qk, D] (q_lora:
+// q_a_proj [r_q, D], q_a_layernorm, q_b_proj [H*qk, r_q]), per head [nope | rope];
+// kv_a_proj_with_mqa [r_kv + rope, D] rows [latent | shared rope key], kv_a_layernorm
+// [r_kv], kv_b_proj [H*(nope + v), r_kv] per head [k nope | v], o_proj [D, H*v].
+void add_mla_attention(std::vector<WeightSpec>& out, const std::string& p, const Backbone& b, double depth) {
+  const model::MlaConfig& m = *b.mla;
+  const std::int64_t D = b.hidden, H = b.num_heads, qk = m.qk_nope_head_dim + m.qk_rope_head_dim;
+  const auto std_of = [](std::int64_t fan_in) { return 1.0 / std::sqrt(static_cast<double>(fan_in)); };
+  if (m.q_lora_rank > 0) {
+    out.push_back({p + "q_a_proj.weight", {m.q_lora_rank, D}, WeightInit::normal, std_of(D)});
+    out.push_back({p + "q_a_layernorm.weight", {m.q_lora_rank}, WeightInit::ones, 0, true});
+    out.push_back({p + "q_b_proj.weight", {H * qk, m.q_lora_rank}, WeightInit::normal, std_of(m.q_lora_rank)});
+  } else {
+    out.push_back({p + "q_proj.weight", {H * qk, D}, WeightInit::normal, std_of(D)});
+  }
+  out.push_back({p + "kv_a_proj_with_mqa.weight", {m.kv_lora_rank + m.qk_rope_head_dim, D}, WeightInit::normal,
+                 std_of(D)});
+  out.push_back({p + "kv_a_layernorm.weight", {m.kv_lora_rank}, WeightInit::ones, 0, true});
+  out.push_back({p + "kv_b_proj.weight", {H * (m.qk_nope_head_dim + m.v_head_dim), m.kv_lora_rank},
+                 WeightInit::normal, std_of(m.kv_lora_rank)});
+  out.push_back({p + "o_proj.weight", {D, H * m.v_head_dim}, WeightInit::normal,
+                 1.0 / std::sqrt(static_cast<double>(H * m.v_head_dim) * depth)});
+  if (b.output_bias) out.push_back({p + "o_proj.bias", {D}, WeightInit::normal, 0.02});
+}
+
 // The attention mixer: q/k/v (+ biases), QK-norm, sinks, o_proj (+ bias). Gated output
 // (Qwen3-Next): q_proj doubled, each head's rows [query hd | gate hd] as HF stores them.
 void add_attention(std::vector<WeightSpec>& out, const std::string& p, const Backbone& b, double depth) {
+  if (b.mla) return add_mla_attention(out, p, b, depth);
   const std::int64_t D = b.hidden, H = b.num_heads, G = b.num_kv_heads, hd = b.head_dim;
   const double in_std = 1.0 / std::sqrt(static_cast<double>(D));
   for (const char* name : {"q_proj", "k_proj", "v_proj"}) {
@@ -162,7 +206,7 @@ void add_ffn_of_layer(std::vector<WeightSpec>& out, const Backbone& b, std::int6
   const std::int64_t D = b.hidden;
   const double in_std = 1.0 / std::sqrt(static_cast<double>(D));
   if (!b.is_moe_layer(l)) {
-    add_ffn(out, p, D, b.intermediate, 1.0 / std::sqrt(static_cast<double>(b.intermediate) * depth), false,
+    add_ffn(out, p, D, b.intermediate, 1.0 / std::sqrt(static_cast<double>(b.intermediate) * depth), b.mlp_bias,
             b.mlp == model::MlpKind::relu2);
     return;
   }

@@ -111,6 +111,44 @@ bool place_mamba2(Uploader& up, const WeightSpec& spec, const std::vector<float>
   return false;
 }
 
+// Each of `heads` row blocks [a | b] (a rows, then b) reordered to [b | a].
+std::vector<std::int64_t> swapped_head_rows(std::int64_t heads, std::int64_t a, std::int64_t b) {
+  std::vector<std::int64_t> ids;
+  for (std::int64_t h = 0; h < heads; ++h) {
+    for (std::int64_t i = 0; i < b; ++i) ids.push_back(h * (a + b) + a + i);
+    for (std::int64_t i = 0; i < a; ++i) ids.push_back(h * (a + b) + i);
+  }
+  return ids;
+}
+
+// Multi-head latent attention (MlaWeights): query heads [nope | rope] -> [rope | nope],
+// kv_a split into its latent and RoPE-key rows, kv_b heads [k nope | v] -> [v | k nope].
+// True when `spec` was one of them (and is placed).
+bool place_mla(Uploader& up, const WeightSpec& spec, const std::vector<float>& v, const model::Backbone& b) {
+  const std::string& name = spec.name;
+  if (!b.mla || name.find(".self_attn.") == std::string::npos) return false;
+  const model::MlaConfig& m = *b.mla;
+  const std::string stem = name.substr(0, name.find(".self_attn.") + std::string(".self_attn.").size());
+  const std::int64_t cols = spec.shape.size() > 1 ? spec.shape[1] : 1, H = b.num_heads;
+  if (ends_with(name, ".q_proj.weight") || ends_with(name, ".q_b_proj.weight")) {
+    up.put(stem + "mla.q", spec.shape, rows_of(v, cols, swapped_head_rows(H, m.qk_nope_head_dim, m.qk_rope_head_dim)),
+           false);
+    return true;
+  }
+  if (ends_with(name, ".kv_a_proj_with_mqa.weight")) {
+    const auto split = v.begin() + m.kv_lora_rank * cols;
+    up.put(stem + "mla.kv_a_latent", {m.kv_lora_rank, cols}, std::vector<float>(v.begin(), split), false);
+    up.put(stem + "mla.kv_a_rope", {m.qk_rope_head_dim, cols}, std::vector<float>(split, v.end()), false);
+    return true;
+  }
+  if (ends_with(name, ".kv_b_proj.weight")) {
+    up.put(stem + "mla.kv_b", spec.shape, rows_of(v, cols, swapped_head_rows(H, m.qk_nope_head_dim, m.v_head_dim)),
+           false);
+    return true;
+  }
+  return false;
+}
+
 // Layouts HF stores differently from the runner's ops: the gated q_proj split into query
 // and gate, Gated DeltaNet's projections regrouped, its conv [C, 1, K] as [C, K]; Mamba-2's
 // (place_mamba2). True when `spec` was one of them (and is placed).
@@ -130,7 +168,7 @@ bool place_regrouped(Uploader& up, const WeightSpec& spec, const std::vector<flo
            rows_of(v, cols, gated_q_rows(b.num_heads, b.head_dim, true)), false);
     return true;
   }
-  if (place_mamba2(up, spec, v, b)) return true;
+  if (place_mamba2(up, spec, v, b) || place_mla(up, spec, v, b)) return true;
   if (!b.gdn || name.find(".linear_attn.") == std::string::npos) return false;
   const model::GatedDeltaNetConfig& g = *b.gdn;
   const std::string stem = name.substr(0, name.find(".linear_attn.") + std::string(".linear_attn.").size());
@@ -236,10 +274,18 @@ void mixer_of(const Uploader& up, const model::Backbone& b, std::int64_t l, cons
     case model::MixerKind::none: return;
     case model::MixerKind::attention: break;
   }
+  w.o = up.get(a + "o_proj.weight");
+  w.o_bias = up.get(a + "o_proj.bias");
+  if (b.mla) {
+    w.mla = MlaWeights{up.get(a + "mla.q"),           up.get(a + "q_a_proj.weight"),
+                       up.get(a + "q_a_layernorm.weight"), up.get(a + "mla.kv_a_latent"),
+                       up.get(a + "mla.kv_a_rope"),   up.get(a + "kv_a_layernorm.weight"),
+                       up.get(a + "mla.kv_b")};
+    return;
+  }
   w.q = up.get(a + "q_proj.weight");
   w.k = up.get(a + "k_proj.weight");
   w.v = up.get(a + "v_proj.weight");
-  w.o = up.get(a + "o_proj.weight");
   w.q_bias = up.get(a + "q_proj.bias");
   w.k_bias = up.get(a + "k_proj.bias");
   w.v_bias = up.get(a + "v_proj.bias");
@@ -248,7 +294,6 @@ void mixer_of(const Uploader& up, const model::Backbone& b, std::int64_t l, cons
   w.sinks = up.get(a + "sinks");
   w.q_gate = up.get(a + "q_proj.gate.weight");
   w.q_gate_bias = up.get(a + "q_proj.gate.bias");
-  w.o_bias = up.get(a + "o_proj.bias");
 }
 
 LayerWeights layer_of(const Uploader& up, const model::Backbone& b, std::int64_t l) {

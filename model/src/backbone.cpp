@@ -130,8 +130,10 @@ AttentionShape attention_shape(const Backbone& b) {
     // MLA: queries (optionally through a low-rank q_a -> q_b with its RMSNorm), a joint
     // low-rank KV projection kv_a (latent + shared RoPE key) with its RMSNorm, kv_b up to
     // per-head keys and values, and the output projection. Cost approximation: the cache
-    // keeps the latent and the RoPE key per token (absorbed-weight inference), and each
-    // head scores with qk_nope + qk_rope dims and sums v_head_dim values.
+    // keeps the latent and the RoPE key per token (absorbed-weight inference); a training
+    // forward or prefill head scores with qk_nope + qk_rope dims and sums v_head_dim
+    // values, a decode head scores the cached latents (kv_lora + qk_rope dims) and sums
+    // latent values (layer_ops.cpp; the executor runs both, executor/src/runner_mla.cpp).
     const MlaConfig& m = *b.mla;
     const std::int64_t qk = m.qk_nope_head_dim + m.qk_rope_head_dim;
     s.qk_head_dim = qk;

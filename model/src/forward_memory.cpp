@@ -185,11 +185,24 @@ double cache_capacity_bytes(const Config& c, std::int64_t max_tokens, double ele
   return bytes;
 }
 
+namespace {
+
+// Elements the runner uploads beyond the parameters: VWN's dynamic hyper-connections keep
+// their two scales (S_a, S_b) as one per coefficient column, 2m + n, for the kernel
+// (executor/src/weights_upload.cpp), two hyper-connections per layer.
+double uploaded_scale_elements(const Config& c) {
+  const DesignFeatures f = design_features(c.design.method);
+  if (!f.wide_residual || f.sinkhorn_iters > 0 || !f.dynamic_mixing) return 0;
+  return 2.0 * static_cast<double>(c.effective.num_layers) * static_cast<double>(2 * f.width_m + f.width_n - 2);
+}
+
+}  // namespace
+
 ForwardMemory forward_memory(const Config& c, const ForwardRun& run) {
   ForwardMemory out;
   const double e = run.element_bytes;
   const Backbone& b = c.effective;
-  out.weight_bytes = static_cast<double>(count_params(c).total) * e;
+  out.weight_bytes = (static_cast<double>(count_params(c).total) + uploaded_scale_elements(c)) * e;
   if (run.phase != ForwardPhase::train_forward)
     out.kv_bytes = cache_capacity_bytes(c, run.tokens + (run.phase == ForwardPhase::decode ? run.decode_steps : 0), e);
   // A decode run's largest call is the prefill of its prompt: its buffers serve the steps.

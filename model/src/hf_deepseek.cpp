@@ -56,7 +56,8 @@ void read_mla(HfReader& r, Backbone& b) {
       std::string("parameters exact (") + (m.q_lora_rank > 0 ? "q_a/q_b with q_a_layernorm" : "q_proj, no q_lora") +
       ", kv_a_proj_with_mqa with kv_a_layernorm, kv_b, o); costs approximated: the KV cache keeps the latent "
       "(kv_lora_rank) and the shared RoPE key (qk_rope_head_dim) per token per layer (absorbed-weight inference), "
-      "and each head scores with qk_nope_head_dim + qk_rope_head_dim dims and sums v_head_dim values");
+      "and each head scores with qk_nope_head_dim + qk_rope_head_dim dims and sums v_head_dim values (a decode "
+      "scores the cached latents, kv_lora_rank + qk_rope_head_dim dims, and sums latent values)");
   b.assumptions["head_dim"] = "qk_nope_head_dim + qk_rope_head_dim = " + num(b.head_dim) +
                               " (the per-head dot-product width; MLA shapes come from the mla fields)";
 }

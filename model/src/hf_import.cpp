@@ -236,7 +236,10 @@ void read_dtype(HfReader& r, Backbone& b, const Json* outer) {
                              "; the run is modelled in bf16, hdlab's working precision for HuggingFace configs (set "
                              "\"dtype\" beside \"hf_config\" in a config document to model another)";
   }
-  if (const Json* q = r.present("quantization_config"); q && q->is_object() && q->contains("quant_method")) {
+  // A multimodal wrapper states it beside text_config (Ministral 3's FP8 release).
+  const Json* q = r.present("quantization_config");
+  if (!q && outer && outer->contains("quantization_config")) q = &(*outer)["quantization_config"];
+  if (q && q->is_object() && q->contains("quant_method")) {
     r.note("dtype", "the released checkpoint is quantized (quant_method " + (*q)["quant_method"].dump() +
                         "); hdlab models weights and compute at " + to_string(b.dtype));
   }
@@ -305,10 +308,13 @@ struct Wrapper {
   const char* type;       // the wrapper's model_type
   const char* text_type;  // text_config's model_type (also its default when absent)
   const char* tower;      // the vision tower, for the recorded assumption
+  // Another text model the wrapper may hold: Mistral3Config wraps Mistral Small's mistral
+  // text model and Ministral 3's / Devstral Small 2's ministral3 one.
+  const char* other_text_type = nullptr;
 };
 const Wrapper kWrappers[] = {
     {"gemma3", "gemma3_text", "the vision tower"},
-    {"mistral3", "mistral", "the Pixtral vision tower"},
+    {"mistral3", "mistral", "the Pixtral vision tower", "ministral3"},
     {"llama4", "llama4_text", "the vision tower"},
     {"qwen3_5", "qwen3_5_text", "the vision tower"},
     {"qwen3_5_moe", "qwen3_5_moe_text", "the vision tower"},
@@ -319,15 +325,21 @@ Backbone import_wrapped(const Json& hf, ObjectReader& top, const Wrapper& w) {
   const Json* text = top.find("text_config");
   if (!text || text->is_null()) fail(top.at("text_config"), std::string("is required for model_type ") + w.type);
   if (!text->is_object()) fail(top.at("text_config"), "must be an object, got " + json_type_name(*text));
-  if (text->contains("model_type") && (*text)["model_type"] != w.text_type)
-    fail(pointer_join(top.at("text_config"), "model_type"), std::string("must be \"") + w.text_type + "\"");
-  Backbone b = import_text_model(*text, top.at("text_config"), type_info(w.text_type, type_ptr),
+  std::string text_type = w.text_type;
+  if (text->contains("model_type")) {
+    const std::string ptr = pointer_join(top.at("text_config"), "model_type");
+    text_type = read_string((*text)["model_type"], ptr);
+    if (text_type != w.text_type && (!w.other_text_type || text_type != w.other_text_type))
+      fail(ptr, std::string("must be \"") + w.text_type + "\"" +
+                    (w.other_text_type ? std::string(" or \"") + w.other_text_type + "\"" : std::string()));
+  }
+  Backbone b = import_text_model(*text, top.at("text_config"), type_info(text_type, type_ptr),
                                  std::string("HuggingFace config.json (model_type ") + w.type + ", text_config " +
-                                     w.text_type + ")",
+                                     text_type + ")",
                                  &hf);
   check_architectures(top.find("architectures"), top.at("architectures"));
   if (const Json* arch = top.find("architectures"); arch && arch->is_array() && !arch->empty() &&
-                                                    (*arch)[0].is_string() && b.name == w.text_type)
+                                                    (*arch)[0].is_string() && b.name == text_type)
     b.name = (*arch)[0].get<std::string>();
   b.assumptions["vision_tower"] = std::string("model_type ") + w.type +
                                   " is multimodal: only text_config (the language model) is imported; " + w.tower +

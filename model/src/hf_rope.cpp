@@ -26,6 +26,21 @@ const RopeScalingType kRopeScalingTypes[] = {
     {"llama3", {"factor", "original_max_position_embeddings", "low_freq_factor", "high_freq_factor"}, {}},
 };
 
+// Ministral 3's rope_parameters also carry llama_4_scaling_beta: Llama 4's attention
+// temperature, each query multiplied by 1 + beta * log(1 + floor(position /
+// original_max_position_embeddings)) (transformers' modeling_ministral3). A per-token
+// scalar: no parameters, and an elementwise multiply hdlab does not cost. transformers
+// skips it and max_position_embeddings (its default block repeats the top-level key) when
+// validating the block; both are read here so a malformed value is still refused.
+void note_llama4_scaling(HfReader& r, ObjectReader& s) {
+  if (s.has("max_position_embeddings")) s.integer("max_position_embeddings", std::nullopt, 1, Limits::max_window);
+  if (!s.has("llama_4_scaling_beta")) return;
+  const double beta = s.number("llama_4_scaling_beta", std::nullopt, 0.0, 1e30);
+  r.note("rope_scaling", "llama_4_scaling_beta " + num(beta) + ": queries are scaled by 1 + beta * log(1 + "
+                         "floor(position / original_max_position_embeddings)), Llama 4's attention temperature (no "
+                         "parameters; the elementwise multiply is not costed)");
+}
+
 }  // namespace
 
 // rope_scaling (transformers v4) or rope_parameters (v5, which also holds rope_theta):
@@ -47,6 +62,7 @@ void check_rope_scaling(HfReader& r, const char* key, const Backbone& b) {
     r.note("rope_scaling", "mrope_section " + (*v)["mrope_section"].dump() + ": multimodal RoPE, plain RoPE on "
                            "text tokens (their three position ids are equal)");
   }
+  if (v5 && std::string(r.type().name) == "ministral3") note_llama4_scaling(r, s);
   // "type" is the older spelling of "rope_type" (DeepSeek-V3 still writes it).
   const char* type_key = s.has("rope_type") || !s.has("type") ? "rope_type" : "type";
   // transformers v5 writes rope_parameters with only rope_theta for unscaled RoPE.

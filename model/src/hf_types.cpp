@@ -18,6 +18,10 @@ namespace {
 const TypeInfo kTypes[] = {
     {"llama", Family::llama, false, 10000.0, 1e-6, 0, 0, 2048, 0},
     {"mistral", Family::mistral, false, 10000.0, 1e-6, 8, 0, 4096 * 32, 4096},
+    // Ministral 3 / Devstral Small 2 (Ministral3Config): Mistral's blocks (no biases, a
+    // whole-model sliding_window when set, null by default), untied by default; its
+    // default rope_parameters are YaRN over rope_theta 1e6 (read in hf_rope.cpp).
+    {"ministral3", Family::mistral, false, 1e6, 1e-5, 8, 128, 262144, 0},
     {"qwen2", Family::qwen2, false, 10000.0, 1e-6, 32, 0, 32768, 4096},
     {"qwen3", Family::qwen3, false, 10000.0, 1e-6, 32, 128, 32768, 4096},
     {"qwen3_moe", Family::qwen3_moe, false, 10000.0, 1e-6, 4, 0, 32768, 4096},

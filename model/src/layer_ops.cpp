@@ -33,9 +33,14 @@ void attention_ops(const OpDims& s, const LayerFeatures& f, const LayerWork& w, 
   const double post = s.norms_attn > 1 ? (s.norms_attn - 1) * Nq : 0;  // post-norms on the output
   if (s.norms_attn > 0) norm_op(node(t, OpKind::attn_norm), s, norm_rows + post, s.norms_attn);
 
+  // MLA: a decode attends in the latent (absorbed weights); kv_b's multiply-adds then run
+  // on the query rows (W_UK on each query, W_UV on each output) rather than the key rows.
+  const bool absorbed = s.mla_latent > 0 && w.reads_cache;
+  const double kv_b = absorbed ? s.mla_latent * s.H * (s.qk_head_dim - s.rope_dim + s.v_head_dim) : 0;
+
   // [Nq, D] -> q [Nq, H*qk]; [Nkv, D] -> k, v [Nkv, kv_out]
   OpNode& qkv = node(t, OpKind::qkv_proj);
-  qkv.cost.flops = 2 * (Nq * s.q_weights + Nkv * s.kv_weights) + Nq * s.q_bias + Nkv * s.kv_bias;
+  qkv.cost.flops = 2 * (Nq * (s.q_weights + kv_b) + Nkv * (s.kv_weights - kv_b)) + Nq * s.q_bias + Nkv * s.kv_bias;
   qkv.params = s.q_weights + s.q_bias + s.kv_weights + s.kv_bias;
   qkv.cost.weight_bytes = qkv.params * s.weight_el_bytes;
   qkv.cost.act_bytes_in = (f.kv_from_source ? Nq + Nkv : Nq) * s.D * e;
@@ -49,17 +54,21 @@ void attention_ops(const OpDims& s, const LayerFeatures& f, const LayerWork& w, 
   qkv.gemms = {OpGemm{Nq, s.q_weights / s.D, s.D, 1, GemmSplit::column},
                OpGemm{Nkv, s.kv_weights / s.D, s.D, 1, GemmSplit::column}};
 
-  const double q_el = Nq * s.H * s.qk_head_dim, k_el = Nkv * s.G * s.qk_head_dim;
+  // MLA: one RoPE key per row, shared by the heads; a decode scores the cached latents
+  // with absorbed queries [q_nope W_UK | q_rope] and sums latent values.
+  const double qk = absorbed ? s.mla_latent + s.rope_dim : s.qk_head_dim;
+  const double vd = absorbed ? s.mla_latent : s.v_head_dim;
+  const double q_el = Nq * s.H * qk, k_el = Nkv * s.G * s.qk_head_dim;
   if (s.qk_norm) vector_op(node(t, OpKind::qk_norm), 4 * (q_el + k_el), s.qk_norm_weights, q_el + k_el, q_el + k_el, s);
-  const double rope_el = f.nope ? 0 : (Nq * s.H + Nkv * s.G) * s.rope_dim;
+  const double rope_el = f.nope ? 0 : (Nq * s.H + Nkv * (s.mla_latent > 0 ? 1 : s.G)) * s.rope_dim;
   vector_op(node(t, OpKind::rope), 3 * rope_el, 0, rope_el, rope_el, s);
 
   // softmax(q k^T) v over the visible pairs: [Nq, H, qk] x keys -> [Nq, H, v]
   OpNode& att = node(t, OpKind::attention);
-  const double per_pair = 2 * s.H * (s.qk_head_dim + s.v_head_dim);  // 4*hd*H for GQA
+  const double per_pair = 2 * s.H * (qk + vd);  // 4*hd*H for GQA
   att.cost.flops = per_pair * w.seqs * (executed ? w.pairs_executed : w.pairs_exact);
   att.cost.act_bytes_in = (q_el + (w.reads_cache ? 0 : Nkv * s.kv_out)) * e;
-  att.cost.act_bytes_out = Nq * s.H * s.v_head_dim * e;
+  att.cost.act_bytes_out = Nq * s.H * vd * e;
   att.cost.kv_bytes_read = w.seqs * w.kv_read * s.kv_out * s.kv_el_bytes;
   att.cost.kv_bytes_written = w.seqs * w.kv_written * s.kv_out * s.kv_el_bytes;
   att.calls = 1;
@@ -73,8 +82,8 @@ void attention_ops(const OpDims& s, const LayerFeatures& f, const LayerWork& w, 
     // Unfused: Q K^T and P V as per-(sequence, head) products, and the scores
     // [seqs, H, rows_q, rows_kv] written, read and written by the softmax, read by P V.
     const double heads = w.seqs * s.H;
-    att.gemms = {OpGemm{w.rows_q, w.rows_kv, s.qk_head_dim, heads, GemmSplit::heads},
-                 OpGemm{w.rows_q, s.v_head_dim, w.rows_kv, heads, GemmSplit::heads}};
+    att.gemms = {OpGemm{w.rows_q, w.rows_kv, qk, heads, GemmSplit::heads},
+                 OpGemm{w.rows_q, vd, w.rows_kv, heads, GemmSplit::heads}};
     att.inner_vector_bytes = 4 * heads * w.pairs_executed * e;
     att.inner_vector_calls = 1;
     att.calls = 3;

@@ -29,8 +29,9 @@ void set_attention_dims(const Backbone& b, OpDims& s) {
     s.q_weights = ql > 0 ? s.D * ql + ql + ql * s.H * qk : s.D * s.H * qk;
     s.kv_weights = d(a.projection_params) - s.q_weights - s.o_params;
     s.rope_dim = d(m.qk_rope_head_dim);
+    s.mla_latent = d(m.kv_lora_rank);
+    s.mla_q_lora = ql;
     s.qk_norm = false;  // MLA's norms sit on the low-rank paths, counted with the weights
-    s.mla = true;
     return;
   }
   s.output_gate = b.attention_output_gate;

@@ -36,16 +36,44 @@ void norm_tensors(const Log& log, OpKind op, double N, double norms) {
   if (norms > 1) log.update(op, K::sub_out, (norms - 1) * N, log.s.D);
 }
 
-void attention_tensors(const Log& log, const LayerFeatures& f, const LayerWork& w) {
+// MLA's projections, RoPE and attention as the runner keeps them (runner_mla.cpp): the
+// cache entries [c | rope key] from the latent and its RoPE key; training and prefill
+// expand the latents per head through kv_b, a decode absorbs the queries into the latent.
+void mla_tensors(const Log& log, const LayerFeatures& f, const LayerWork& w, K kv_input) {
   const OpDims& s = log.s;
-  const double Nq = w.seqs * w.rows_q, Nkv = w.seqs * w.rows_kv, D = s.D;
+  const double Nq = w.seqs * w.rows_q, Nkv = w.seqs * w.rows_kv;
+  const double r = s.mla_latent, rope = s.rope_dim, nope = s.qk_head_dim - rope, q = s.H * s.qk_head_dim;
+  if (s.mla_q_lora > 0) log.update(OpKind::qkv_proj, K::mla_q_latent, Nq, s.mla_q_lora);
+  log.write(OpKind::qkv_proj, K::q, Nq, q);
+  log.read(OpKind::qkv_proj, kv_input, Nkv, s.D);
+  log.write(OpKind::qkv_proj, K::mla_latent, Nkv, r);
+  log.write(OpKind::qkv_proj, K::mla_rope_key, Nkv, rope);
+  if (!f.nope && rope > 0) {
+    log.update(OpKind::rope, K::q, Nq, q);
+    log.update(OpKind::rope, K::mla_rope_key, Nkv, rope);
+  }
+  log.write(OpKind::qkv_proj, K::mla_entries, Nkv, r + rope);
+  if (w.reads_cache) {
+    log.write(OpKind::qkv_proj, K::mla_q_absorbed, Nq, s.H * (r + rope));
+    log.read(OpKind::attention, K::mla_q_absorbed, Nq, s.H * (r + rope));
+    log.write(OpKind::attention, K::mla_o_latent, Nq, s.H * r);
+    return;
+  }
+  log.write(OpKind::qkv_proj, K::mla_kv, Nkv, s.H * (s.v_head_dim + nope));
+  log.write(OpKind::qkv_proj, K::mla_keys, Nkv, s.H * s.qk_head_dim);
+  log.read(OpKind::attention, K::q, Nq, q);
+  log.read(OpKind::attention, K::mla_keys, Nkv, s.H * s.qk_head_dim);
+  log.read(OpKind::attention, K::mla_kv, Nkv, s.H * (s.v_head_dim + nope));
+}
+
+// Q, K and V [Nq, H qk], [Nkv, G qk], [Nkv, G v] from the normed input (and the KV
+// source's), QK-norm and RoPE in place, attention reading them.
+void qkv_tensors(const Log& log, const LayerFeatures& f, const LayerWork& w, K kv_input) {
+  const OpDims& s = log.s;
+  const double Nq = w.seqs * w.rows_q, Nkv = w.seqs * w.rows_kv;
   const double q = s.H * s.qk_head_dim, out = s.H * s.v_head_dim;
-  // K and V [Nkv, G qk] and [Nkv, G v]; MLA's latent entry [Nkv, kv_out] stands for both.
-  const double k = s.mla ? s.kv_out : s.G * s.qk_head_dim, v = s.mla ? 0 : s.kv_out - k;
-  norm_tensors(log, OpKind::attn_norm, Nq, s.norms_attn);
-  if (f.kv_from_source) log.write(OpKind::attn_norm, K::mirror_input, Nkv, D);  // the source's input, normed
-  log.read(OpKind::qkv_proj, K::normed, Nq, D);
-  if (f.kv_from_source) log.read(OpKind::qkv_proj, K::mirror_input, Nkv, D);
+  const double k = s.G * s.qk_head_dim, v = s.kv_out - k;
+  if (kv_input != K::normed) log.read(OpKind::qkv_proj, kv_input, Nkv, s.D);
   log.write(OpKind::qkv_proj, K::q, Nq, q);
   log.write(OpKind::qkv_proj, K::k, Nkv, k);
   log.write(OpKind::qkv_proj, K::v, Nkv, v);
@@ -60,6 +88,18 @@ void attention_tensors(const Log& log, const LayerFeatures& f, const LayerWork& 
     log.read(OpKind::attention, K::k, Nkv, k);
     log.read(OpKind::attention, K::v, Nkv, v);
   }
+}
+
+void attention_tensors(const Log& log, const LayerFeatures& f, const LayerWork& w) {
+  const OpDims& s = log.s;
+  const double Nq = w.seqs * w.rows_q, Nkv = w.seqs * w.rows_kv, D = s.D;
+  const double out = s.H * s.v_head_dim;
+  norm_tensors(log, OpKind::attn_norm, Nq, s.norms_attn);
+  if (f.kv_from_source) log.write(OpKind::attn_norm, K::mirror_input, Nkv, D);  // the source's input, normed
+  log.read(OpKind::qkv_proj, K::normed, Nq, D);
+  const K kv_input = f.kv_from_source ? K::mirror_input : K::normed;
+  if (s.mla_latent > 0) mla_tensors(log, f, w, kv_input);
+  else qkv_tensors(log, f, w, kv_input);
   log.use(OpKind::attention, K::kv_cache, false, w.seqs * w.kv_read, s.kv_out, s.kv_el_bytes);
   log.use(OpKind::attention, K::kv_cache, true, w.seqs * w.kv_written, s.kv_out, s.kv_el_bytes);
   if (w.scores_materialised) log.update(OpKind::attention, K::scores, w.seqs * s.H * w.rows_q, w.rows_kv);

@@ -11,7 +11,8 @@ constexpr const char* kTensorNames[] = {
     "shared_out", "shared_gate", "router_logits", "route_ids", "route_weights", "moe_ids",
     "moe_weights", "expert_x",  "expert_gate_up", "expert_act", "expert_out", "lin_qkv",
     "lin_z",      "lin_ba",     "lin_conv",     "lin_o",      "lin_state",   "lin_conv_state",
-    "kv_cache",   "ghc_x",      "ghc_carry",    "ghc_hn",     "ghc_alpha",   "ghc_beta",
+    "kv_cache",   "mla_q_latent", "mla_latent", "mla_rope_key", "mla_entries", "mla_kv", "mla_keys",
+    "mla_q_absorbed", "mla_o_latent", "ghc_x",      "ghc_carry",    "ghc_hn",     "ghc_alpha",   "ghc_beta",
     "token_ids",  "embed_tmp",  "inject_e",     "hidden_b",   "out_norm",    "out_reduce",
     "out_final",  "logits",     "mtp_e",        "mtp_mix",    "mtp_norm",    "mtp_reduce",
     "mtp_final",  "mtp_logits", "mtp_ids"};

@@ -129,6 +129,17 @@ TEST_CASE("forward_memory predicts the executor's peak within 2% for every desig
   }
   for (model::Layout l : {model::Layout::interleaved, model::Layout::stream_major})
     designs.push_back({small_nemotron_h(), R"({"hd": {"n": 3, "layers": ["intra", "full", "full", "intra"]}})", l});
+  // MLA (latent cache; expanded keys in training and prefill, absorbed queries in decode),
+  // without and with q_lora: every example it takes.
+  for (std::int64_t q_lora : {0, 20})
+    for (const auto& [key, text] : model::conformance_examples()) {
+      const model::Backbone b = executor::testing::tiny_mla(3, q_lora);
+      try {
+        (void)model::parse_design(nlohmann::json::parse(text), b, "/design");
+        designs.push_back({b, text, {}});
+      } catch (const model::ConfigError&) {
+      }
+    }
   auto backend = executor::make_cpu_backend(executor::CpuOptions{1, "auto"});
   ValidationSpec spec;
   spec.warmup = 1;

@@ -13,8 +13,9 @@
 //     mask (exact);
 // Each example runs on a dense backbone, on a hybrid with Gated DeltaNet layers and on the
 // bundled Nemotron-H-shaped profile (profiles/models/tiny-nemotron-h.json: Mamba-2 mixers,
-// single-sublayer layers, relu2, no positions), where the design applies to them (the
-// others refuse them by their pointer).
+// single-sublayer layers, relu2, no positions) and the bundled multi-head latent attention
+// profile (profiles/models/tiny-mla.json), where the design applies to them (the others
+// refuse them by their pointer).
 //   - the executor's prefill + cached decode equals its full forward (kSameFunction, 2e-5
 //     of the largest logit) where the design declares its decode exact, and differs by
 //     more than 1e-3 where it declares an approximation; its executed FLOPs equal the simulator's op tables per op
@@ -51,11 +52,9 @@ model::Backbone hybrid_backbone() {
   return b;
 }
 
-// The bundled Nemotron-H-shaped profile, as shipped.
-model::Backbone nemotron_backbone() {
-  return model::parse_config(model::read_json_file(std::string(HDLAB_SOURCE_DIR) +
-                                                   "/profiles/models/tiny-nemotron-h.json"))
-      .base;
+// A bundled profile, as shipped.
+model::Backbone bundled_backbone(const char* file) {
+  return model::parse_config(model::read_json_file(std::string(HDLAB_SOURCE_DIR) + "/profiles/models/" + file)).base;
 }
 
 struct Example {
@@ -74,7 +73,9 @@ std::vector<Example> examples(std::vector<Refusal>* refused = nullptr) {
   std::vector<Example> out;
   const model::Backbone b = conformance_backbone();
   for (const auto& [key, json] : model::conformance_examples()) out.push_back({key, json, make(b, json)});
-  for (const auto& [name, backbone] : {std::pair{"hybrid", hybrid_backbone()}, {"nemotron-h", nemotron_backbone()}})
+  for (const auto& [name, backbone] : {std::pair{"hybrid", hybrid_backbone()},
+                                       {"nemotron-h", bundled_backbone("tiny-nemotron-h.json")},
+                                       {"mla", bundled_backbone("tiny-mla.json")}})
     for (const auto& [key, json] : model::conformance_examples()) {
       try {
         out.push_back({key, json + " (" + name + ")", make(backbone, json)});
@@ -167,10 +168,11 @@ TEST_CASE("conformance: every design but looped runs on a hybrid backbone, refus
           "[conformance][linear]") {
   std::vector<Refusal> refused;
   const std::vector<Example> all = examples(&refused);
-  std::map<std::string, int> hybrid, nemotron;
+  std::map<std::string, int> hybrid, nemotron, mla;
   for (const Example& e : all) {
     if (e.json.find("(hybrid)") != std::string::npos) ++hybrid[e.key];
     if (e.json.find("(nemotron-h)") != std::string::npos) ++nemotron[e.key];
+    if (e.json.find("(mla)") != std::string::npos) ++mla[e.key];
   }
   // On Nemotron-H: PHD and looped designs refuse Mamba-2 layers, VWN and mHC its
   // single-sublayer layers (executor/README.md); the rest run.
@@ -180,6 +182,7 @@ TEST_CASE("conformance: every design but looped runs on a hybrid backbone, refus
     if (key == "looped") CHECK(hybrid[key] == 0);  // re-entering a recurrent state is not modelled
     else CHECK(hybrid[key] >= 1);
     CHECK((nemotron[key] == 0) == refuse_nemotron.count(key));
+    CHECK(mla[key] >= 1);  // every design runs on multi-head latent attention
   }
   for (const Refusal& r : refused) {
     INFO(r.backbone << " " << r.json << ": " << r.error);

@@ -13,6 +13,7 @@
 #include "hdlab/executor/runner.hpp"
 #include "hdlab/executor/weights.hpp"
 #include "hdlab/model/config_io.hpp"
+#include "hdlab/model/error.hpp"
 
 namespace hdlab::executor::testing {
 
@@ -125,6 +126,24 @@ inline model::Backbone with_gpt_oss_experts(model::Backbone b, double limit = 7.
   return b;
 }
 
+// Multi-head latent attention on tiny_dense (DeepSeek-V2-Lite's MLA, scaled down): 4
+// heads scoring 6 nope + 4 rope dims, values of 8, a latent of 12 plus the 4-dim rope key
+// cached per token; q_lora > 0: queries through a low-rank q_a / q_b.
+inline model::Backbone tiny_mla(std::int64_t layers = 3, std::int64_t q_lora = 0) {
+  model::Backbone b = tiny_dense(layers);
+  b.name = "tiny-mla";
+  b.num_kv_heads = b.num_heads;
+  b.mla = model::MlaConfig{q_lora, 12, 6, 4, 8};
+  b.head_dim = 10;
+  return b;
+}
+
+// Biases on the dense FFN's projections (Llama's mlp_bias; relu2: up and down).
+inline model::Backbone with_mlp_bias(model::Backbone b) {
+  b.mlp_bias = true;
+  return b;
+}
+
 // `layers` Gated DeltaNet layers and nothing else (dense FFN): no positions anywhere.
 inline model::Backbone tiny_linear(std::int64_t layers = 1) {
   model::Backbone b = tiny_dense(layers);
@@ -150,6 +169,24 @@ class TableOfStream : public WeightSource {
   RandomWeights random_;
   std::int64_t stream_;
 };
+
+// The field the runner's weight specs refuse `b` by ("accepted": none).
+inline std::string refused_at(const model::Backbone& b) {
+  try {
+    weight_specs(b, model::BaselineDesign{});
+  } catch (const model::ConfigError& e) {
+    const std::string what = e.what();
+    return what.substr(0, what.find(':'));
+  }
+  return "accepted";
+}
+
+// Elements of every weight spec of `c` (what the parameter count must equal).
+inline std::int64_t spec_elements(const model::Config& c) {
+  std::int64_t n = 0;
+  for (const WeightSpec& s : weight_specs(c)) n += element_count(s.shape);
+  return n;
+}
 
 inline model::Config make(const model::Backbone& b, const std::string& design_json) {
   const model::Design d = model::parse_design(model::Json::parse(design_json), b, "/design");
@@ -247,6 +284,27 @@ inline std::vector<float> hidden_after(Model& m, const std::vector<std::int32_t>
   (void)m.runner->train_forward(t);
   m.runner->set_hidden_observer({});
   return out;
+}
+
+// Every phase of `c` (24 tokens; decode: then 6 steps) allocates at most what
+// estimate_memory says, its weights and KV caches included.
+inline void check_memory_estimate(const model::Config& c, const std::string& what) {
+  for (Phase phase : {Phase::train_forward, Phase::prefill, Phase::decode}) {
+    const RunShape shape{phase, 24, phase == Phase::decode ? 6 : 0};
+    const MemoryEstimate est = estimate_memory(c, shape, {});
+    Model m = build(c);
+    const auto t = tokens(30);
+    if (phase == Phase::train_forward) {
+      m.runner->train_forward(std::span(t.data(), 24), t[24]);
+    } else {
+      m.runner->prefill(std::span(t.data(), 24), 24 + shape.decode_steps);
+      for (std::int64_t s = 0; s < shape.decode_steps; ++s) m.runner->decode_step(t[static_cast<std::size_t>(24 + s)]);
+    }
+    INFO(what << " " << to_string(phase));
+    CHECK(m.backend->memory().peak_bytes <= est.total());
+    CHECK(est.weights == m.runner->weights().bytes);
+    if (phase != Phase::train_forward) CHECK(m.runner->kv_bytes() <= est.kv_cache);
+  }
 }
 
 // Relative tolerance for two f32 computations of the same function in different

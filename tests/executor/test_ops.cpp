@@ -71,6 +71,21 @@ TEST_CASE("cpu linear-attention ops and sigmoid gates match the reference", "[ex
   }
 }
 
+TEST_CASE("cpu strided-batch ops (multi-head latent attention) match the reference", "[executor][cpu][mla]") {
+  for (BackendOp op : {BackendOp::gemm_batched, BackendOp::copy_strided}) {
+    INFO(to_string(op));
+    CHECK(check_cases(cpu(), f32_cases(), op) == rows_of(f32_cases(), op));
+    CHECK(rows_of(f32_cases(), op) >= 3);
+  }
+  // MLA's attention shapes: values narrower than the keys; the absorbed decode's entries
+  const auto mla = mla_correctness_cases(ScalarType::f32);
+  CHECK(check_cases(cpu(), mla, BackendOp::attention) == 2);
+  for (const char* part : {" dv=12 of 28", " dv=24 of 32"}) {
+    INFO(part);
+    CHECK(std::any_of(mla.begin(), mla.end(), [&](const OpCase& c) { return c.name.find(part) != std::string::npos; }));
+  }
+}
+
 TEST_CASE("cpu attention matches the reference with every instruction set", "[executor][cpu][attention]") {
   const auto isas = cpu_attention_isas();
   REQUIRE_FALSE(isas.empty());

@@ -125,7 +125,8 @@ TEST_CASE("executed FLOPs equal the simulator's op tables per op", "[runner][flo
 TEST_CASE("executed FLOPs equal the simulator's on today's backbones", "[runner][flops][linear]") {
   // Gated DeltaNet layers (chunked prefill, recurrent decode, states per HD stream or one
   // over the expanded sequence), gated attention, the gated shared expert; PHD's hidden
-  // copies reading or writing the states; gpt-oss's biased, clamped experts.
+  // copies reading or writing the states; gpt-oss's biased, clamped experts; dense FFN
+  // biases (mlp_bias, SwiGLU and relu2).
   check_flops({
       {tiny_hybrid(), "{}", model::Layout::interleaved},
       {tiny_hybrid(), R"({"hd": {"n": 3, "layers": ["intra", "full", "full", "intra"]}})", model::Layout::interleaved},
@@ -135,6 +136,14 @@ TEST_CASE("executed FLOPs equal the simulator's on today's backbones", "[runner]
        model::Layout::phd_split},
       {tiny_hybrid(), R"({"vwn": {"m": 2, "n": 3}})", model::Layout::interleaved},
       {with_gpt_oss_experts(tiny_moe()), "{}", model::Layout::interleaved},
+      {with_mlp_bias(tiny_dense()), "{}", model::Layout::interleaved},
+      {with_mlp_bias(tiny_dense()), R"({"hd": {"n": 2, "layers": "full"}})", model::Layout::interleaved},
+      {with_mlp_bias(tiny_nemotron_h()), "{}", model::Layout::interleaved},
+      // MLA: expanded prefill, absorbed decode over the cached latents; q_lora; HD
+      {tiny_mla(), "{}", model::Layout::interleaved},
+      {tiny_mla(3, 20), "{}", model::Layout::interleaved},
+      {tiny_mla(), R"({"hd": {"n": 2, "layers": "full"}})", model::Layout::interleaved},
+      {tiny_mla(), R"({"hd": {"n": 2, "layers": "intra"}})", model::Layout::stream_major},
       {tiny_hybrid(), R"({"growth": {"depth_factor": 2, "width_factor": 2}})", model::Layout::interleaved},
   });
 }

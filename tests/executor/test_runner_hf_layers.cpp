@@ -2,12 +2,14 @@
 // here from the HF layouts alone: a Gated DeltaNet layer (Qwen3-Next's linear_attn.*
 // tensors as transformers groups them) and Nemotron-H's mamba and MLP blocks (norm,
 // mixer.*) in double precision, and gpt-oss's expert FFN (router and expert biases, the
-// clamped SwiGLU), sinks and output bias.
+// clamped SwiGLU), sinks and output bias; DeepSeek-V2's multi-head latent attention.
 #include <cmath>
 #include <map>
 
 #include "hdlab/executor/gated_delta_rule.hpp"
 #include "hdlab/executor/mamba2_ssd.hpp"
+#include "hdlab/executor/reference.hpp"
+#include "hdlab/executor/attention_mask.hpp"
 #include "runner_test_support.hpp"
 
 namespace hdlab::executor::testing {
@@ -152,18 +154,10 @@ double worst_rel(const std::vector<float>& got, const Vec& want) {
   return worst / scale;
 }
 
-// One Qwen3-Next linear-attention layer plus its dense FFN on the embeddings of `t`, from
-// the tensors as HF names and lays them out (transformers' Qwen3NextGatedDeltaNet).
-Vec hf_linear_layer(const model::Backbone& b, WeightSource& src, const std::vector<std::int32_t>& t) {
-  Weights w = all_weights(b, src);
-  const model::GatedDeltaNetConfig& g = *b.gdn;
-  const std::int64_t T = static_cast<std::int64_t>(t.size()), D = b.hidden, F = b.intermediate;
-  const std::string p = "model.layers.0.";
-  Vec x = embed(w, t, D);
-  const Vec n = rms(x, T, D, w[p + "input_layernorm.weight"], b.norm_eps);
-  const Mixed m = hf_projections(g, w, n, T, D);
-  const Vec conv = hf_conv(m.qkv, w[p + "linear_attn.conv1d.weight"], T, g.conv_channels(), g.conv_kernel);
-  const Vec y = linear(hf_rule(b, w, conv, m, T), T, g.v_width(), w[p + "linear_attn.out_proj.weight"], D);
+// x += y (the mixer's output), then x += the dense SwiGLU FFN (HF's mlp.* of layer prefix p)
+// of post_attention_layernorm(x).
+void residual_and_ffn(const model::Backbone& b, Weights& w, const std::string& p, const Vec& y, std::int64_t T, Vec& x) {
+  const std::int64_t D = b.hidden, F = b.intermediate;
   for (std::size_t i = 0; i < x.size(); ++i) x[i] += y[i];
   const Vec h = rms(x, T, D, w[p + "post_attention_layernorm.weight"], b.norm_eps);
   const Vec gate = linear(h, T, D, w[p + "mlp.gate_proj.weight"], F),
@@ -172,6 +166,21 @@ Vec hf_linear_layer(const model::Backbone& b, WeightSource& src, const std::vect
   for (std::size_t i = 0; i < act.size(); ++i) act[i] = silu(gate[i]) * up[i];
   const Vec f = linear(act, T, F, w[p + "mlp.down_proj.weight"], D);
   for (std::size_t i = 0; i < x.size(); ++i) x[i] += f[i];
+}
+
+// One Qwen3-Next linear-attention layer plus its dense FFN on the embeddings of `t`, from
+// the tensors as HF names and lays them out (transformers' Qwen3NextGatedDeltaNet).
+Vec hf_linear_layer(const model::Backbone& b, WeightSource& src, const std::vector<std::int32_t>& t) {
+  Weights w = all_weights(b, src);
+  const model::GatedDeltaNetConfig& g = *b.gdn;
+  const std::int64_t T = static_cast<std::int64_t>(t.size()), D = b.hidden;
+  const std::string p = "model.layers.0.";
+  Vec x = embed(w, t, D);
+  const Vec n = rms(x, T, D, w[p + "input_layernorm.weight"], b.norm_eps);
+  const Mixed m = hf_projections(g, w, n, T, D);
+  const Vec conv = hf_conv(m.qkv, w[p + "linear_attn.conv1d.weight"], T, g.conv_channels(), g.conv_kernel);
+  const Vec y = linear(hf_rule(b, w, conv, m, T), T, g.v_width(), w[p + "linear_attn.out_proj.weight"], D);
+  residual_and_ffn(b, w, p, y, T, x);
   return x;
 }
 
@@ -323,6 +332,87 @@ TEST_CASE("gpt-oss's experts, sinks and biases: decode equals the full forward, 
   // a tighter clamp changes it too (7 leaves most of these activations alone)
   RandomWeights same(3);
   CHECK(rel_diff(logits(same, make(tiny_gpt_oss(0.05), "{}")), ref) > 1e-3);
+}
+
+}  // namespace hdlab::executor::testing
+
+namespace hdlab::executor::testing {
+
+namespace {
+
+// DeepSeek-V2's attention block (transformers' DeepseekV2Attention, without q_lora or
+// with it) and the dense FFN on the embeddings of `t`, from the tensors as HF names and
+// lays them out: q per head [nope | rope], kv_a rows [latent | rope key], kv_b per head
+// [k nope | v]; causal softmax at 1/sqrt(nope + rope). RoPE pairs as the runner's
+// rotate-half (DeepSeek's checkpoints interleave the pairs of q_pe / k_pe: a fixed
+// permutation of those weight rows, which loading a real checkpoint would have to apply).
+Vec hf_mla_layer(const model::Backbone& b, Weights& w, const std::vector<std::int32_t>& t) {
+  const model::MlaConfig& m = *b.mla;
+  const std::int64_t T = static_cast<std::int64_t>(t.size()), D = b.hidden, H = b.num_heads;
+  const std::int64_t nope = m.qk_nope_head_dim, rope = m.qk_rope_head_dim, dv = m.v_head_dim, kvl = m.kv_lora_rank;
+  const std::int64_t qk = nope + rope;
+  const std::string p = "model.layers.0.", a = p + "self_attn.";
+  auto at = [](std::int64_t i) { return static_cast<std::size_t>(i); };
+  Vec x = embed(w, t, D);
+  const Vec n = rms(x, T, D, w[p + "input_layernorm.weight"], b.norm_eps);
+  Vec q = m.q_lora_rank == 0
+              ? linear(n, T, D, w[a + "q_proj.weight"], H * qk)
+              : linear(rms(linear(n, T, D, w[a + "q_a_proj.weight"], m.q_lora_rank), T, m.q_lora_rank,
+                           w[a + "q_a_layernorm.weight"], b.norm_eps),
+                       T, m.q_lora_rank, w[a + "q_b_proj.weight"], H * qk);
+  const Vec kva = linear(n, T, D, w[a + "kv_a_proj_with_mqa.weight"], kvl + rope);
+  Vec c, q_pe, k_pe;
+  for (std::int64_t i = 0; i < T; ++i) {
+    c.insert(c.end(), kva.begin() + i * (kvl + rope), kva.begin() + i * (kvl + rope) + kvl);
+    k_pe.insert(k_pe.end(), kva.begin() + i * (kvl + rope) + kvl, kva.begin() + (i + 1) * (kvl + rope));
+    for (std::int64_t h = 0; h < H; ++h)
+      q_pe.insert(q_pe.end(), q.begin() + (i * H + h) * qk + nope, q.begin() + (i * H + h + 1) * qk);
+  }
+  std::vector<std::int32_t> pos(at(T));
+  std::iota(pos.begin(), pos.end(), 0);
+  q_pe = rope_reference(q_pe, pos, H, rope, b.rope_theta);
+  k_pe = rope_reference(k_pe, pos, 1, rope, b.rope_theta);
+  const Vec kv = linear(rms(c, T, kvl, w[a + "kv_a_layernorm.weight"], b.norm_eps), T, kvl, w[a + "kv_b_proj.weight"],
+                        H * (nope + dv));
+  Vec qh(at(T * H * qk)), kh(qh.size()), vh(at(T * H * dv));  // [T, H, nope | rope], values [T, H, v]
+  for (std::int64_t i = 0; i < T; ++i)
+    for (std::int64_t h = 0; h < H; ++h) {
+      for (std::int64_t d = 0; d < nope; ++d) {
+        qh[at((i * H + h) * qk + d)] = q[at((i * H + h) * qk + d)];
+        kh[at((i * H + h) * qk + d)] = kv[at((i * H + h) * (nope + dv) + d)];
+      }
+      for (std::int64_t d = 0; d < rope; ++d) {
+        qh[at((i * H + h) * qk + nope + d)] = q_pe[at((i * H + h) * rope + d)];
+        kh[at((i * H + h) * qk + nope + d)] = k_pe[at(i * rope + d)];
+      }
+      for (std::int64_t d = 0; d < dv; ++d) vh[at((i * H + h) * dv + d)] = kv[at((i * H + h) * (nope + dv) + nope + d)];
+    }
+  model::MaskSpec spec;
+  spec.kind = model::MaskSpec::Kind::causal;
+  spec.tokens = T;
+  std::vector<std::int64_t> rows(at(T));
+  std::iota(rows.begin(), rows.end(), 0);
+  const Vec o = attention_reference(qh, kh, vh, H, H, qk, AttentionMask::decode(spec, rows, rows),
+                                    1 / std::sqrt(static_cast<double>(qk)), {}, dv);
+  const Vec y = linear(o, T, H * dv, w[a + "o_proj.weight"], D);
+  residual_and_ffn(b, w, p, y, T, x);
+  return x;
+}
+
+}  // namespace
+
+TEST_CASE("an MLA layer (DeepSeek-V2, with and without q_lora) equals its HF definition computed in double",
+          "[runner][mla][hf]") {
+  for (std::int64_t q_lora : {0, 20}) {
+    INFO("q_lora_rank " << q_lora);
+    const model::Backbone b = tiny_mla(1, q_lora);
+    const auto t = tokens(23);
+    RandomWeights src(12);
+    Weights w = all_weights(b, src);
+    const Vec want = hf_mla_layer(b, w, t);
+    Model m = build(make(b, "{}"), 12);
+    CHECK(worst_rel(hidden_after(m, t, 0), want) < 1e-5);
+  }
 }
 
 }  // namespace hdlab::executor::testing

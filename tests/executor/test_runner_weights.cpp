@@ -342,23 +342,7 @@ TEST_CASE("a write into a missing folder fails and leaves nothing behind", "[run
 TEST_CASE("memory: the estimate bounds what a run allocates - a run that cannot fit is refused first", "[runner][memory]") {
   for (const char* design : {"{}", R"({"hd": {"n": 3, "layers": "intra"}})", R"({"phd": {"K": 3, "variant": "swa", "W": 4}})",
                              R"({"vwn": {"m": 2, "n": 3, "mtp": true}})", R"({"looped": {"iterations": 3}})"}) {
-    const model::Config c = make(tiny_moe(), design);
-    for (Phase phase : {Phase::train_forward, Phase::prefill, Phase::decode}) {
-      const RunShape shape{phase, 24, phase == Phase::decode ? 6 : 0};
-      const MemoryEstimate est = estimate_memory(c, shape, {});
-      Model m = build(c);
-      const auto t = tokens(30);
-      if (phase == Phase::train_forward) {
-        m.runner->train_forward(std::span(t.data(), 24), t[24]);
-      } else {
-        m.runner->prefill(std::span(t.data(), 24), 24 + shape.decode_steps);
-        for (std::int64_t s = 0; s < shape.decode_steps; ++s) m.runner->decode_step(t[static_cast<std::size_t>(24 + s)]);
-      }
-      INFO(design << " " << to_string(phase));
-      CHECK(m.backend->memory().peak_bytes <= est.total());
-      CHECK(est.weights == m.runner->weights().bytes);
-      if (phase != Phase::train_forward) CHECK(m.runner->kv_bytes() <= est.kv_cache);
-    }
+    check_memory_estimate(make(tiny_moe(), design), design);
   }
   // The 617B MoE in f32 needs terabytes: refused with both numbers, nothing allocated.
   const model::Config huge = model::parse_config(model::read_json_file(std::string(HDLAB_SOURCE_DIR) + "/profiles/models/welm-617b.json"));
@@ -379,15 +363,6 @@ TEST_CASE("memory: the estimate bounds what a run allocates - a run that cannot 
 
 TEST_CASE("backbone settings the simulator costs but the runner does not execute are refused by field",
           "[runner][bad-input]") {
-  auto refused_at = [](model::Backbone b) {
-    try {
-      weight_specs(b, model::BaselineDesign{});
-    } catch (const model::ConfigError& e) {
-      const std::string what = e.what();
-      return what.substr(0, what.find(':'));
-    }
-    return std::string("accepted");
-  };
   CHECK(refused_at(tiny_dense()) == "accepted");
   model::Backbone b = tiny_dense();
   b.input_vocab_size = 1000;
@@ -405,8 +380,8 @@ TEST_CASE("backbone settings the simulator costs but the runner does not execute
   b.output_bias = true;  // executed since gpt-oss (o_proj.bias)
   CHECK(refused_at(b) == "accepted");
   b = tiny_dense();
-  b.mlp_bias = true;
-  CHECK(refused_at(b) == "/backbone/mlp_bias");
+  b.mlp_bias = true;  // executed since issue 15 (mlp.{gate,up,down}_proj.bias)
+  CHECK(refused_at(b) == "accepted");
   // The 2025 HF families' fields: partial RoPE (GLM-4.5, Qwen3-Next), Nemotron-H's blocks
   // (mamba2 mixers, single sublayers, relu2, no positions) run; OLMo 2's norms are refused.
   b = tiny_dense();

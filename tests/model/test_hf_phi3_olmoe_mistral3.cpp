@@ -1,5 +1,5 @@
-// HF import of Phi-4 and Phi-4-mini (phi3), OLMoE (olmoe), Mistral Small 3.1 (mistral3,
-// a multimodal wrapper) and Devstral Small (mistral): the fields each carries, what the
+// HF import of Phi-4 and Phi-4-mini (phi3), OLMoE (olmoe), Mistral Small 3.1 and
+// Ministral 3 (mistral3, a multimodal wrapper of mistral / ministral3) and Devstral Small (mistral): the fields each carries, what the
 // import assumes, refusals by pointer, and parameter totals against the checkpoints'
 // safetensors totals (exact where the figure is a tensor count, not a rounded card figure).
 #include <cmath>
@@ -183,6 +183,21 @@ i64 pixtral_and_projector(const Json& vision, i64 text_hidden, i64 merge) {
   return tower + projector;
 }
 
+// A mistral3 checkpoint's count: the text model (L layers of 32 q / 8 KV heads of 128, a
+// SwiGLU FFN of F, an untied vocabulary of 131072) is `text`; with the Pixtral tower and
+// projector of its vision_config (`vision`) it is the published whole-checkpoint total.
+void check_mistral3_total(const Json& j, const Backbone& b, i64 L, i64 D, i64 F, i64 text, i64 vision,
+                          i64 published) {
+  const i64 V = 131072;
+  const ParamCounts p = params_of(b);
+  CHECK(p.total == L * (gqa_attention(D, 32, 8, 128, false) + swiglu(D, F) + 2 * D) + D + 2 * V * D);
+  CHECK(p.total == text);
+  const i64 tower = pixtral_and_projector(j.at("vision_config"), D, j.at("spatial_merge_size").get<i64>());
+  CHECK(tower == vision);
+  CHECK(p.total + tower == published);
+  CHECK(within(p.total + tower, static_cast<double>(published), 0.001));
+}
+
 }  // namespace
 
 TEST_CASE("Mistral-Small-3.1 config.json (mistral3): the text model is imported, 23.57B + 0.44B vision", "[hf]") {
@@ -206,19 +221,12 @@ TEST_CASE("Mistral-Small-3.1 config.json (mistral3): the text model is imported,
   CHECK(b.dtype == DType::bf16);
   CHECK(b.assumptions.count("dtype") == 0);  // torch_dtype on the wrapper
 
-  const i64 D = 5120, V = 131072;
-  const ParamCounts p = params_of(b);
-  CHECK(p.total == 40 * (gqa_attention(D, 32, 8, 128, false) + swiglu(D, 32768) + 2 * D) + D + 2 * V * D);
-  CHECK(p.total == 23572403200);
   // Published: 24,011,361,280 for the whole checkpoint (keras-hub's mistral3 presets,
   // "mistral_small_3.1_24b_instruct_2503_en" params; the Hub's safetensors total of the same
   // architecture, Mistral-Small-3.2-24B-Instruct-2506, in the kvfit registry). The text model
   // hdlab counts plus the vision tower and projector of vision_config give it exactly; the
   // card's "24B" is that figure rounded.
-  const i64 vision = pixtral_and_projector(j.at("vision_config"), D, j.at("spatial_merge_size").get<i64>());
-  CHECK(vision == 438958080);
-  CHECK(p.total + vision == 24011361280);
-  CHECK(within(p.total + vision, 24011361280.0, 0.001));
+  check_mistral3_total(j, b, 40, 5120, 32768, 23572403200, 438958080, 24011361280);
 }
 
 TEST_CASE("Devstral-Small (model_type mistral) imports as it is: 23,572,403,200 parameters", "[hf]") {
@@ -239,12 +247,70 @@ TEST_CASE("Devstral-Small (model_type mistral) imports as it is: 23,572,403,200 
   CHECK(within(params_of(b).total, 23572403200.0, 0.001));
 }
 
+TEST_CASE("Ministral-3-8B config.json (mistral3 wrapping ministral3): 8,489,553,920 + 428,472,320 vision", "[hf]") {
+  const Json j = hf_json("ministral-3-8b-instruct-2512");
+  const Backbone b = import_hf_config(j);
+  CHECK(b.source == "HuggingFace config.json (model_type mistral3, text_config ministral3)");
+  CHECK(b.name == "Mistral3ForConditionalGeneration");
+  CHECK(b.num_layers == 34);
+  CHECK(b.hidden == 4096);
+  CHECK(b.num_heads == 32);
+  CHECK(b.num_kv_heads == 8);
+  CHECK(b.head_dim == 128);
+  CHECK(b.intermediate == 14336);
+  CHECK(b.vocab_size == 131072);
+  CHECK_FALSE(b.tie_embeddings);  // absent: Ministral3Config's default False, recorded
+  CHECK(contains(b.assumptions.at("tie_embeddings"), "HuggingFace's ministral3 default false"));
+  CHECK_FALSE(b.attention_bias);
+  CHECK(b.num_sliding_layers() == 0);  // sliding_window null
+  CHECK(b.rope_theta == 1e6);          // inside rope_parameters (transformers v5)
+  CHECK(b.max_context == 262144);
+  CHECK(b.norm_eps == 1e-5);
+  CHECK(contains(b.assumptions.at("rope_scaling"), "rope_type yarn, factor 16, original context 16384 tokens"));
+  CHECK(contains(b.assumptions.at("rope_scaling"), "llama_4_scaling_beta 0.1: queries are scaled"));
+  CHECK(contains(b.assumptions.at("dtype"), "quant_method \"fp8\""));  // on the wrapper
+
+  // Published: 8,918,026,240, the Hub's safetensors total_parameters of
+  // mistralai/Ministral-3-8B-Instruct-2512-BF16 (the same weights in bf16), as public
+  // model inventories quote it (one with total_size exactly twice that). It includes the
+  // Pixtral tower and projector, counted by hand from vision_config; the card's "8.4B
+  // Language Model" is the text count rounded down.
+  check_mistral3_total(j, b, 34, 4096, 14336, 8489553920, 428472320, 8918026240);
+}
+
+TEST_CASE("ministral3 defaults and refusals: Ministral3Config's values, recorded, bad rope keys named", "[hf]") {
+  Json text = hf_json("ministral-3-8b-instruct-2512").at("text_config");
+  for (const char* key : {"head_dim", "num_key_value_heads", "rms_norm_eps", "max_position_embeddings",
+                          "rope_parameters"})
+    text.erase(key);
+  const Backbone b = import_hf_config(text);
+  CHECK(b.source == "HuggingFace config.json (model_type ministral3)");
+  CHECK(b.head_dim == 128);
+  CHECK(b.num_kv_heads == 8);
+  CHECK(b.norm_eps == 1e-5);
+  CHECK(b.max_context == 262144);
+  CHECK(b.rope_theta == 1e6);
+  CHECK(contains(b.assumptions.at("rope_theta"), "HuggingFace's ministral3 default 1e+06"));
+  CHECK(params_of(b).total == 8489553920);
+
+  Json j = hf_json("ministral-3-8b-instruct-2512");
+  j["text_config"]["rope_parameters"]["llama_4_scaling_beta"] = "0.1";
+  Caught e = config_error([&] { import_hf_config(j); });
+  CHECK(e.pointer == "/text_config/rope_parameters/llama_4_scaling_beta");
+  j = hf_json("ministral-3-8b-instruct-2512");
+  j["text_config"]["rope_parameters"]["llama_4_scaling_bta"] = 0.1;  // misspelt: refused, not dropped
+  CHECK(config_error([&] { import_hf_config(j); }).pointer == "/text_config/rope_parameters/llama_4_scaling_bta");
+  j = hf_json("mistral-small-3.1-24b-instruct-2503");  // a mistral text model has no such key
+  j["text_config"]["rope_parameters"] = {{"rope_type", "yarn"}, {"factor", 4.0}, {"llama_4_scaling_beta", 0.1}};
+  CHECK(config_error([&] { import_hf_config(j); }).pointer == "/text_config/rope_parameters/llama_4_scaling_beta");
+}
+
 TEST_CASE("mistral3 wrapper errors name the text_config field", "[hf][bad-input]") {
   Json j = hf_json("mistral-small-3.1-24b-instruct-2503");
-  j["text_config"]["model_type"] = "ministral3";
+  j["text_config"]["model_type"] = "llama";
   Caught e = config_error([&] { import_hf_config(j); });
   CHECK(e.pointer == "/text_config/model_type");
-  CHECK(e.reason == "must be \"mistral\"");
+  CHECK(e.reason == "must be \"mistral\" or \"ministral3\"");
   j.erase("text_config");
   e = config_error([&] { import_hf_config(j); });
   CHECK(e.pointer == "/text_config");

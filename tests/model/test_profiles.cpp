@@ -79,7 +79,7 @@ TEST_CASE("every model profile parses with the strict loader and round-trips", "
       "megatron-gpt-39.1b.json", "megatron-gpt-530b.json", "megatron-gpt-7.5b.json", "megatron-gpt-76.1b.json",
       "ouro-1.4b.json", "ouro-2.6b.json", "phd-1.2b.json", "phd-550m.json",
       "nemotron-h-8b.json", "qwen3-8b.json", "qwen3-next-80b-a3b.json", "tiny-dense.json",
-      "tiny-hybrid.json", "tiny-moe.json", "tiny-nemotron-h.json", "welm-617b.json", "welm-80b.json"});
+      "tiny-hybrid.json", "tiny-mla.json", "tiny-moe.json", "tiny-nemotron-h.json", "welm-617b.json", "welm-80b.json"});
   for (const auto& f : files) {
     INFO(f);
     const Json doc = read_json_file(f);

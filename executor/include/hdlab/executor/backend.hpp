@@ -44,6 +44,8 @@ enum class BackendOp {
   mamba2_ssd,
   relu2,
   convert,
+  gemm_batched,
+  copy_strided,
   count_
 };
 inline constexpr int backend_op_count = static_cast<int>(BackendOp::count_);
@@ -96,6 +98,17 @@ struct GatedNormForm {
   bool gate_before_norm = false;  // true: norm(x * silu(gate)) * w; false: norm(x) * w * silu(gate)
 };
 
+// A batch of matrices inside one tensor, in elements: matrix b's element (r, c) sits at
+// offset + b * batch_stride + r * row_stride + c. batch_stride 0: one matrix serves the
+// whole batch (an operand broadcast to every product, or a source copied to every block).
+// Multi-head latent attention's per-head products and its key assembly read and write
+// heads inside rows this way (runner_mla.cpp).
+struct StridedBatch {
+  std::int64_t offset = 0;
+  std::int64_t row_stride = 0;
+  std::int64_t batch_stride = 0;
+};
+
 // Where gathered row i lands in the output: row first + i * stride.
 struct RowMap {
   std::int64_t first = 0;
@@ -136,8 +149,12 @@ class Backend {
   void gemm(const Tensor& a, bool trans_a, const Tensor& b, bool trans_b, const Tensor& c, float alpha = 1.0f,
             float beta = 0.0f);
 
-  // out = softmax(scale q k^T + mask) v per query head; q [Lq, H, hd], k, v [Lk, G, hd],
-  // out [Lq, H, hd]; query head h reads kv head h / (H/G). Rows are in the plan's
+  // out = softmax(scale q k^T + mask) v per query head; q [Lq, H, dk], k [Lk, G, dk],
+  // v [Lk, G, dw], out [Lq, H, dv] with dv <= dw: each value is the first dv of its v row
+  // (dw = dv = dk for ordinary attention; multi-head latent attention scores over
+  // qk_nope + qk_rope dims and sums v_head_dim values, and its absorbed decode reads the
+  // cache entries [latent | rope key] as keys and their latent as values, v = k).
+  // Query head h reads kv head h / (H/G). Rows are in the plan's
   // order; a row with no visible key gets zeros. `sinks` (f32 [H], or empty: none): a
   // learned logit per query head that joins every row's softmax denominator with no value
   // (gpt-oss): out = sum_j exp(s_j) v_j / (sum_j exp(s_j) + exp(sink_h)).
@@ -269,6 +286,19 @@ class Backend {
   // (a per-row gate: the shared experts' output). out may be x.
   void sigmoid_gate(const Tensor& x, const Tensor& gate, const Tensor& out);
 
+  // ---- strided batches (backend_strided.cpp; multi-head latent attention) -----------
+  // C_b = op(A_b) op(B_b) for b < batch, each matrix where its StridedBatch puts it:
+  // op(A_b) [m, k] (A_b stored [m, k], or [k, m] when trans_a), op(B_b) [k, n] (B_b stored
+  // [k, n], or [n, k] when trans_b: weights [out, in]), C_b [m, n]. Elements of c outside
+  // the C_b are left as they are. The C_b may not share an element; c may not overlap a or b.
+  void gemm_batched(const Tensor& a, StridedBatch av, bool trans_a, const Tensor& b, StridedBatch bv, bool trans_b,
+                    const Tensor& c, StridedBatch cv, std::int64_t batch, std::int64_t m, std::int64_t n,
+                    std::int64_t k);
+  // dst_b[r, c] = src_b[r, c] for b < batch, r < rows, c < cols (same type; the dst blocks
+  // may not share an element; src and dst apart). Elements of dst outside them stay.
+  void copy_strided(const Tensor& src, StridedBatch sv, const Tensor& dst, StridedBatch dv, std::int64_t batch,
+                    std::int64_t rows, std::int64_t cols);
+
   // ---- timing --------------------------------------------------------------------
   virtual void synchronize() = 0;
   virtual std::unique_ptr<EventTimer> make_timer() = 0;
@@ -317,6 +347,11 @@ class Backend {
   virtual void mamba2_ssd_impl(const Tensor& xbc, const Tensor& dt, const Tensor& a_log, const Tensor& dt_bias,
                                const Tensor& d, const Tensor& state, const Tensor& y, std::int64_t chunk) = 0;
   virtual void sigmoid_gate_impl(const Tensor& x, const Tensor& gate, const Tensor& out) = 0;
+  virtual void gemm_batched_impl(const Tensor& a, StridedBatch av, bool trans_a, const Tensor& b, StridedBatch bv,
+                                 bool trans_b, const Tensor& c, StridedBatch cv, std::int64_t batch, std::int64_t m,
+                                 std::int64_t n, std::int64_t k) = 0;
+  virtual void copy_strided_impl(const Tensor& src, StridedBatch sv, const Tensor& dst, StridedBatch dv,
+                                 std::int64_t batch, std::int64_t rows, std::int64_t cols) = 0;
 
  private:
   friend struct Storage;

@@ -14,13 +14,17 @@ inline constexpr std::int64_t kCudaAttentionKeys = 64;
 // Head dims held in registers: 8 lanes per query row, 32 dims per lane.
 inline constexpr std::int64_t kCudaAttentionMaxHeadDim = 256;
 
-// Dynamic shared memory of one block, bytes: the key and value tiles [keys, hd] and the
-// scores [rows, keys + 1] (a padded pitch against bank conflicts), all f32.
-// head dim 64: 49,408; 128: 82,176; 256: 147,712 (144.25 KiB).
-constexpr std::size_t cuda_attention_shared_bytes(std::int64_t head_dim) {
-  const auto hd = static_cast<std::size_t>(head_dim < 0 ? 0 : head_dim);
+// Dynamic shared memory of one block, bytes: the key tile [keys, qk_dim], the value tile
+// [keys, v_dim] and the scores [rows, keys + 1] (a padded pitch against bank conflicts),
+// all f32. Equal dims: head dim 64: 49,408; 128: 82,176; 256: 147,712 (144.25 KiB); MLA's
+// 192 / 128 (DeepSeek's qk_nope + qk_rope and v_head_dim): 98,560.
+constexpr std::size_t cuda_attention_shared_bytes(std::int64_t qk_dim, std::int64_t v_dim) {
+  const auto dk = static_cast<std::size_t>(qk_dim < 0 ? 0 : qk_dim), dv = static_cast<std::size_t>(v_dim < 0 ? 0 : v_dim);
   const auto keys = static_cast<std::size_t>(kCudaAttentionKeys), rows = static_cast<std::size_t>(kCudaAttentionRows);
-  return (2 * keys * hd + rows * (keys + 1)) * sizeof(float);
+  return (keys * (dk + dv) + rows * (keys + 1)) * sizeof(float);
+}
+constexpr std::size_t cuda_attention_shared_bytes(std::int64_t head_dim) {
+  return cuda_attention_shared_bytes(head_dim, head_dim);
 }
 
 // The largest head dim a block fits in `shared_per_block` bytes (the device's opt-in

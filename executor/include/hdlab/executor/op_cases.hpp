@@ -72,6 +72,9 @@ struct AttentionCaseShape {
   // final_copy_queries_only), the keys what the KV cache keeps (decode_key_positions).
   bool decode = false;
   bool sinks = false;  // a sink logit per query head (gpt-oss)
+  // Multi-head latent attention: values of v_head_dim (0: head_dim), each the first
+  // v_head_dim of a v row of v_row_dim (0: v_head_dim; the absorbed decode's cache entries).
+  std::int64_t v_head_dim = 0, v_row_dim = 0;
 };
 OpCase attention_case(const AttentionCaseShape& shape, ScalarType type, std::uint64_t seed);
 // The mask of a case: prefill in the layout, or the decode step of its last token.
@@ -131,6 +134,27 @@ struct Mamba2CaseShape {
 OpCase mamba2_ssd_case(const Mamba2CaseShape& shape, ScalarType type, std::uint64_t seed);
 // per_row: a [rows, 1] gate (shared experts) instead of one per element (gated attention).
 OpCase sigmoid_gate_case(std::int64_t rows, std::int64_t width, bool per_row, ScalarType type, std::uint64_t seed);
+
+// ---- strided batches (op_cases_strided.cpp): multi-head latent attention's layouts -----
+// Backend::gemm_batched over tensors of a_size, b_size and c_size elements (random; c's
+// elements outside the written matrices must come back unchanged).
+struct StridedGemmCaseShape {
+  std::int64_t batch = 1, m = 1, n = 1, k = 1;
+  bool trans_a = false, trans_b = true;
+  StridedBatch a, b, c;
+  std::int64_t a_size = 0, b_size = 0, c_size = 0;
+};
+OpCase gemm_batched_case(model::OpKind kind, const StridedGemmCaseShape& s, ScalarType type, std::uint64_t seed);
+struct StridedCopyCaseShape {
+  std::int64_t batch = 1, rows = 1, cols = 1;
+  StridedBatch src, dst;
+  std::int64_t src_size = 0, dst_size = 0;
+};
+OpCase copy_strided_case(const StridedCopyCaseShape& s, ScalarType type, std::uint64_t seed);
+// The strided products and copies of an MLA layer of H heads at small sizes (key
+// assembly, the absorbed decode's query and output), and its attention shapes: prefill
+// with values narrower than the keys, absorbed decode against [latent | rope] entries.
+std::vector<OpCase> mla_correctness_cases(ScalarType type);
 
 // ---- the correctness table -----------------------------------------------------------
 // Small shapes (odd sizes, lengths that are not tile multiples, GQA, decode rows) of

@@ -22,9 +22,19 @@ using DoubleSpan = std::span<const double>;
 Doubles gemm_reference(DoubleSpan a, bool trans_a, DoubleSpan b, bool trans_b, std::int64_t m, std::int64_t n,
                        std::int64_t k, double alpha, double beta, DoubleSpan c_in);
 
-// q [Lq, H, hd], k, v [Lk, G, hd] -> [Lq, H, hd]; sinks [H] or empty (none).
+// q [Lq, H, hd], k [Lk, G, hd], v [Lk, G, dw] -> [Lq, H, dv]: each value the first dv of
+// its v row (v_head_dim 0: dv = hd; v_row_dim 0: dw = dv); sinks [H] or empty (none).
 Doubles attention_reference(DoubleSpan q, DoubleSpan k, DoubleSpan v, std::int64_t heads, std::int64_t kv_heads,
-                            std::int64_t head_dim, const AttentionMask& mask, double scale, DoubleSpan sinks = {});
+                            std::int64_t head_dim, const AttentionMask& mask, double scale, DoubleSpan sinks = {},
+                            std::int64_t v_head_dim = 0, std::int64_t v_row_dim = 0);
+
+// Backend::gemm_batched on c_in (its elements outside the C_b kept): returns all of c.
+Doubles gemm_batched_reference(DoubleSpan a, StridedBatch av, bool trans_a, DoubleSpan b, StridedBatch bv, bool trans_b,
+                               DoubleSpan c_in, StridedBatch cv, std::int64_t batch, std::int64_t m, std::int64_t n,
+                               std::int64_t k);
+// Backend::copy_strided onto dst_in: returns all of dst.
+Doubles copy_strided_reference(DoubleSpan src, StridedBatch sv, DoubleSpan dst_in, StridedBatch dv,
+                               std::int64_t batch, std::int64_t rows, std::int64_t cols);
 
 // x [rows, dim], weight [dim].
 Doubles rms_norm_reference(DoubleSpan x, DoubleSpan weight, std::int64_t rows, std::int64_t dim, double eps);

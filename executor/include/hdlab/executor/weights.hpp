@@ -195,7 +195,7 @@ class GrownWeights : public WeightSource {
 struct FfnWeights {
   Tensor gate_up;  // [2F, D]: gate rows then up rows (swiglu reads [gate | up]); relu2: up_proj [F, D]
   Tensor down;     // [D, F]
-  Tensor gate_up_bias, down_bias;  // [1, 2F], [1, D] with expert biases (gpt-oss)
+  Tensor gate_up_bias, down_bias;  // [1, 2F] ([1, F] relu2), [1, D]: expert biases (gpt-oss), mlp_bias
 };
 struct MoeWeights {
   Tensor router;       // [E, D]
@@ -235,6 +235,18 @@ struct GhcWeights {  // one generalized hyper-connection (VWN), or mHC's (m = 1)
   Tensor scale;      // [2m+n] f32: S_a on the m+n alpha columns, S_b on the m beta columns; mHC: [3]
   Tensor bias;       // mHC [n^2+2n] f32
 };
+// Multi-head latent attention (DeepSeek), regrouped at upload for the runner's ops
+// (runner_mla.cpp): each query head [rope | nope] (RoPE turns a head's first dims), the
+// latent and the shared RoPE key as two products, each kv_b head [v | k nope] (values are
+// the first v of a row the attention kernel reads).
+struct MlaWeights {
+  Tensor q;                // [H*qk, D], or q_b [H*qk, r_q] after q_a with q_lora
+  Tensor q_a, q_a_norm;    // [r_q, D], [r_q] f32 with q_lora
+  Tensor kv_a_latent;      // [r_kv, D]
+  Tensor kv_a_rope;        // [rope, D]
+  Tensor kv_a_norm;        // [r_kv] f32
+  Tensor kv_b;             // [H*(v + nope), r_kv]
+};
 struct LayerWeights {
   Tensor attn_norm, attn_post_norm;  // [D] f32; post only with norms_per_layer 4; none without a mixer
   Tensor q, k, v, o;                 // [H*hd, D], [G*hd, D], [G*hd, D], [D, H*hd]
@@ -243,6 +255,7 @@ struct LayerWeights {
   Tensor o_bias;                     // [1, D] with output_bias
   LinearAttentionWeights linear;     // Gated DeltaNet layers (instead of q, k, v, o)
   Mamba2Weights mamba;               // Mamba-2 layers
+  std::optional<MlaWeights> mla;     // multi-head latent attention (instead of q, k, v; o as usual)
   Tensor q_norm, k_norm;             // [hd] f32 with qk_norm
   Tensor sinks;                      // [H] f32 with attention_sinks
   Tensor ffn_norm, ffn_post_norm;    // [D] f32; none without an FFN

@@ -7,10 +7,11 @@
 // QK-norm over the whole projection; both counted and costed, refused by the executor),
 // olmo3 (OLMo 2's blocks, layer_types of sliding and full attention), phi3 (Phi-3 / Phi-4: fused projections counted as separate ones, partial RoPE, LongRoPE
 // recorded), olmoe (OLMoE: whole-projection QK-norm, 64 experts) and mistral3 (Mistral
-// Small 3.x: its text_config, a mistral model; the Pixtral tower is not counted).
+// Small 3.x: its text_config, a mistral model; Ministral 3 / Devstral Small 2: a ministral3
+// one; the Pixtral tower is not counted).
 // DeepSeek-family MLA is kept as an MlaConfig (q_lora_rank null: queries projected
 // directly): parameters exact, costs approximated; the approximation is recorded in
-// Backbone::assumptions. The executor refuses MLA by name (/backbone/mla).
+// Backbone::assumptions. The executor runs MLA (executor/src/runner_mla.cpp).
 // The readers live in model/src/hf_*.cpp, one per topic.
 #include <nlohmann/json.hpp>
 

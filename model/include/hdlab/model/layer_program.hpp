@@ -21,7 +21,8 @@
 //    weight), the published VWN norm count; RoPE 3 per rotated element (2 multiplies, 1
 //    add); SiLU(gate)*up 5 per element (SiLU as 4: exp, add, divide, multiply); a
 //    residual add 1 per element; biases 1 per output element.
-//  - Attention 4*hd*H FLOPs per visible pair (MLA: 2*H*(qk_head_dim + v_head_dim));
+//  - Attention 4*hd*H FLOPs per visible pair (MLA: 2*H*(qk_head_dim + v_head_dim); an MLA
+//    decode attends in the latent, 2*H*(2 kv_lora_rank + qk_rope_head_dim));
 //    softmax FLOPs are not counted. Both the exact and the tile-executed pair counts are
 //    kept; the op's flops use the one the caller chooses (executed by default).
 //  - Bytes: weights read once per pass, activations written and read by each op (an op
@@ -152,7 +153,10 @@ struct OpDims {
   double kv_weights = 0, kv_bias = 0;  // key/value projections (MLA: the latent path)
   double o_params = 0, o_bias = 0;     // output projection (its bias: D or 0)
   double kv_out = 0;                   // K/V elements written per position (= cache entry size)
-  bool mla = false;                    // MLA: the cache entry is the latent, not G (qk + v)
+  // MLA's kv_lora_rank (0 without MLA): a decode reads the cached latents with absorbed
+  // weights (scores over latent + rope dims, latent values); its one RoPE key per row
+  double mla_latent = 0;
+  double mla_q_lora = 0;  // MLA's q_lora_rank (0: queries straight from the input)
   bool qk_norm = false;
   double qk_norm_weights = 0;  // per layer: 2 hd (per head) or (H + G) hd (whole projection)
   double norms_attn = 0, norms_ffn = 0;  // norms of size D around each sublayer

@@ -40,6 +40,12 @@ enum class TensorKind : std::uint8_t {
   linear_state,    // recurrent state [states, state elements] (a cache between calls)
   conv_state,      // the conv's last kernel-1 inputs [states, conv channels (kernel - 1)]
   kv_cache,        // the run's KV cache slot: entries [entries, kv_out] read or written
+  // MLA (methods.md's shapes): q_lora's latent [rows_q, r_q]; the latent [rows_kv, r_kv],
+  // its RoPE key [rows_kv, rope] and the cache entries [rows_kv, r_kv + rope]; training and
+  // prefill expand the latents into per-head [v | k nope] [rows_kv, H (v + nope)] and keys
+  // [rows_kv, H qk]; decode absorbs the queries [rows_q, H (r_kv + rope)] and attends to
+  // latent outputs [rows_q, H r_kv]
+  mla_q_latent, mla_latent, mla_rope_key, mla_entries, mla_kv, mla_keys, mla_q_absorbed, mla_o_latent,
   ghc_x,           // hyper-connections: the sublayer input [rows, D]
   ghc_carry,       // the carried state [rows, D']
   ghc_hn,          // VWN's per-slot normed state [rows, D']
