@@ -57,6 +57,8 @@ constexpr ScenarioFlag kScenarioFlags[] = {
     {"--cp", "/parallel/cp", "context-parallel devices a training sequence splits over"},
     {"--cp-comm", "/parallel/cp_comm", "all_gather | ring: how context-parallel ranks exchange K/V"},
     {"--gpus-per-node", "/parallel/gpus_per_node", "devices sharing NVLink"},
+    {"--tp-all-reduce", "/parallel/tp_all_reduce",
+     "auto | library: inference all-reduce, the faster of NCCL and an engine's custom kernel, or NCCL only"},
     {"--layout", "/attention/layout", "default | interleaved | stream_major | phd_split"},
     {"--decode-kernel", "/attention/decode_kernel", "auto | one_row (a block per query head even under GQA)"},
     {"--tile-q", "/attention/tile_q", "attention kernel tile: query rows"},

@@ -31,6 +31,8 @@ constexpr ScenarioFlag kScenarioFlags[] = {
     {"--tp", "/parallel/tp", "tensor-parallel devices of the instance"},
     {"--ep", "/parallel/ep", "expert-parallel devices of the instance"},
     {"--gpus-per-node", "/parallel/gpus_per_node", "devices sharing NVLink"},
+    {"--tp-all-reduce", "/parallel/tp_all_reduce",
+     "auto | library: inference all-reduce, the faster of NCCL and an engine's custom kernel, or NCCL only"},
     {"--weights-dtype", "/precision/weights", "weights' precision: model | bf16 | fp16 | fp32 | fp8"},
     {"--activations-dtype", "/precision/activations", "activations' precision (attention runs in it)"},
     {"--kv-cache-dtype", "/precision/kv_cache", "KV cache precision"},

@@ -130,6 +130,12 @@ PublishedCase parse_case(ObjectReader r, const PublishedSource& s) {
     for (const char* key : {"precision", "attention"})
       if (const json* v = r.find(key)) scenario[key] = *v;
     if (!scenario.empty()) c.scenario = simulator::parse_scenario(scenario, r.pointer());
+    if (r.has("tp_all_reduce")) {
+      if (c.tp == 1) fail(r.at("tp_all_reduce"), "needs tp > 1: with one tensor-parallel rank nothing is all-reduced");
+      c.scenario.parallel.tp_all_reduce = r.choice<simulator::TpAllReduce>(
+          "tp_all_reduce", {{"auto", simulator::TpAllReduce::automatic}, {"library", simulator::TpAllReduce::library}},
+          simulator::TpAllReduce::automatic);
+    }
   }
   c.assumptions = parse_assumptions(r, "assumptions");
   r.finish();  // a key of the other kind of case ("output" on a first-token case) is refused here
@@ -214,6 +220,7 @@ PublishedPrediction predict_inference(const PublishedCase& c, const model::Confi
   simulator::Scenario s;
   s.parallel.tp = c.tp;
   s.parallel.gpus_per_node = c.gpus_per_node;
+  s.parallel.tp_all_reduce = c.scenario.parallel.tp_all_reduce;
   s.prefill.tokens = c.input;
   s.prefill.batch = c.batch;
   s.decode.batch = c.batch;
@@ -384,6 +391,7 @@ json to_json(const PublishedReport& r) {
                       {"precision", simulator::to_json(c.scenario)["precision"]},
                       {"attention", simulator::to_json(c.scenario)["attention"]}});
         if (c.metric == PublishedMetric::output_tokens_per_s_per_gpu) setup["output"] = c.output;
+        if (c.tp > 1) setup["tp_all_reduce"] = simulator::to_string(c.scenario.parallel.tp_all_reduce);
       }
       src["cases"].push_back({{"id", c.id},
                               {"metric", to_string(c.metric)},

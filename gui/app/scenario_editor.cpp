@@ -236,6 +236,14 @@ nlohmann::json ScenarioEditor::scenarioJson() const {
   for (const auto& [part, fields] : shown.items())
     for (const auto& [key, value] : fields.items())
       if (value != shown_at_restore_[part][key]) j[part][key] = value;
+  // Restored settings that apply only past one tensor- or context-parallel rank (the
+  // scenario refuses them there) leave with the ranks they applied to.
+  nlohmann::json& parallel = j["parallel"];
+  if (parallel.value("tp", 1) == 1) {
+    parallel.erase("sequence_parallel");
+    parallel.erase("tp_all_reduce");
+  }
+  if (parallel.value("cp", 1) == 1) parallel.erase("cp_comm");
   return j;
 }
 

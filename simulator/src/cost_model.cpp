@@ -212,6 +212,7 @@ void make_context(const model::Config& c, const HardwareProfile& hw, const Scena
   out.roofline = make_roofline(hw, precision.compute, out.sharding, &out.shape);
   out.roofline.decode_kernel = s.attention.decode_kernel;
   out.tp_link = p.tp > 1 ? link_for(hw, p.tp, p.gpus_per_node, "/scenario/parallel/tp", p.tp) : Link{};
+  if (p.tp_all_reduce == TpAllReduce::library) out.tp_link.custom_all_reduce.clear();
   out.ep_link = p.ep > 1 ? link_for(hw, p.tp * p.ep, p.gpus_per_node, "/scenario/parallel/ep", p.ep) : Link{};
   out.cp_link = p.cp > 1 ? link_for(hw, p.tp * p.cp, p.gpus_per_node, "/scenario/parallel/cp", p.cp) : Link{};
   const std::int64_t gradient_group = p.dp * p.cp;

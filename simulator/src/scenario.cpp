@@ -175,6 +175,7 @@ const char* to_string(OptimizerSharding s) {
 }
 
 const char* to_string(CpComm c) { return c == CpComm::all_gather ? "all_gather" : "ring"; }
+const char* to_string(TpAllReduce a) { return a == TpAllReduce::automatic ? "auto" : "library"; }
 const char* to_string(AttentionCount c) { return c == AttentionCount::executed ? "executed" : "exact"; }
 const char* to_string(AttentionKernel k) { return k == AttentionKernel::fused ? "fused" : "unfused"; }
 const char* to_string(DecodeKernel k) { return k == DecodeKernel::automatic ? "auto" : "one_row"; }
@@ -223,6 +224,13 @@ Scenario parse_scenario(const json& j, const std::string& pointer) {
         model::fail(o->at("cp_comm"), "needs cp > 1: with one context-parallel rank no K/V is exchanged");
       s.parallel.cp_comm =
           o->choice<CpComm>("cp_comm", {{"all_gather", CpComm::all_gather}, {"ring", CpComm::ring}}, s.parallel.cp_comm);
+    }
+    if (o->has("tp_all_reduce")) {
+      if (s.parallel.tp == 1)
+        model::fail(o->at("tp_all_reduce"), "needs tp > 1: with one tensor-parallel rank nothing is all-reduced");
+      s.parallel.tp_all_reduce = o->choice<TpAllReduce>(
+          "tp_all_reduce", {{"auto", TpAllReduce::automatic}, {"library", TpAllReduce::library}},
+          s.parallel.tp_all_reduce);
     }
     if (s.parallel.dp % s.parallel.ep != 0)
       model::fail(o->at("ep"), "must divide dp (" + std::to_string(s.parallel.dp) +
@@ -286,7 +294,10 @@ json to_json(const Scenario& s) {
             {"communication", class_name(s.precision.communication)},
             {"optimizer_state", model::to_string(s.precision.optimizer_state)}}}};
   // Sequence parallelism means nothing at tp = 1, where the key is refused.
-  if (s.parallel.tp > 1) j["parallel"]["sequence_parallel"] = s.parallel.sequence_parallel;
+  if (s.parallel.tp > 1) {
+    j["parallel"]["sequence_parallel"] = s.parallel.sequence_parallel;
+    j["parallel"]["tp_all_reduce"] = to_string(s.parallel.tp_all_reduce);
+  }
   if (s.parallel.cp > 1) j["parallel"]["cp_comm"] = to_string(s.parallel.cp_comm);  // likewise at cp = 1
   return j;
 }

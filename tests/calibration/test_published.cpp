@@ -132,6 +132,8 @@ TEST_CASE("the bundled TensorRT-LLM set: every row of the source, each with its 
     CHECK(s.models.at(c.model).effective.dtype == model::DType::fp16);
     const simulator::PrecisionScenario& p = c.scenario.precision;
     if (c.device == "A100") CHECK(p == simulator::PrecisionScenario{});
+    // Built without --use_custom_all_reduce, as the source's build commands are: NCCL's.
+    if (c.tp > 1) CHECK(c.scenario.parallel.tp_all_reduce == simulator::TpAllReduce::library);
     if (c.device != "H100") continue;
     h100_fp8 += p.weights == model::DType::fp8 && p.kv_cache == model::DType::fp8;
     CHECK(p.activations == model::DType::fp16);
@@ -215,6 +217,8 @@ TEST_CASE("a bad published-source file is refused naming the place", "[published
       {"batch 0", "/cases/0/batch", 0, "/cases/0/batch"},
       {"a path in the id", "/source/id", "../../etc/x", "/source/id: must be letters, digits, '-', '_' and '.'"},
       {"a hidden id", "/source/id", ".x", "/source/id: must be letters"},
+      {"all-reduce kernel at tp 1", "/cases/1/tp_all_reduce", "library", "/cases/1/tp_all_reduce: needs tp > 1"},
+      {"unknown all-reduce kernel", "/cases/0/tp_all_reduce", "nvls", "/cases/0/tp_all_reduce: must be one of"},
   };
   for (const Bad& b : cases) {
     CAPTURE(b.what);

@@ -329,3 +329,29 @@ TEST_CASE("a bad session file names the JSON pointer and changes nothing", "[gui
   w->sessionFiles()->undoStack()->undo();
   CHECK(state_of(*w) == before);
 }
+
+TEST_CASE("a restored scenario's settings for several ranks leave when their ranks go back to one",
+          "[gui][sessions][scenario]") {
+  // The scenario refuses sequence_parallel and tp_all_reduce at tp = 1 and cp_comm at
+  // cp = 1; a session saved with them must stay editable down to one rank.
+  const auto dir = test::temp_dir("sessions_ranks");
+  auto w = window_in(dir);
+  simulator::Scenario s = w->session()->scenario();
+  s.parallel.tp = 2;
+  s.parallel.sequence_parallel = false;
+  s.parallel.tp_all_reduce = simulator::TpAllReduce::library;
+  s.parallel.cp = 2;
+  s.parallel.cp_comm = simulator::CpComm::ring;
+  w->scenarioEditor()->restore(nullptr, s, w->scenarioEditor()->hardwarePreset());
+  w->waitForEvaluation();
+  CHECK(w->session()->scenario() == s);  // kept while their ranks are there
+  named<QSpinBox>(w->scenarioEditor(), "/scenario/parallel/tp")->setValue(1);
+  named<QSpinBox>(w->scenarioEditor(), "/scenario/parallel/cp")->setValue(1);
+  w->waitForEvaluation();
+  CHECK(w->session()->inputError(gui::Session::Input::scenario).isEmpty());
+  const simulator::ParallelScenario& p = w->session()->scenario().parallel;
+  CHECK(p.tp == 1);
+  CHECK(p.cp == 1);
+  CHECK(p.tp_all_reduce == simulator::TpAllReduce::automatic);
+  CHECK(p.cp_comm == simulator::CpComm::all_gather);
+}

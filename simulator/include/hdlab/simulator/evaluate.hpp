@@ -142,6 +142,13 @@ struct KvScenario {
 // Prefill and decode run without it: the cp ranks serve as more replicas, as dp's do.
 enum class CpComm { all_gather, ring };
 const char* to_string(CpComm c);
+// The tensor-parallel all-reduce of prefill and decode on a fitted profile: automatic, the
+// faster of the collective library's (NCCL) and an inference engine's one-node custom
+// kernel where the profile has one; library, NCCL's only (an engine built without its
+// custom all-reduce: TensorRT-LLM before v0.12 unless built with --use_custom_all_reduce).
+// Training always runs the library's.
+enum class TpAllReduce { automatic, library };
+const char* to_string(TpAllReduce a);
 struct ParallelScenario {
   std::int64_t tp = 1;
   std::int64_t ep = 1;
@@ -150,6 +157,7 @@ struct ParallelScenario {
   std::int64_t gpus_per_node = 8;
   bool sequence_parallel = true;  // only read when tp > 1
   CpComm cp_comm = CpComm::all_gather;  // only read when cp > 1
+  TpAllReduce tp_all_reduce = TpAllReduce::automatic;  // only read when tp > 1
   bool operator==(const ParallelScenario&) const = default;
 };
 
@@ -220,7 +228,7 @@ struct Scenario {
 //  "serving": {"batches": [...], "input_lengths": [...], "output_tokens"},
 //  "kv": {"context", "memory_utilization"},
 //  "parallel": {"tp", "ep", "dp", "cp", "gpus_per_node", "sequence_parallel",
-//               "cp_comm": "all_gather"|"ring"},
+//               "cp_comm": "all_gather"|"ring", "tp_all_reduce": "auto"|"library"},
 //  "attention": {"layout": "auto"|"interleaved"|"stream_major"|"phd_split",
 //                "tile_q", "tile_k", "count": "executed"|"exact", "kernel": "fused"|"unfused"},
 //  "framework": {"train_step_s", "prefill_s", "decode_step_s"},
