@@ -59,7 +59,9 @@ std::int64_t rule_kinds(HfReader& r, bool qwen_sliding, std::vector<AttentionKin
     case Family::granite:
     case Family::olmo2:
     case Family::olmoe:
-    case Family::qwen3_next:  // its layer kinds come from hf_qwen3_next.cpp
+    case Family::qwen3_next:    // its layer kinds come from hf_qwen3_next.cpp
+    case Family::qwen3_5_text:  // likewise (Qwen3-Next's layers)
+    case Family::nemotron_h:    // hf_nemotron_h.cpp reads its pattern; its attention layers are full
     case Family::llama4_text:  // hf_llama4.cpp reads its own
       break;
     case Family::mistral:
