@@ -45,7 +45,7 @@ void mla_tensors(const Log& log, const LayerFeatures& f, const LayerWork& w, K k
   const double r = s.mla_latent, rope = s.rope_dim, nope = s.qk_head_dim - rope, q = s.H * s.qk_head_dim;
   if (s.mla_q_lora > 0) log.update(OpKind::qkv_proj, K::mla_q_latent, Nq, s.mla_q_lora);
   log.write(OpKind::qkv_proj, K::q, Nq, q);
-  log.read(OpKind::qkv_proj, kv_input, Nkv, s.D);
+  if (kv_input != K::normed) log.read(OpKind::qkv_proj, kv_input, Nkv, s.D);
   log.write(OpKind::qkv_proj, K::mla_latent, Nkv, r);
   log.write(OpKind::qkv_proj, K::mla_rope_key, Nkv, rope);
   if (!f.nope && rope > 0) {
