@@ -1,6 +1,7 @@
 // Drives the CPU attention kernel: picks the instruction set and hands (query tile,
 // kv head) work items to the pool.
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "cpu_backend.hpp"
@@ -61,6 +62,36 @@ void run_attention(ThreadPool& pool, AttendTileFn attend_tile, AttentionProblem 
       attend_tile(p, qt, g, scratch.data());
     }
   });
+}
+
+void CpuBackend::attention_softmax_impl(const Tensor& scores, const TilePlan& plan, std::int64_t row0,
+                                        std::int64_t key0, float scale, const Tensor& sinks) {
+  const std::int64_t rows = scores.dim(1), keys = scores.dim(2);
+  float* base = scores.data_as<float>();
+  const float* sink = sinks.defined() ? sinks.data_as<const float>() : nullptr;
+  // Work items: (head, row); the row's scores in place.
+  parallel_for(scores.dim(0) * rows, 3.0 * static_cast<double>(keys), [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t item = begin; item < end; ++item) {
+      float* s = base + item * keys;
+      const std::int64_t r = row0 + item % rows;
+      float max_score = -INFINITY;
+      for (std::int64_t j = 0; j < keys; ++j) {
+        s[j] = plan.visible(r, key0 + j) ? scale * s[j] : -INFINITY;
+        max_score = std::max(max_score, s[j]);
+      }
+      if (max_score == -INFINITY) {  // no visible key: zeros
+        std::fill(s, s + keys, 0.0f);
+        continue;
+      }
+      float sum = sink ? std::exp(sink[item / rows] - max_score) : 0.0f;
+      for (std::int64_t j = 0; j < keys; ++j) sum += s[j] = std::exp(s[j] - max_score);  // masked: exp(-inf) = 0
+      for (std::int64_t j = 0; j < keys; ++j) s[j] /= sum;
+    }
+  });
+}
+
+bool CpuBackend::fused_attention_fits(std::int64_t qk_dim, std::int64_t v_dim) const {
+  return fused_max_dims_ == 0 || std::max(qk_dim, v_dim) <= fused_max_dims_;
 }
 
 }  // namespace hdlab::executor::cpu

@@ -77,8 +77,11 @@ std::size_t host_total_bytes() {
 
 CpuBackend::CpuBackend(const CpuOptions& options)
     : threads_(resolve_threads(options.threads)),
+      fused_max_dims_(options.fused_attention_max_dims),
       pool_(threads_),
       attend_tile_(resolve_isa(options.attention_isa, attention_isa_)) {
+  if (fused_max_dims_ < 0)
+    throw BackendError("cpu: fused_attention_max_dims " + std::to_string(fused_max_dims_) + " is negative");
   // OpenBLAS keeps one process-wide thread count; the backend's is the one that applies.
   openblas_set_num_threads(threads_);
 }

@@ -19,6 +19,7 @@ class CpuBackend final : public Backend {
   std::string name() const override { return "cpu"; }
   std::string description() const override;
   bool supports(BackendOp op, ScalarType type) const override;
+  bool fused_attention_fits(std::int64_t qk_dim, std::int64_t v_dim) const override;  // cpu_attention.cpp
   void synchronize() override {}
   std::unique_ptr<EventTimer> make_timer() override;
 
@@ -69,12 +70,15 @@ class CpuBackend final : public Backend {
                          std::int64_t k) override;
   void copy_strided_impl(const Tensor& src, StridedBatch sv, const Tensor& dst, StridedBatch dv, std::int64_t batch,
                          std::int64_t rows, std::int64_t cols) override;
+  void attention_softmax_impl(const Tensor& scores, const TilePlan& plan, std::int64_t row0, std::int64_t key0,
+                              float scale, const Tensor& sinks) override;  // cpu_attention.cpp
 
  private:
   // Splits `n` items of `cost_per_item` flops-ish into chunks worth spreading over threads.
   void parallel_for(std::int64_t n, double cost_per_item, const std::function<void(std::int64_t, std::int64_t)>& body);
 
   int threads_;
+  std::int64_t fused_max_dims_;  // CpuOptions::fused_attention_max_dims
   ThreadPool pool_;
   std::string attention_isa_;  // set by resolve_isa while attend_tile_ is initialised
   AttendTileFn attend_tile_;

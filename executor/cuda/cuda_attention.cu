@@ -8,6 +8,8 @@
 // scores (dot products reduced across its 8 lanes), masks them by the plan's bits, folds
 // the tile's max into its running max and sum (one rescale per tile) and accumulates P V.
 // CUDA cores only, no tensor cores: this kernel is the reference design, not the fastest.
+// Past its head dims, attention is composed of cuBLAS products and the masked softmax
+// kernel at the end of this file (Backend::attention_in_parts).
 #include <cuda_bf16.h>
 
 #include <cstdint>
@@ -157,7 +159,70 @@ void launch_typed(const AttentionLaunch& a, cudaStream_t stream) {
   HDLAB_CUDA_CHECK(cudaGetLastError());
 }
 
+// ---- the masked softmax of attention composed of other ops (Backend::attention_in_parts) ----
+
+constexpr int kSoftmaxThreads = 256;
+
+// Whether plan row r sees key c (TilePlan::visible on the device copy).
+__device__ inline bool plan_sees(const DeviceTilePlan& p, std::int64_t r, std::int64_t c) {
+  const std::int64_t at = (r / kRows) * p.k_tiles + c / kKeys;
+  const std::uint8_t cls = p.classes[at];
+  if (cls != 2) return cls == 1;
+  return (p.bits[static_cast<std::int64_t>(p.partial_index[at]) * kRows + r % kRows] >> (c % kKeys)) & 1u;
+}
+
+struct MaxOf {
+  __device__ float operator()(float x, float y) const { return fmaxf(x, y); }
+};
+struct SumOf {
+  __device__ float operator()(float x, float y) const { return x + y; }
+};
+
+// One value per thread folded over the block; every thread gets the result.
+template <class Op>
+__device__ inline float block_reduce(float x, Op op, float* partial) {
+  for (int o = 16; o > 0; o >>= 1) x = op(x, __shfl_xor_sync(0xffffffffu, x, o));
+  if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32] = x;
+  __syncthreads();
+  x = partial[0];
+  for (int w = 1; w < kSoftmaxThreads / 32; ++w) x = op(x, partial[w]);
+  __syncthreads();  // before the next reduction writes `partial`
+  return x;
+}
+
+// One block per (row, head): the row's visible scaled scores, their maximum, the
+// exponentials and their sum (with the head's sink), then the quotients. Each thread keeps
+// to the same columns throughout, so the passes need no barrier between them.
+__global__ void __launch_bounds__(kSoftmaxThreads) attention_softmax_kernel(SoftmaxLaunch a) {
+  __shared__ float partial[kSoftmaxThreads / 32];
+  const std::int64_t i = blockIdx.x, h = blockIdx.y, r = a.row0 + i;
+  float* s = a.scores + (h * a.rows + i) * a.keys;
+  float row_max = -INFINITY;
+  for (std::int64_t j = threadIdx.x; j < a.keys; j += kSoftmaxThreads) {
+    s[j] = plan_sees(a.plan, r, a.key0 + j) ? a.scale * s[j] : -INFINITY;
+    row_max = fmaxf(row_max, s[j]);
+  }
+  row_max = block_reduce(row_max, MaxOf{}, partial);
+  if (row_max == -INFINITY) {  // no visible key: zeros (the same branch for the whole block)
+    for (std::int64_t j = threadIdx.x; j < a.keys; j += kSoftmaxThreads) s[j] = 0.0f;
+    return;
+  }
+  float sum = 0.0f;
+  for (std::int64_t j = threadIdx.x; j < a.keys; j += kSoftmaxThreads) sum += s[j] = expf(s[j] - row_max);
+  sum = block_reduce(sum, SumOf{}, partial);
+  if (a.sinks != nullptr) sum += expf(a.sinks[h] - row_max);
+  const float inv = 1.0f / sum;
+  for (std::int64_t j = threadIdx.x; j < a.keys; j += kSoftmaxThreads) s[j] *= inv;
+}
+
 }  // namespace
+
+void launch_attention_softmax(const SoftmaxLaunch& a, cudaStream_t stream) {
+  if (a.rows == 0 || a.heads == 0 || a.keys == 0) return;
+  const dim3 grid(static_cast<unsigned>(a.rows), static_cast<unsigned>(a.heads));
+  attention_softmax_kernel<<<grid, kSoftmaxThreads, 0, stream>>>(a);
+  HDLAB_CUDA_CHECK(cudaGetLastError());
+}
 
 void launch_attention(const AttentionLaunch& a, cudaStream_t stream) {
   if (a.plan.q_tiles == 0 || a.heads == 0) return;

@@ -251,6 +251,26 @@ const DeviceTilePlan& CudaBackend::device_plan(const TilePlan& plan) {
   return plans_.front().view;
 }
 
+bool CudaBackend::fused_attention_fits(std::int64_t qk_dim, std::int64_t v_dim) const {
+  return cuda_attention_fused(qk_dim, v_dim, shared_per_block_optin_);
+}
+
+void CudaBackend::attention_softmax_impl(const Tensor& scores, const TilePlan& plan, std::int64_t row0,
+                                         std::int64_t key0, float scale, const Tensor& sinks) {
+  bind_device(device_);
+  SoftmaxLaunch a;
+  a.scores = scores.data_as<float>();
+  a.heads = scores.dim(0);
+  a.rows = scores.dim(1);
+  a.keys = scores.dim(2);
+  a.row0 = row0;
+  a.key0 = key0;
+  a.scale = scale;
+  a.sinks = sinks.defined() ? sinks.data_as<const float>() : nullptr;
+  a.plan = device_plan(plan);
+  launch_attention_softmax(a, stream_);
+}
+
 void CudaBackend::attention_impl(const Tensor& q, const Tensor& k, const Tensor& v, const TilePlan& plan,
                                  const Tensor& out, float scale, const Tensor& sinks) {
   const std::int64_t hd = q.dim(2), dv = out.dim(2);

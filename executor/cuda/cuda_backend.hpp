@@ -34,6 +34,7 @@ class CudaBackend final : public Backend {
   std::string name() const override { return "cuda"; }
   std::string description() const override;
   bool supports(BackendOp op, ScalarType type) const override;
+  bool fused_attention_fits(std::int64_t qk_dim, std::int64_t v_dim) const override;
   void synchronize() override;
   std::unique_ptr<EventTimer> make_timer() override;
   void stage_plan(const TilePlan& plan) override { device_plan(plan); }
@@ -91,6 +92,8 @@ class CudaBackend final : public Backend {
                          std::int64_t k) override;
   void copy_strided_impl(const Tensor& src, StridedBatch sv, const Tensor& dst, StridedBatch dv, std::int64_t batch,
                          std::int64_t rows, std::int64_t cols) override;
+  void attention_softmax_impl(const Tensor& scores, const TilePlan& plan, std::int64_t row0, std::int64_t key0,
+                              float scale, const Tensor& sinks) override;
 
  private:
   // A plan's arrays on the device, keyed by TilePlan::id(), most recently used first.

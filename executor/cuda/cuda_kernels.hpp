@@ -45,6 +45,17 @@ struct AttentionLaunch {
 // the device allows (the backend checks both before the launch).
 void launch_attention(const AttentionLaunch& a, cudaStream_t stream);
 
+// Backend::attention_softmax in place on scores [heads, rows, keys] (f32): row i is plan
+// row row0 + i, column j plan key key0 + j.
+struct SoftmaxLaunch {
+  float* scores = nullptr;
+  std::int64_t heads = 0, rows = 0, keys = 0, row0 = 0, key0 = 0;
+  float scale = 1.0f;
+  const float* sinks = nullptr;  // [heads], or null: none
+  DeviceTilePlan plan;
+};
+void launch_attention_softmax(const SoftmaxLaunch& a, cudaStream_t stream);
+
 // dst_b[r, c] = src_b[r, c] (Backend::copy_strided), element offsets and strides as given.
 struct StridedLaunch {
   std::int64_t offset = 0, row_stride = 0, batch_stride = 0;

@@ -190,4 +190,14 @@ const std::uint64_t* TilePlan::partial_bits(std::int64_t qt, std::int64_t kt) co
   return p < 0 ? nullptr : bits_.data() + static_cast<std::size_t>(p) * kTileQ;
 }
 
+bool TilePlan::visible(std::int64_t r, std::int64_t c) const {
+  const std::int64_t qt = r / kTileQ, kt = c / kTileK;
+  switch (at(qt, kt)) {
+    case TileClass::skip: return false;
+    case TileClass::full: return true;
+    case TileClass::partial: break;
+  }
+  return (partial_bits(qt, kt)[r % kTileQ] >> (c % kTileK)) & 1u;
+}
+
 }  // namespace hdlab::executor

@@ -17,7 +17,7 @@ constexpr const char* kOpNames[] = {"gemm",         "attention",   "rms_norm",  
                                     "scatter_add_rows", "ghc_dynamic", "ghc_width",    "ghc_depth",
                                     "mhc_dynamic",      "causal_conv1d",  "gated_delta_rule", "gated_rms_norm",
                                     "sigmoid_gate",     "mamba2_ssd",     "relu2",            "convert",
-                                    "gemm_batched",     "copy_strided"};
+                                    "gemm_batched",     "copy_strided",     "attention_softmax"};
 static_assert(sizeof(kOpNames) / sizeof(kOpNames[0]) == backend_op_count, "one name per BackendOp");
 
 }  // namespace
@@ -186,7 +186,28 @@ void Backend::attention(const Tensor& q, const Tensor& k, const Tensor& v, const
     require_type(sinks, ScalarType::f32, "attention", "sinks");
     require_shape(sinks, {heads}, "attention", "sinks");
   }
-  if (q.numel()) attention_impl(q, k, v, plan, out, scale, sinks);
+  if (!q.numel()) return;
+  if (fused_attention_fits(hd, out.dim(2))) attention_impl(q, k, v, plan, out, scale, sinks);
+  else attention_in_parts(q, k, v, plan, out, scale, sinks);
+}
+
+void Backend::attention_softmax(const Tensor& scores, const TilePlan& plan, std::int64_t row0, std::int64_t key0,
+                                float scale, const Tensor& sinks) {
+  const char* op = "attention_softmax";
+  check_owned(scores, op);
+  require_type(scores, ScalarType::f32, op, "scores");
+  check_supported(BackendOp::attention_softmax, ScalarType::f32);
+  require(scores.rank() == 3, op, "scores [H, R, K] expected, got " + shape_of(scores));
+  require(row0 >= 0 && key0 >= 0 && row0 + scores.dim(1) <= plan.query_rows() && key0 + scores.dim(2) <= plan.key_rows(),
+          op, "rows " + std::to_string(row0) + " + " + std::to_string(scores.dim(1)) + " and keys " +
+                  std::to_string(key0) + " + " + std::to_string(scores.dim(2)) + " must lie in the plan's " +
+                  std::to_string(plan.query_rows()) + " x " + std::to_string(plan.key_rows()));
+  if (sinks.defined()) {
+    check_owned(sinks, op);
+    require_type(sinks, ScalarType::f32, op, "sinks");
+    require_shape(sinks, {scores.dim(0)}, op, "sinks");
+  }
+  if (scores.numel()) attention_softmax_impl(scores, plan, row0, key0, scale, sinks);
 }
 
 void Backend::rms_norm(const Tensor& x, const Tensor& weight, float eps, const Tensor& out) {

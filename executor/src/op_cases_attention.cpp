@@ -130,6 +130,47 @@ OpCase attention_case(const AttentionCaseShape& shape, ScalarType type, std::uin
   return c;
 }
 
+OpCase attention_softmax_case(const AttentionSoftmaxCaseShape& shape, std::uint64_t seed) {
+  auto mask = std::make_shared<const AttentionMask>(attention_case_mask(shape.attention));
+  auto plan = std::make_shared<const TilePlan>(*mask);
+  const std::int64_t heads = shape.attention.heads, rows = shape.rows, keys = shape.keys;
+  const std::int64_t row0 = shape.row0, key0 = shape.key0;
+  OpCase c;
+  std::ostringstream name;
+  name << "attention_softmax rows " << row0 << "+" << rows << " keys " << key0 << "+" << keys << " of "
+       << mask_name(shape.attention);
+  c.name = name.str();
+  c.op = BackendOp::attention_softmax;
+  c.kind = model::OpKind::attention;
+  c.type = ScalarType::f32;  // the unfused attention's scores are f32 whatever the run's type
+  c.cost.act_bytes_in = c.cost.act_bytes_out = bytes_of(heads * rows * keys, ScalarType::f32);
+  c.tolerance = Tolerance{2e-6, 2e-5};  // p in [0, 1]: f32 exp and division
+  auto scores = host_floats(static_cast<std::size_t>(heads * rows * keys), seed, ScalarType::f32, -4.0f, 4.0f);
+  auto sinks = host_floats(shape.attention.sinks ? static_cast<std::size_t>(heads) : 0, seed + 1, ScalarType::f32,
+                           -1.0f, 2.0f);
+  constexpr double scale = 0.7;
+  auto ref = lazy<Doubles>([=] {
+    return attention_softmax_reference(to_doubles(*scores), heads, rows, keys, *mask, row0, key0, scale,
+                                       to_doubles(*sinks));
+  });
+  const Tolerance tol = c.tolerance;
+  c.prepare = [=](Backend& be) {
+    auto p = std::make_unique<PreparedLambda>(be);
+    const Tensor ts = be.allocate({heads, rows, keys}, ScalarType::f32);
+    p->input(ts, scores);
+    Tensor tsink;
+    if (!sinks->empty()) {
+      tsink = be.allocate({heads}, ScalarType::f32);
+      p->input(tsink, sinks);
+    }
+    be.stage_plan(*plan);
+    p->set([bp = &be, ts, tsink, plan, row0, key0] { bp->attention_softmax(ts, *plan, row0, key0, scale, tsink); },
+           [bp = &be, ts, ref, tol] { return compare(bp->download_f32(ts), ref->get(), tol, "p"); });
+    return p;
+  };
+  return c;
+}
+
 namespace {
 
 MaskSpec mask_of(MaskSpec::Kind kind, std::int64_t tokens, std::int64_t copies) {
@@ -229,6 +270,20 @@ std::vector<OpCase> attention_correctness_cases(ScalarType type) {
     AttentionCaseShape s{r.mask, r.layout, r.heads, r.kv_heads, r.hd, r.decode, r.sinks};
     out.push_back(attention_case(s, type, seed += 10));
   }
+  return out;
+}
+
+std::vector<OpCase> attention_softmax_cases() {
+  using K = MaskSpec::Kind;
+  const Layout inter = Layout::interleaved;
+  std::vector<OpCase> out;
+  AttentionCaseShape causal{mask_of(K::causal, 150, 1), inter, 3, 1, 8};
+  causal.sinks = true;
+  out.push_back(attention_softmax_case({causal, 64, 86, 0, 150}, 990));  // partial and full tiles, sinks
+  AttentionCaseShape cswa{phd(PhdVariant::cswa, 70, 2, 8, 16), inter, 2, 1, 8, true};
+  out.push_back(attention_softmax_case({cswa, 0, 2, 10, 69}, 991));  // a PHD decode step (79 keys), keys from 10
+  AttentionCaseShape window{sliding(200, 1, 8), inter, 2, 1, 8};
+  out.push_back(attention_softmax_case({window, 150, 50, 0, 64}, 992));  // rows that see no key: zeros
   return out;
 }
 

@@ -119,6 +119,14 @@ std::vector<OpCase> mla_correctness_cases(ScalarType t) {
   decode.v_head_dim = kvl;
   decode.v_row_dim = width;
   out.push_back(attention_case(decode, t, 3021));
+  // DeepSeek-V2's absorbed decode: entries of 512 latent + 64 rope dims, wider than the
+  // CUDA kernel holds (so CUDA composes it of other ops: Backend::attention_in_parts)
+  AttentionCaseShape wide = decode;
+  wide.mask.tokens = 70;
+  wide.heads = 2;
+  wide.head_dim = wide.v_row_dim = 576;
+  wide.v_head_dim = 512;
+  out.push_back(attention_case(wide, t, 3022));
   return out;
 }
 

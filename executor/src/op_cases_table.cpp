@@ -150,6 +150,10 @@ std::vector<OpCase> correctness_cases(ScalarType type) {
   auto attention = attention_correctness_cases(type);
   std::move(attention.begin(), attention.end(), std::back_inserter(out));
   add_random_attention_cases(out, type);
+  if (type == ScalarType::f32) {  // scores are f32 whatever the run's type
+    auto softmax = attention_softmax_cases();
+    std::move(softmax.begin(), softmax.end(), std::back_inserter(out));
+  }
   auto mla = mla_correctness_cases(type);  // op_cases_strided.cpp
   std::move(mla.begin(), mla.end(), std::back_inserter(out));
   return out;

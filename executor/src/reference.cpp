@@ -67,6 +67,27 @@ Doubles attention_reference(DoubleSpan q, DoubleSpan k, DoubleSpan v, std::int64
   return out;
 }
 
+Doubles attention_softmax_reference(DoubleSpan scores, std::int64_t heads, std::int64_t rows, std::int64_t keys,
+                                    const AttentionMask& mask, std::int64_t row0, std::int64_t key0, double scale,
+                                    DoubleSpan sinks) {
+  Doubles out(at(heads * rows * keys), 0.0);
+  for (std::int64_t h = 0; h < heads; ++h)
+    for (std::int64_t i = 0; i < rows; ++i) {
+      const double* s = &scores[at((h * rows + i) * keys)];
+      double* p = &out[at((h * rows + i) * keys)];
+      double max_score = -INFINITY;
+      for (std::int64_t j = 0; j < keys; ++j)
+        if (mask.visible(row0 + i, key0 + j)) max_score = std::max(max_score, scale * s[j]);
+      if (max_score == -INFINITY) continue;  // no visible key: zeros
+      double denom = sinks.empty() ? 0.0 : std::exp(sinks[at(h)] - max_score);
+      for (std::int64_t j = 0; j < keys; ++j)
+        if (mask.visible(row0 + i, key0 + j)) denom += std::exp(scale * s[j] - max_score);
+      for (std::int64_t j = 0; j < keys; ++j)
+        if (mask.visible(row0 + i, key0 + j)) p[j] = std::exp(scale * s[j] - max_score) / denom;
+    }
+  return out;
+}
+
 namespace {
 // Element (r, c) of batch matrix b under view s.
 std::size_t element(StridedBatch s, std::int64_t b, std::int64_t r, std::int64_t c) {

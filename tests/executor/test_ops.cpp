@@ -79,8 +79,8 @@ TEST_CASE("cpu strided-batch ops (multi-head latent attention) match the referen
   }
   // MLA's attention shapes: values narrower than the keys; the absorbed decode's entries
   const auto mla = mla_correctness_cases(ScalarType::f32);
-  CHECK(check_cases(cpu(), mla, BackendOp::attention) == 2);
-  for (const char* part : {" dv=12 of 28", " dv=24 of 32"}) {
+  CHECK(check_cases(cpu(), mla, BackendOp::attention) == 3);
+  for (const char* part : {" dv=12 of 28", " dv=24 of 32", " dv=512 of 576"}) {
     INFO(part);
     CHECK(std::any_of(mla.begin(), mla.end(), [&](const OpCase& c) { return c.name.find(part) != std::string::npos; }));
   }
@@ -96,6 +96,38 @@ TEST_CASE("cpu attention matches the reference with every instruction set", "[ex
     auto backend = make_cpu_backend(CpuOptions{3, isa});
     CHECK(check_cases(*backend, f32_cases(), BackendOp::attention) == rows_of(f32_cases(), BackendOp::attention));
   }
+}
+
+TEST_CASE("cpu masked softmax of the unfused attention matches the reference", "[executor][cpu][attention]") {
+  CHECK(check_cases(cpu(), f32_cases(), BackendOp::attention_softmax) ==
+        rows_of(f32_cases(), BackendOp::attention_softmax));
+  CHECK(rows_of(f32_cases(), BackendOp::attention_softmax) == 3);
+  // rows or keys outside the plan are refused, naming the op
+  AttentionCaseShape shape;
+  shape.mask.tokens = 1;
+  const TilePlan plan(attention_case_mask(shape));  // causal, 1 token: 1 x 1
+  const Tensor scores = cpu().allocate({2, 1, 2}, ScalarType::f32);
+  CHECK_THROWS_WITH(cpu().attention_softmax(scores, plan, 0, 0, 1.0f),
+                    Catch::Matchers::Contains("attention_softmax: rows 0 + 1 and keys 0 + 2 must lie in the plan's 1 x 1"));
+}
+
+TEST_CASE("cpu attention composed of other ops (the path past CUDA's head dims) matches the reference",
+          "[executor][cpu][attention][mla]") {
+  // Past fused_attention_max_dims the backend runs Backend::attention_in_parts: products
+  // per KV head, the masked softmax, products with the values. With the limit at 1 every
+  // case of the table goes that way: every mask kind, layout, GQA, sinks, decode steps,
+  // MLA's narrower values and DeepSeek's 576 / 512 decode.
+  auto parts = make_cpu_backend(CpuOptions{2, "auto", 1});
+  CHECK_FALSE(parts->fused_attention_fits(8, 8));
+  CHECK(cpu().fused_attention_fits(576, 512));
+  CHECK(check_cases(*parts, f32_cases(), BackendOp::attention) == rows_of(f32_cases(), BackendOp::attention));
+  // at DeepSeek's width the kernel and the composition agree (the CUDA kernel's limit, 256)
+  auto at_cuda_limit = make_cpu_backend(CpuOptions{2, "auto", 256});
+  CHECK(at_cuda_limit->fused_attention_fits(192, 128));
+  CHECK_FALSE(at_cuda_limit->fused_attention_fits(576, 512));
+  CHECK(check_cases(*at_cuda_limit, mla_correctness_cases(ScalarType::f32), BackendOp::attention) == 3);
+  CHECK_THROWS_WITH(make_cpu_backend(CpuOptions{1, "auto", -1}),
+                    Catch::Matchers::Contains("fused_attention_max_dims -1 is negative"));
 }
 
 TEST_CASE("cpu attention on one thread matches the reference", "[executor][cpu][attention]") {

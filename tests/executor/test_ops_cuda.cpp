@@ -203,6 +203,13 @@ TEST_CASE("the CUDA attention kernel's shared memory per block and the head dims
   CHECK(cuda_attention_max_head_dim(99 * 1024) == 165);
   CHECK(cuda_attention_max_head_dim(48 * 1024) == 63);
   CHECK(cuda_attention_max_head_dim(cuda_attention_shared_bytes(1) - 1) == 0);
+  // Past the kernel, attention is composed of other ops: DeepSeek's absorbed decode
+  // (576 q/k dims, 512 values) on any device; MLA's prefill (192 / 128) fused on sm_80+.
+  CHECK_FALSE(cuda_attention_fused(576, 512, 227 * 1024));
+  CHECK(cuda_attention_fused(192, 128, 163 * 1024));
+  CHECK(cuda_attention_fused(256, 256, 163 * 1024));
+  CHECK_FALSE(cuda_attention_fused(256, 256, 99 * 1024));
+  CHECK_FALSE(cuda_attention_fused(257, 8, 227 * 1024));
   // The largest allowed head dim is exactly the last whose block fits.
   for (std::int64_t hd = 1; hd <= kCudaAttentionMaxHeadDim; ++hd) {
     INFO("head dim " << hd);
@@ -339,30 +346,27 @@ TEST_CASE("cuda timers measure the work between start and stop", "[cuda]") {
 
 // ---- what the device allows, and threads ------------------------------------------------------
 
-TEST_CASE("cuda attention runs the head dims the device's shared memory holds and refuses the rest", "[cuda]") {
+TEST_CASE("cuda attention runs every head dim: the fused kernel where shared memory holds it, in parts past it",
+          "[cuda][mla]") {
   Backend& be = cuda_or_skip();
   const CudaProbe probe = probe_cuda();
   const std::size_t optin = probe.usable.front().shared_per_block_optin;
   const std::int64_t largest = cuda_attention_max_head_dim(optin);
   INFO(probe.usable.front().name << ": " << optin << " bytes of shared memory per block, head dim at most " << largest);
-  std::vector<std::int64_t> dims = {64, 128, 256, largest};
+  std::vector<std::int64_t> dims = {64, 128, 256, largest, 320, 576};
   if (largest < kCudaAttentionMaxHeadDim) dims.push_back(largest + 1);
   for (std::int64_t hd : dims) {
     INFO("head dim " << hd);
+    CHECK(be.fused_attention_fits(hd, hd) == (hd <= largest));
     AttentionCaseShape shape;
     shape.mask.tokens = 100;
     shape.heads = 2;
     shape.kv_heads = 1;
     shape.head_dim = hd;
-    const auto prepared = attention_case(shape, ScalarType::f32, 77).prepare(be);
-    if (cuda_attention_shared_bytes(hd) <= optin) {
-      const OpCheck r = prepared->check();
-      INFO("worst: " << r.worst);
+    for (ScalarType type : {ScalarType::f32, ScalarType::bf16}) {
+      const OpCheck r = attention_case(shape, type, 77).prepare(be)->check();
+      INFO(to_string(type) << " worst: " << r.worst);
       CHECK(r.pass);
-    } else {
-      CHECK_THROWS_WITH(prepared->run(), Contains("head dim " + std::to_string(hd) + " needs " +
-                                                  std::to_string(cuda_attention_shared_bytes(hd)) +
-                                                  " bytes of shared memory per block"));
     }
   }
 }

@@ -44,6 +44,24 @@ TEST_CASE("MLA: the absorbed decode over cached latents equals the expanded full
   check_decode_matches_train(make(sliding, "{}"), 14, 5);
 }
 
+TEST_CASE("MLA decode past the fused kernel's head dims (CUDA at DeepSeek's 576) equals the fused decode",
+          "[runner][mla]") {
+  // The bundled tiny MLA scores 16 + 8 dims in prefill and 32 + 8 in decode. A fused limit
+  // of 24 dims runs prefill fused and the decode composed of other ops, as the CUDA
+  // backend runs DeepSeek-V2 (192 / 128 fused, 576 / 512 past its 256).
+  const model::Config c = make(bundled_tiny_mla(), "{}");
+  const auto t = tokens(20);
+  Model fused = build(c, 3);
+  Model parts;
+  parts.backend = make_cpu_backend(CpuOptions{1, "auto", 24});
+  REQUIRE(parts.backend->fused_attention_fits(24, 16));
+  REQUIRE_FALSE(parts.backend->fused_attention_fits(40, 32));
+  RandomWeights source(3);
+  parts.runner = std::make_unique<Runner>(*parts.backend, c, upload_weights(*parts.backend, c, source, ScalarType::f32),
+                                          RunOptions{});
+  CHECK(rel_diff(decoded_logits(parts, t, 14), decoded_logits(fused, t, 14)) < 1e-5);
+}
+
 TEST_CASE("MLA attention FLOPs: expanded per-head dims in prefill, latent dims in the absorbed decode",
           "[runner][mla][flops]") {
   Model m = build(make(tiny_mla(), "{}"), 2);

@@ -56,6 +56,8 @@ class TilePlan {
   TileClass at(std::int64_t qt, std::int64_t kt) const { return classes_[static_cast<std::size_t>(qt * k_tiles_ + kt)]; }
   // kTileQ words for a partial tile: bit c of word r = row qt*kTileQ+r sees key kt*kTileK+c.
   const std::uint64_t* partial_bits(std::int64_t qt, std::int64_t kt) const;
+  // Whether query row r sees key c, read from the tiles (r < query_rows, c < key_rows).
+  bool visible(std::int64_t r, std::int64_t c) const;
 
   // Flat forms for device upload: classes [q_tiles*k_tiles], partial_index (same shape,
   // -1 unless partial: index p of the tile's words at bits()[p*kTileQ ...]).

@@ -46,6 +46,7 @@ enum class BackendOp {
   convert,
   gemm_batched,
   copy_strided,
+  attention_softmax,
   count_
 };
 inline constexpr int backend_op_count = static_cast<int>(BackendOp::count_);
@@ -158,8 +159,21 @@ class Backend {
   // order; a row with no visible key gets zeros. `sinks` (f32 [H], or empty: none): a
   // learned logit per query head that joins every row's softmax denominator with no value
   // (gpt-oss): out = sum_j exp(s_j) v_j / (sum_j exp(s_j) + exp(sink_h)).
+  // A backend whose fused kernel cannot hold the head dims (fused_attention_fits) gets the
+  // same op composed of others (attention_in_parts: gemm_batched, attention_softmax).
   void attention(const Tensor& q, const Tensor& k, const Tensor& v, const TilePlan& plan, const Tensor& out,
                  float scale, const Tensor& sinks = Tensor{});
+  // Whether the backend's fused attention kernel takes q/k rows of `qk_dim` and values of
+  // `v_dim` (CUDA: registers and shared memory per block, cuda_limits.hpp).
+  virtual bool fused_attention_fits(std::int64_t qk_dim, std::int64_t v_dim) const = 0;
+  // The masked softmax of the unfused attention, in place on f32 scores [H, R, K] = q k^T:
+  // row i of every head is plan row row0 + i, column j plan key key0 + j; a visible pair
+  // gets p = exp(scale s - m) / (sum over the row's visible pairs of exp(scale s - m) +
+  // exp(sinks[h] - m)) with m the row's largest visible scale s (no sink: its term is 0),
+  // a masked pair 0, a row with no visible pair zeros. The rows lie in the plan's query
+  // rows and the columns in its keys. sinks: f32 [H] or empty.
+  void attention_softmax(const Tensor& scores, const TilePlan& plan, std::int64_t row0, std::int64_t key0,
+                         float scale, const Tensor& sinks = Tensor{});
   // Makes the backend's own copy of a plan ahead of the attention calls that use it, so
   // that timed ops do not pay for it (the runner stages every plan of a call in its
   // untimed setup). CUDA keeps device copies of the last 64 plans (attention stages a
@@ -352,12 +366,17 @@ class Backend {
                                  std::int64_t n, std::int64_t k) = 0;
   virtual void copy_strided_impl(const Tensor& src, StridedBatch sv, const Tensor& dst, StridedBatch dv,
                                  std::int64_t batch, std::int64_t rows, std::int64_t cols) = 0;
+  virtual void attention_softmax_impl(const Tensor& scores, const TilePlan& plan, std::int64_t row0,
+                                      std::int64_t key0, float scale, const Tensor& sinks) = 0;
 
  private:
   friend struct Storage;
   void release(void* ptr, std::size_t bytes) noexcept;
   void check_owned(const Tensor& t, const char* what) const;
   void check_supported(BackendOp op, ScalarType type) const;
+  // attention() past fused_attention_fits (backend_attention_parts.cpp).
+  void attention_in_parts(const Tensor& q, const Tensor& k, const Tensor& v, const TilePlan& plan, const Tensor& out,
+                          float scale, const Tensor& sinks);
 
   // Tensors may die on any thread (the CPU backend's workers never allocate).
   std::atomic<std::size_t> allocated_{0};

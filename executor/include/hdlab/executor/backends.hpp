@@ -17,6 +17,10 @@ struct CpuOptions {
   // Attention kernel instruction set: "auto" (the best this CPU runs), "avx512", "avx2",
   // "generic". Tests pin each one; asking for one the CPU lacks throws BackendError.
   std::string attention_isa = "auto";
+  // Head dims (q/k or v) above this run attention composed of other ops, as the CUDA
+  // backend runs what its fused kernel cannot hold (Backend::attention_in_parts); 0: the
+  // fused kernel takes every head dim. Tests set it to check that path on any machine.
+  std::int64_t fused_attention_max_dims = 0;
 };
 std::unique_ptr<Backend> make_cpu_backend(const CpuOptions& options = {});
 // Instruction sets of the CPU attention kernel this build and this CPU can run, best first.

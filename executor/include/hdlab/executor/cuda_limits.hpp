@@ -39,4 +39,12 @@ constexpr std::int64_t cuda_attention_max_head_dim(std::size_t shared_per_block)
   return fits < kCudaAttentionMaxHeadDim ? fits : kCudaAttentionMaxHeadDim;
 }
 
+// Whether the fused kernel takes q/k rows of qk_dim and values of v_dim on a device allowing
+// `shared_per_block` bytes; past it the backend composes attention of other ops
+// (Backend::attention_in_parts). DeepSeek's absorbed decode (576 / 512) never fits.
+constexpr bool cuda_attention_fused(std::int64_t qk_dim, std::int64_t v_dim, std::size_t shared_per_block) {
+  return (qk_dim > v_dim ? qk_dim : v_dim) <= kCudaAttentionMaxHeadDim &&
+         cuda_attention_shared_bytes(qk_dim, v_dim) <= shared_per_block;
+}
+
 }  // namespace hdlab::executor

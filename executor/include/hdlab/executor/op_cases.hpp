@@ -77,6 +77,16 @@ struct AttentionCaseShape {
   std::int64_t v_head_dim = 0, v_row_dim = 0;
 };
 OpCase attention_case(const AttentionCaseShape& shape, ScalarType type, std::uint64_t seed);
+// Backend::attention_softmax on random f32 scores of `rows` rows from row0 and `keys` keys
+// from key0 of the attention case's mask (its heads and sinks; scale 0.7).
+struct AttentionSoftmaxCaseShape {
+  AttentionCaseShape attention;
+  std::int64_t row0 = 0, rows = 0, key0 = 0, keys = 0;
+};
+OpCase attention_softmax_case(const AttentionSoftmaxCaseShape& shape, std::uint64_t seed);
+// The softmax's table (in correctness_cases' f32 table): sinks, partial tiles, a PHD decode
+// step's keys from an offset, rows that see none of the keys.
+std::vector<OpCase> attention_softmax_cases();
 // The mask of a case: prefill in the layout, or the decode step of its last token.
 AttentionMask attention_case_mask(const AttentionCaseShape& shape);
 // Logical positions a KV cache holds for a decode step of the last token of `mask`,
@@ -153,7 +163,8 @@ struct StridedCopyCaseShape {
 OpCase copy_strided_case(const StridedCopyCaseShape& s, ScalarType type, std::uint64_t seed);
 // The strided products and copies of an MLA layer of H heads at small sizes (key
 // assembly, the absorbed decode's query and output), and its attention shapes: prefill
-// with values narrower than the keys, absorbed decode against [latent | rope] entries.
+// with values narrower than the keys, absorbed decode against [latent | rope] entries (also
+// at DeepSeek-V2's 512 + 64, past what the CUDA kernel holds).
 std::vector<OpCase> mla_correctness_cases(ScalarType type);
 
 // ---- the correctness table -----------------------------------------------------------

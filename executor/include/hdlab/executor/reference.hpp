@@ -28,6 +28,12 @@ Doubles attention_reference(DoubleSpan q, DoubleSpan k, DoubleSpan v, std::int64
                             std::int64_t head_dim, const AttentionMask& mask, double scale, DoubleSpan sinks = {},
                             std::int64_t v_head_dim = 0, std::int64_t v_row_dim = 0);
 
+// Backend::attention_softmax on scores [H, rows, keys]: row i is the mask's query row
+// row0 + i, column j its key key0 + j; sinks [H] or empty.
+Doubles attention_softmax_reference(DoubleSpan scores, std::int64_t heads, std::int64_t rows, std::int64_t keys,
+                                    const AttentionMask& mask, std::int64_t row0, std::int64_t key0, double scale,
+                                    DoubleSpan sinks = {});
+
 // Backend::gemm_batched on c_in (its elements outside the C_b kept): returns all of c.
 Doubles gemm_batched_reference(DoubleSpan a, StridedBatch av, bool trans_a, DoubleSpan b, StridedBatch bv, bool trans_b,
                                DoubleSpan c_in, StridedBatch cv, std::int64_t batch, std::int64_t m, std::int64_t n,
