@@ -52,7 +52,8 @@ void Backend::attention_in_parts(const Tensor& q, const Tensor& k, const Tensor&
     convert(t, wide);
     return wide;
   };
-  const Tensor q32 = widened(q), k32 = widened(k), v32 = widened(v);
+  const Tensor q32 = widened(q), k32 = widened(k);
+  const Tensor v32 = v.same_view(k) ? k32 : widened(v);  // MLA's absorbed decode: values are the keys
   const Tensor o32 = widen ? allocate(out.shape(), ScalarType::f32) : out;
 
   const std::int64_t key_rows = std::max<std::int64_t>(1, plan.key_rows());
