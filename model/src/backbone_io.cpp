@@ -6,6 +6,7 @@
 
 #include "hdlab/model/json_reader.hpp"
 #include "backbone_mixers.hpp"
+#include "backbone_rope.hpp"
 
 namespace hdlab::model {
 
@@ -310,6 +311,7 @@ void validate(const Backbone& b, const std::string& p) {
   if (!(b.rope_theta > 0)) fail(at("rope_theta"), "must be > 0");
   if (!(b.norm_eps > 0)) fail(at("norm_eps"), "must be > 0");
   range("max_context", b.max_context, 0, Limits::max_window);
+  validate_rope_scaling(b, p);
 }
 
 Backbone parse_backbone(const Json& j, const std::string& pointer) {
@@ -360,6 +362,7 @@ Backbone parse_backbone(const Json& j, const std::string& pointer) {
   noted("kv_mirror_layers", "0 (no KV-mirror layers)");
   b.rope_theta = r.number("rope_theta", 10000.0);
   noted("rope_theta", "10000");
+  if (auto s = r.optional_object("rope_scaling")) b.rope_scaling = parse_rope_scaling(*s);
   b.norm_eps = r.number("norm_eps", 1e-6);
   noted("norm_eps", "1e-6");
   b.max_context = r.integer("max_context", 0, 0, Limits::max_window);
@@ -433,6 +436,7 @@ Json to_json(const Backbone& b) {
   j["norm_placement"] = b.post_sublayer_norms ? "post" : "pre";
   j["kv_mirror_layers"] = b.kv_mirror_layers;
   j["rope_theta"] = b.rope_theta;
+  rope_scaling_to_json(b, j);
   j["norm_eps"] = b.norm_eps;
   j["max_context"] = b.max_context;
   j["dtype"] = to_string(b.dtype);

@@ -216,10 +216,10 @@ void read_positions(HfReader& r, Backbone& b) {
     const double local_theta = local ? read_number(*local, r.at("rope_local_base_freq"), 0.0, 1e30) : 10000.0;
     r.note("rope_theta", "the global layers' base; the sliding layers use rope_local_base_freq = " + num(local_theta));
   }
-  check_rope_scaling(r, "rope_scaling", b);
+  b.max_context = r.integer_or("max_position_embeddings", type.max_position, 0, Limits::max_window, "max_context");
+  check_rope_scaling(r, "rope_scaling", b);  // after max_context: LongRoPE and YaRN read it
   check_rope_scaling(r, "rope_parameters", b);
   b.norm_eps = r.number_or("rms_norm_eps", type.norm_eps, 0.0, 1.0, "norm_eps");
-  b.max_context = r.integer_or("max_position_embeddings", type.max_position, 0, Limits::max_window, "max_context");
 }
 
 // The working precision is bf16, how these models are trained and served; the checkpoint's

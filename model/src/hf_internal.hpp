@@ -141,7 +141,7 @@ std::vector<LayerAttention> llama4_layers(HfReader& r, std::int64_t L);
 void read_nemotron_h(HfReader& r, Backbone& b);
 void read_nemotron_h_positions(HfReader& r, Backbone& b);
 // hf_rope.cpp: rope_scaling (v4) / rope_parameters (v5), checked as transformers checks them.
-void check_rope_scaling(HfReader& r, const char* key, const Backbone& b);
+void check_rope_scaling(HfReader& r, const char* key, Backbone& b);
 // partial_rotary_factor (glm4_moe): b.rotary_dim from b.head_dim; 0 when every dim rotates.
 void read_partial_rotary(HfReader& r, Backbone& b, double default_factor);
 

@@ -1,8 +1,6 @@
 // Phi-3 / Phi-4 configs (model_type phi3): Llama shapes with fused projections, optional
 // partial RoPE (Phi-4-mini) and LongRoPE scaling. What the import assumes is recorded;
 // switches of Microsoft's remote code that would change the counted shapes are refused.
-#include <cmath>
-
 #include "hf_internal.hpp"
 
 namespace hdlab::model::hf {
@@ -24,33 +22,11 @@ void refuse_remote_switches(HfReader& r) {
                       "modelled");
 }
 
-// LongRoPE (rope_scaling type longrope, checked in hf_rope.cpp): Phi3 picks short_factor
-// for sequences up to original_max_position_embeddings and long_factor beyond, and scales
-// cos/sin by sqrt(1 + ln(s) / ln(original)) with s = max_position_embeddings / original
-// (transformers' default when the scaling has no attention_factor).
-void note_longrope(HfReader& r, const Backbone& b) {
-  const Json* rs = r.present("rope_scaling");
-  if (!rs || !rs->is_object()) return;
-  const std::string type = rs->value("rope_type", rs->value("type", std::string()));
-  if (type != "longrope") return;
-  const std::int64_t original =
-      r.integer_or("original_max_position_embeddings", 4096, 1, Limits::max_window, "rope_scaling");
-  std::string text = "LongRoPE: short_factor up to " + num(original) + " positions (original_max_position_embeddings), "
-                     "long_factor beyond";
-  if (!rs->contains("attention_factor") && original > 1 && b.max_context > original) {
-    const double s = static_cast<double>(b.max_context) / static_cast<double>(original);
-    const double scale = std::sqrt(1.0 + std::log(s) / std::log(static_cast<double>(original)));
-    text += ", cos/sin scaled by sqrt(1 + ln(" + num(s) + ") / ln(" + num(original) + ")) = " + num(scale);
-  }
-  r.note("rope_scaling", text + "; per-dimension frequency factors only (no parameters, no FLOPs)");
-}
-
 }  // namespace
 
-// After read_positions (needs max_context and the checked rope_scaling).
-void read_phi3(HfReader& r, Backbone& b) {
+// LongRoPE (rope_scaling type longrope) is read with the other scalings (hf_rope.cpp).
+void read_phi3(HfReader& r, Backbone& /*b*/) {
   refuse_remote_switches(r);
-  note_longrope(r, b);
   // Phi3 stores q, k, v as one qkv_proj [(H + 2G) hd, D] and gate, up as one gate_up_proj
   // [2F, D]: the same weights as the separate projections, and the same FLOPs.
   r.note("attention", "qkv_proj and gate_up_proj are fused in the checkpoint; counted and costed as the separate "

@@ -43,11 +43,92 @@ void note_llama4_scaling(HfReader& r, ObjectReader& s) {
 
 }  // namespace
 
+namespace {
+
+// The fields of a checked type, read into the Backbone's RopeScaling (the executor applies
+// it; costs never read it). transformers' quirks kept: beta_fast / beta_slow of 0 mean
+// their defaults (its `or`), and a phi3 config's top-level original_max_position_embeddings
+// (Phi3Config defaults it to 4096) sets LongRoPE's original context and its factor
+// max_position_embeddings / original.
+RopeScaling read_scaling(HfReader& r, ObjectReader& s, const std::string& type, const Backbone& b) {
+  auto number = [&](const char* k, double min) { return s.number(k, std::nullopt, min, 1e30); };
+  auto positive = [&](const char* k) {
+    const double v = number(k, 0.0);
+    if (!(v > 0)) fail(s.at(k), "must be > 0");
+    return v;
+  };
+  RopeScaling out;
+  const std::pair<const char*, RopeScalingKind> kinds[] = {
+      {"default", RopeScalingKind::none}, {"linear", RopeScalingKind::linear},
+      {"dynamic", RopeScalingKind::dynamic}, {"yarn", RopeScalingKind::yarn},
+      {"longrope", RopeScalingKind::longrope}, {"llama3", RopeScalingKind::llama3}};
+  for (const auto& [name, kind] : kinds)
+    if (type == name) out.kind = kind;
+  if (s.has("factor")) out.factor = number("factor", 1.0);
+  if (s.has("original_max_position_embeddings"))
+    out.original_context = s.integer("original_max_position_embeddings", std::nullopt, 1, Limits::max_window);
+  if (type == "llama3") {
+    out.low_freq_factor = positive("low_freq_factor");
+    out.high_freq_factor = number("high_freq_factor", 0.0);
+    if (out.high_freq_factor <= out.low_freq_factor)
+      fail(s.at("high_freq_factor"), "must be greater than low_freq_factor (" + num(out.low_freq_factor) + ")");
+  }
+  if (type == "yarn") {
+    if (s.has("beta_fast") && number("beta_fast", 0.0) > 0) out.beta_fast = number("beta_fast", 0.0);
+    if (s.has("beta_slow") && number("beta_slow", 0.0) > 0) out.beta_slow = number("beta_slow", 0.0);
+    if (out.beta_fast < out.beta_slow) fail(s.at("beta_fast"), "must be >= beta_slow (" + num(out.beta_slow) + ")");
+    if (s.has("mscale")) out.mscale = number("mscale", 0.0);
+    if (s.has("mscale_all_dim")) out.mscale_all_dim = number("mscale_all_dim", 0.0);
+    if (s.has("truncate")) out.truncate = s.boolean("truncate", std::nullopt);
+  }
+  if ((type == "yarn" || type == "longrope") && s.has("attention_factor"))
+    out.attention_factor = positive("attention_factor");
+  if (type == "longrope") {
+    for (const char* k : {"short_factor", "long_factor"}) {
+      const Json& list = s.required(k);
+      // One factor per rotated pair: rotary_dim / 2 with partial RoPE (Phi-4-mini).
+      const std::int64_t pairs = rotary_dims(b) / 2;
+      if (!list.is_array() || static_cast<std::int64_t>(list.size()) != pairs)
+        fail(s.at(k), std::string("must be a list of ") + (b.rotary_dim > 0 ? "rotary_dim" : "head_dim") + " / 2 = " +
+                          num(pairs) + " numbers");
+      auto& dst = std::string(k) == "short_factor" ? out.short_factor : out.long_factor;
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        dst.push_back(read_number(list[i], pointer_join(s.at(k), i), 0.0));
+        if (!(dst.back() > 0)) fail(pointer_join(s.at(k), i), "must be > 0");
+      }
+    }
+    if (r.type().family == Family::phi3) {
+      out.original_context = r.integer_or("original_max_position_embeddings", 4096, 1, Limits::max_window, "rope_scaling");
+      if (b.max_context > 0)
+        out.factor = static_cast<double>(b.max_context) / static_cast<double>(out.original_context);
+    }
+  }
+  return out;
+}
+
+// The note: the type, its numbers and what a run of it rotates with.
+std::string scaling_note(const std::string& type, const Backbone& b) {
+  const RopeScaling& s = b.rope_scaling;
+  std::string note = "rope_type " + type;
+  if (s.factor > 0) note += ", factor " + num(s.factor);
+  if (s.original_context > 0) note += ", original context " + num(s.original_context) + " tokens";
+  if (s.kind == RopeScalingKind::longrope)
+    note += "; short_factor for sequences up to " + num(s.original_context > 0 ? s.original_context : b.max_context) +
+            " positions, long_factor beyond";
+  const RotaryFrequencies f = rotary_frequencies(b, b.rope_theta, b.max_context);
+  if (f.cos_sin_factor != 1) note += "; cos/sin scaled by " + num(f.cos_sin_factor);
+  if (f.softmax_factor != 1) note += "; MLA softmax scale multiplied by " + num(f.softmax_factor);
+  return note + ": the executor applies it to the rotary frequencies (no parameters, no FLOPs, so costs do not "
+                "depend on it)";
+}
+
+}  // namespace
+
 // rope_scaling (transformers v4) or rope_parameters (v5, which also holds rope_theta):
 // checked as transformers checks it, with unknown keys refused (a misspelt key would
-// silently drop a setting). Scaling changes the rotary frequencies only: no parameters,
-// no FLOPs, so costs do not depend on it; a valid one is recorded as a note.
-void check_rope_scaling(HfReader& r, const char* key, const Backbone& b) {
+// silently drop a setting), and read into b.rope_scaling. Needs the heads, MLA and
+// max_context read first.
+void check_rope_scaling(HfReader& r, const char* key, Backbone& b) {
   const Json* v = r.present(key);
   if (!v) return;
   const std::string ptr = r.at(key);
@@ -81,48 +162,15 @@ void check_rope_scaling(HfReader& r, const char* key, const Backbone& b) {
   for (const auto& known : kRopeScalingTypes)
     if (type == known.name) t = &known;
   if (!t) fail(s.at(type_key), "unknown RoPE scaling type \"" + type + "\" (known: " + names + ")");
-  auto number = [&](const char* k, double min) { return s.number(k, std::nullopt, min, 1e30); };
   for (const char* k : t->required)
     if (!s.has(k)) fail(s.at(k), "is required for rope_type " + type);
   for (const char* k : t->optional) s.allow({k});
-  std::string note = "rope_type " + type;
-  if (s.has("factor")) {
-    const double f = number("factor", 1.0);
-    note += ", factor " + num(f);
-  }
-  if (s.has("original_max_position_embeddings")) {
-    const std::int64_t n = s.integer("original_max_position_embeddings", std::nullopt, 1, Limits::max_window);
-    note += ", original context " + num(n) + " tokens";
-  }
-  if (type == "llama3") {
-    const double low = number("low_freq_factor", 0.0), high = number("high_freq_factor", 0.0);
-    if (low <= 0) fail(s.at("low_freq_factor"), "must be > 0");
-    if (high <= low) fail(s.at("high_freq_factor"), "must be greater than low_freq_factor (" + num(low) + ")");
-  }
-  if (type == "yarn") {
-    const double fast = s.has("beta_fast") ? number("beta_fast", 0.0) : 32.0;
-    const double slow = s.has("beta_slow") ? number("beta_slow", 0.0) : 1.0;
-    if (fast < slow) fail(s.at("beta_fast"), "must be >= beta_slow (" + num(slow) + ")");
-    for (const char* k : {"attention_factor", "mscale", "mscale_all_dim"})
-      if (s.has(k)) number(k, 0.0);
-    if (s.has("truncate")) s.boolean("truncate", std::nullopt);
-  }
-  if (type == "longrope") {
-    if (s.has("attention_factor")) number("attention_factor", 0.0);
-    for (const char* k : {"short_factor", "long_factor"}) {
-      const Json& list = s.required(k);
-      // One factor per rotated pair: rotary_dim / 2 with partial RoPE (Phi-4-mini).
-      const std::int64_t pairs = b.rope_dims() / 2;
-      if (!list.is_array() || static_cast<std::int64_t>(list.size()) != pairs)
-        fail(s.at(k), std::string("must be a list of ") + (b.rotary_dim > 0 ? "rotary_dim" : "head_dim") + " / 2 = " +
-                          num(pairs) + " numbers");
-      for (std::size_t i = 0; i < list.size(); ++i) read_number(list[i], pointer_join(s.at(k), i), 0.0);
-    }
-  }
+  b.rope_scaling = read_scaling(r, s, type, b);
   s.finish();
-  if (type != "default")
-    r.note("rope_scaling", note + ": rescales the rotary frequencies only (no parameters, no FLOPs), so costs do "
-                                  "not depend on it");
+  // OLMo 3 and Gemma 3 scale their full-attention layers only (transformers gives their
+  // sliding layers a plain rotary embedding; Gemma 3's with rope_local_base_freq).
+  b.rope_scaling.full_attention_only = r.type().family == Family::olmo3 || r.type().family == Family::gemma3_text;
+  if (type != "default") r.note("rope_scaling", scaling_note(type, b));
 }
 
 // partial_rotary_factor: HF rotates the first int(head_dim * factor) dims of each query and

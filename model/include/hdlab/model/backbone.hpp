@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "hdlab/model/rope.hpp"
+
 namespace hdlab::model {
 
 enum class DType { bf16, fp16, fp32, fp8 };
@@ -189,6 +191,9 @@ struct Backbone {
   bool post_sublayer_norms = false;
   std::int64_t kv_mirror_layers = 0;    // M: layer num_layers-1-x takes K/V from layer x's input, x < M
   double rope_theta = 10000.0;
+  // RoPE frequency scaling (HF's rope_scaling): rotary frequencies only, no parameters or
+  // FLOPs; the executor applies it (rope.hpp rotary_frequencies).
+  RopeScaling rope_scaling;
   double norm_eps = 1e-6;
   std::int64_t max_context = 0;         // native context in tokens; 0 = not stated (learned positions: the table's rows)
   DType dtype = DType::bf16;
