@@ -41,7 +41,7 @@ class CpuBackend final : public Backend {
   void rms_norm_impl(const Tensor& x, const Tensor& weight, float eps, const Tensor& out) override;
   void group_norm_impl(const Tensor& x, std::int64_t group_size, const Tensor& weight, const Tensor& bias, float eps,
                        const Tensor& out) override;
-  void rope_impl(const Tensor& x, const Tensor& positions, double theta, std::int64_t rotary_dim) override;
+  void rope_impl(const Tensor& x, const Tensor& positions, std::span<const double> inv_freq, double cos_sin_factor) override;
   void relu2_impl(const Tensor& x, const Tensor& out) override;
   void swiglu_impl(const Tensor& gate_up, const Tensor& out, SwigluClamp clamp) override;
   void add_impl(const Tensor& a, const Tensor& b, const Tensor& out) override;

@@ -53,14 +53,12 @@ void CpuBackend::group_norm_impl(const Tensor& x, std::int64_t group_size, const
   });
 }
 
-void CpuBackend::rope_impl(const Tensor& x, const Tensor& positions, double theta, std::int64_t rotary_dim) {
-  const std::int64_t tokens = x.dim(0), heads = x.dim(1), hd = x.dim(2), half = rotary_dim / 2;
+void CpuBackend::rope_impl(const Tensor& x, const Tensor& positions, std::span<const double> inv_freq,
+                           double cos_sin_factor) {
+  const auto half = static_cast<std::int64_t>(inv_freq.size()), rotary_dim = 2 * half;
+  const std::int64_t tokens = x.dim(0), heads = x.dim(1), hd = x.dim(2);
   float* xs = x.data_as<float>();
   const std::int32_t* pos = positions.data_as<const std::int32_t>();
-  std::vector<double> inv_freq(static_cast<std::size_t>(half));
-  for (std::int64_t j = 0; j < half; ++j)
-    inv_freq[static_cast<std::size_t>(j)] =
-        std::pow(theta, -2.0 * static_cast<double>(j) / static_cast<double>(rotary_dim));
   parallel_for(tokens, 3.0 * static_cast<double>(heads * rotary_dim), [&](std::int64_t begin, std::int64_t end) {
     std::vector<float> cos_t(static_cast<std::size_t>(half)), sin_t(static_cast<std::size_t>(half));
     for (std::int64_t t = begin; t < end; ++t) {
@@ -68,8 +66,8 @@ void CpuBackend::rope_impl(const Tensor& x, const Tensor& positions, double thet
         // Angles reach 10^6 rad at long expanded contexts: reduce them in double first.
         const double angle = pos[t] * inv_freq[static_cast<std::size_t>(j)];
         const double reduced = angle - 2 * std::numbers::pi * std::nearbyint(angle / (2 * std::numbers::pi));
-        cos_t[static_cast<std::size_t>(j)] = static_cast<float>(std::cos(reduced));
-        sin_t[static_cast<std::size_t>(j)] = static_cast<float>(std::sin(reduced));
+        cos_t[static_cast<std::size_t>(j)] = static_cast<float>(std::cos(reduced) * cos_sin_factor);
+        sin_t[static_cast<std::size_t>(j)] = static_cast<float>(std::sin(reduced) * cos_sin_factor);
       }
       for (std::int64_t h = 0; h < heads; ++h) {
         float* row = xs + (t * heads + h) * hd;  // dims rotary_dim..hd-1 pass unchanged

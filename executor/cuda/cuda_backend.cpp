@@ -349,15 +349,15 @@ void CudaBackend::group_norm_impl(const Tensor& x, std::int64_t group_size, cons
                     out.data(), x.matrix_rows(), x.matrix_cols(), eps, stream_);
 }
 
-void CudaBackend::rope_impl(const Tensor& x, const Tensor& positions, double theta, std::int64_t rotary_dim) {
-  if (rotary_dim / 2 > kMaxRopeHalfDim)
-    throw BackendError("cuda rope: " + std::to_string(rotary_dim) + " rotated dims, above 256");
+void CudaBackend::rope_impl(const Tensor& x, const Tensor& positions, std::span<const double> inv_freq,
+                            double cos_sin_factor) {
+  const auto half = static_cast<std::int64_t>(inv_freq.size());
+  if (half > kMaxRopeHalfDim)
+    throw BackendError("cuda rope: " + std::to_string(2 * half) + " rotated dims, above " +
+                       std::to_string(2 * kMaxRopeHalfDim));
   bind_device(device_);
-  double inv_freq[kMaxRopeHalfDim];
-  for (std::int64_t j = 0; j < rotary_dim / 2; ++j)
-    inv_freq[j] = std::pow(theta, -2.0 * static_cast<double>(j) / static_cast<double>(rotary_dim));
-  launch_rope(elem_of(x), x.data(), positions.data_as<const std::int32_t>(), x.dim(0), x.dim(1), x.dim(2), rotary_dim,
-              inv_freq, stream_);
+  launch_rope(elem_of(x), x.data(), positions.data_as<const std::int32_t>(), x.dim(0), x.dim(1), x.dim(2), 2 * half,
+              inv_freq.data(), static_cast<float>(cos_sin_factor), stream_);
 }
 
 void CudaBackend::relu2_impl(const Tensor& x, const Tensor& out) {

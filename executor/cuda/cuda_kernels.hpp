@@ -69,10 +69,12 @@ void launch_rms_norm(Elem e, const void* x, const float* weight, void* out, std:
 void launch_group_norm(Elem e, const void* x, std::int64_t group_size, const float* weight, const float* bias,
                        void* out, std::int64_t rows, std::int64_t width, float eps, cudaStream_t stream);
 // The first rotary_dim dims of each head rotate (partial RoPE); inv_freq: rotary_dim/2
-// values theta^(-2j/rotary_dim), computed on the host in double.
+// radians per position (model::rotary_frequencies), computed on the host in double;
+// cos and sin multiplied by cos_sin_factor.
 inline constexpr std::int64_t kMaxRopeHalfDim = 128;
 void launch_rope(Elem e, void* x, const std::int32_t* positions, std::int64_t tokens, std::int64_t heads,
-                 std::int64_t head_dim, std::int64_t rotary_dim, const double* inv_freq_host, cudaStream_t stream);
+                 std::int64_t head_dim, std::int64_t rotary_dim, const double* inv_freq_host, float cos_sin_factor,
+                 cudaStream_t stream);
 void launch_relu2(Elem e, const void* x, void* out, std::int64_t n, cudaStream_t stream);
 // limit > 0: gpt-oss's clamped SwiGLU with slope alpha (Backend::swiglu).
 void launch_swiglu(Elem e, const void* gate_up, void* out, std::int64_t tokens, std::int64_t ffn, float limit,

@@ -86,6 +86,7 @@ __global__ void group_norm_kernel(const T* x, std::int64_t group_size, const flo
 
 struct RopeFreqs {
   double inv_freq[kMaxRopeHalfDim];
+  float factor;  // on cos and sin
 };
 
 // One thread per (token, head, pair j) of the rotated dims; angles in double, reduced to
@@ -101,6 +102,8 @@ __global__ void rope_kernel(T* x, const std::int32_t* pos, std::int64_t tokens, 
     const float reduced = static_cast<float>(angle - two_pi * rint(angle / two_pi));
     float s, c;
     sincosf(reduced, &s, &c);
+    c *= f.factor;
+    s *= f.factor;
     T* row = x + th * hd;
     const float x1 = to_float(row[j]), x2 = to_float(row[j + half]);
     row[j] = from_float<T>(x1 * c - x2 * s);
@@ -334,9 +337,11 @@ void launch_group_norm(Elem e, const void* x, std::int64_t group_size, const flo
 }
 
 void launch_rope(Elem e, void* x, const std::int32_t* positions, std::int64_t tokens, std::int64_t heads,
-                 std::int64_t head_dim, std::int64_t rotary_dim, const double* inv_freq_host, cudaStream_t stream) {
+                 std::int64_t head_dim, std::int64_t rotary_dim, const double* inv_freq_host, float cos_sin_factor,
+                 cudaStream_t stream) {
   RopeFreqs f{};
   for (std::int64_t j = 0; j < rotary_dim / 2; ++j) f.inv_freq[j] = inv_freq_host[j];
+  f.factor = cos_sin_factor;
   HDLAB_DISPATCH(e, rope_kernel<T><<<blocks_for(tokens * heads * rotary_dim / 2), kBlock, 0, stream>>>(
                         static_cast<T*>(x), positions, tokens, heads, head_dim, rotary_dim, f));
 }

@@ -2,6 +2,7 @@
 // op goes through before a backend sees it.
 #include "hdlab/executor/backend.hpp"
 
+#include <cmath>
 #include <sstream>
 
 #include "backend_checks.hpp"
@@ -238,20 +239,21 @@ void Backend::group_norm(const Tensor& x, std::int64_t group_size, const Tensor&
   if (x.numel()) group_norm_impl(x, group_size, weight, bias, eps, out);
 }
 
-void Backend::rope(const Tensor& x, const Tensor& positions, double theta, std::int64_t rotary_dim) {
+void Backend::rope(const Tensor& x, const Tensor& positions, std::span<const double> inv_freq, double cos_sin_factor) {
   check_owned(x, "rope");
   check_owned(positions, "rope");
   require_float(x, "rope", "x");
   check_supported(BackendOp::rope, x.type());
   require(x.rank() == 3, "rope", "x must be [T, heads, hd], is " + shape_of(x));
-  const std::int64_t r = rotary_dim == 0 ? x.dim(2) : rotary_dim;
-  require(r > 0 && r <= x.dim(2) && r % 2 == 0, "rope",
-          "the rotated dims must be even and within the head dim " + std::to_string(x.dim(2)) + ", got " +
+  const auto r = 2 * static_cast<std::int64_t>(inv_freq.size());
+  require(r > 0 && r <= x.dim(2), "rope",
+          "the rotated dims (2 per frequency) must be within the head dim " + std::to_string(x.dim(2)) + ", got " +
               std::to_string(r));
   require_type(positions, ScalarType::i32, "rope", "positions");
   require_shape(positions, {x.dim(0)}, "rope", "positions");
-  require(theta > 0, "rope", "theta must be positive");
-  if (x.numel()) rope_impl(x, positions, theta, r);
+  for (double f : inv_freq) require(std::isfinite(f) && f > 0, "rope", "inverse frequencies must be finite and > 0");
+  require(std::isfinite(cos_sin_factor) && cos_sin_factor > 0, "rope", "cos_sin_factor must be finite and > 0");
+  if (x.numel()) rope_impl(x, positions, inv_freq, cos_sin_factor);
 }
 
 void Backend::relu2(const Tensor& x, const Tensor& out) {

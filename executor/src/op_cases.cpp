@@ -213,11 +213,13 @@ OpCase group_norm_case(std::int64_t rows, std::int64_t groups, std::int64_t grou
 }
 
 OpCase rope_case(std::int64_t tokens, std::int64_t heads, std::int64_t head_dim, std::int32_t first_position,
-                 std::int32_t position_step, ScalarType type, std::uint64_t seed, std::int64_t rotary_dim) {
+                 std::int32_t position_step, ScalarType type, std::uint64_t seed, const model::RotaryFrequencies& f,
+                 const std::string& label) {
   OpCase c;
-  const std::int64_t rotated = rotary_dim > 0 ? rotary_dim : head_dim;
+  const auto rotated = 2 * static_cast<std::int64_t>(f.inv_freq.size());
   c.name = shape_name("rope", {{"T", tokens}, {"heads", heads}, {"hd", head_dim}, {"pos0", first_position}}, type);
-  if (rotary_dim > 0) c.name += " rotary=" + std::to_string(rotary_dim);
+  if (rotated != head_dim) c.name += " rotary=" + std::to_string(rotated);
+  if (!label.empty()) c.name += " " + label;
   c.op = BackendOp::rope;
   c.kind = model::OpKind::rope;
   c.type = type;
@@ -225,27 +227,35 @@ OpCase rope_case(std::int64_t tokens, std::int64_t heads, std::int64_t head_dim,
   c.cost.act_bytes_in = bytes_of(tokens * heads * head_dim, type);
   c.cost.act_bytes_out = c.cost.act_bytes_in;
   c.executed_flops = c.cost.flops;
-  // Rotations keep |x| <= sqrt(2); f32 loses a few ulps, bf16 rounds the result.
+  // Rotations keep |x| <= sqrt(2) |factor|; f32 loses a few ulps, bf16 rounds the result.
   c.tolerance = type == ScalarType::bf16 ? Tolerance{1e-2, 0} : Tolerance{1e-5, 0};
-  constexpr double theta = 1e6;
   auto x = host_floats(static_cast<std::size_t>(tokens * heads * head_dim), seed, type);
   std::vector<std::int32_t> pos(static_cast<std::size_t>(tokens));
   for (std::int64_t t = 0; t < tokens; ++t)
     pos[static_cast<std::size_t>(t)] = first_position + static_cast<std::int32_t>(t) * position_step;
   auto positions = host_ints(pos);
+  auto freqs = std::make_shared<const std::vector<double>>(f.inv_freq);
+  const double factor = f.cos_sin_factor;
   auto ref = lazy<Doubles>(
-      [=] { return rope_reference(to_doubles(*x), *positions, heads, head_dim, theta, rotary_dim); });
+      [=] { return rope_reference(to_doubles(*x), *positions, heads, head_dim, *freqs, factor); });
   const Tolerance tol = c.tolerance;
   c.prepare = [=](Backend& be) {
     auto p = std::make_unique<PreparedLambda>(be);
     const Tensor tx = be.allocate({tokens, heads, head_dim}, type), tp = be.allocate({tokens}, ScalarType::i32);
     p->input(tx, x);
     p->input(tp, positions);
-    p->set([bp = &be, tx, tp, rotary_dim] { bp->rope(tx, tp, theta, rotary_dim); },
+    p->set([bp = &be, tx, tp, freqs, factor] { bp->rope(tx, tp, *freqs, factor); },
            [bp = &be, tx, ref, tol] { return compare(bp->download_f32(tx), ref->get(), tol, "x"); });
     return p;
   };
   return c;
+}
+
+OpCase rope_case(std::int64_t tokens, std::int64_t heads, std::int64_t head_dim, std::int32_t first_position,
+                 std::int32_t position_step, ScalarType type, std::uint64_t seed, std::int64_t rotary_dim) {
+  model::RotaryFrequencies f;
+  f.inv_freq = model::plain_inv_freq(1e6, rotary_dim > 0 ? rotary_dim : head_dim);
+  return rope_case(tokens, heads, head_dim, first_position, position_step, type, seed, f, "");
 }
 
 OpCase swiglu_case(std::int64_t tokens, std::int64_t ffn, ScalarType type, std::uint64_t seed, SwigluClamp clamp) {

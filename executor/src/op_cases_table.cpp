@@ -23,6 +23,43 @@ class ShapeDice {
   std::size_t next_ = 0;
 };
 
+// A scaled RoPE's frequencies for `head_dim` rotated dims (model::rotary_frequencies).
+model::RotaryFrequencies scaled_rope(const model::RopeScaling& s, std::int64_t head_dim, double theta,
+                                     std::int64_t sequence_positions) {
+  model::Backbone b;
+  b.head_dim = head_dim;
+  b.rope_theta = theta;
+  b.max_context = 4096;
+  b.rope_scaling = s;
+  return model::rotary_frequencies(b, theta, sequence_positions);
+}
+
+// RoPE under scaling: YaRN as DeepSeek-V2 sets it (64 dims, factor 40 over 4096 positions;
+// without mscale keys cos/sin x (0.1 ln 40 + 1)) at positions far past the original
+// context, Llama 3.1's bands, and LongRoPE's long factors on a partial head.
+void add_scaled_rope_cases(std::vector<OpCase>& out, ScalarType t) {
+  using K = model::RopeScalingKind;
+  auto scaling = [](K kind, double factor, std::int64_t original) {
+    model::RopeScaling s;
+    s.kind = kind;
+    s.factor = factor;
+    s.original_context = original;
+    return s;
+  };
+  const model::RopeScaling yarn = scaling(K::yarn, 40, 4096);
+  out.push_back(rope_case(13, 3, 64, 100000, 37, t, 35, scaled_rope(yarn, 64, 1e4, 0), "yarn"));
+  model::RopeScaling llama3 = scaling(K::llama3, 8, 8192);
+  llama3.low_freq_factor = 1;
+  llama3.high_freq_factor = 4;
+  out.push_back(rope_case(9, 2, 128, 60000, 1001, t, 36, scaled_rope(llama3, 128, 5e5, 0), "llama3"));
+  model::RopeScaling longrope = scaling(K::longrope, 32, 4096);
+  for (int j = 0; j < 8; ++j) {
+    longrope.short_factor.push_back(1.0 + 0.1 * j);
+    longrope.long_factor.push_back(1.0 + 3.0 * j);
+  }
+  out.push_back(rope_case(6, 2, 64, 5000, 3, t, 37, scaled_rope(longrope, 16, 1e4, 8192), "longrope"));
+}
+
 void add_gemm_cases(std::vector<OpCase>& out, ScalarType t) {
   out.push_back(gemm_case(OpKind::qkv_proj, 37, 48, 64, t, 1));
   out.push_back(gemm_case(OpKind::ffn_down, 65, 33, 129, t, 2));
@@ -144,6 +181,7 @@ std::vector<OpCase> correctness_cases(ScalarType type) {
   std::vector<OpCase> out;
   add_gemm_cases(out, type);
   add_vector_cases(out, type);
+  add_scaled_rope_cases(out, type);
   add_routing_and_gather_cases(out, type);
   add_ghc_cases(out, type);
   add_linear_cases(out, type);

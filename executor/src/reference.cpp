@@ -149,17 +149,18 @@ Doubles group_norm_reference(DoubleSpan x, DoubleSpan weight, DoubleSpan bias, s
 }
 
 Doubles rope_reference(DoubleSpan x, std::span<const std::int32_t> positions, std::int64_t heads,
-                       std::int64_t head_dim, double theta, std::int64_t rotary_dim) {
+                       std::int64_t head_dim, std::span<const double> inv_freq, double cos_sin_factor) {
   Doubles out(x.begin(), x.end());
-  const std::int64_t r = rotary_dim > 0 ? rotary_dim : head_dim, half = r / 2;
+  const auto half = static_cast<std::int64_t>(inv_freq.size());
   for (std::size_t t = 0; t < positions.size(); ++t)
     for (std::int64_t h = 0; h < heads; ++h) {
       double* row = &out[at((static_cast<std::int64_t>(t) * heads + h) * head_dim)];
       for (std::int64_t j = 0; j < half; ++j) {
-        const double angle = positions[t] * std::pow(theta, -2.0 * static_cast<double>(j) / static_cast<double>(r));
+        const double angle = positions[t] * inv_freq[at(j)];
+        const double c = std::cos(angle) * cos_sin_factor, s = std::sin(angle) * cos_sin_factor;
         const double x1 = row[j], x2 = row[j + half];
-        row[j] = x1 * std::cos(angle) - x2 * std::sin(angle);
-        row[j + half] = x2 * std::cos(angle) + x1 * std::sin(angle);
+        row[j] = x1 * c - x2 * s;
+        row[j + half] = x2 * c + x1 * s;
       }
     }
   return out;

@@ -29,14 +29,17 @@ Runner::Impl::Impl(Backend& b, model::Config c, ModelWeights weights, RunOptions
   G = bb.num_kv_heads;
   hd = bb.head_dim;
   V = bb.padded_vocab();
-  // 1/sqrt of the scored dims (MLA: qk_nope + qk_rope)
-  scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(model::attention_shape(bb).qk_head_dim)));
   theta = bb.rope_theta;
   wide = D;
   const model::Method& m = config.design.method;
   copies = model::copies_per_token(m);
   features = model::design_features(m);
   if (features.rope_theta > 0) theta = features.rope_theta;
+  rope_freqs = model::rotary_frequencies(bb, theta, 0);  // dynamic, LongRoPE: again per sequence
+  rope_plain.inv_freq = model::plain_inv_freq(theta, model::rotary_dims(bb));
+  // 1/sqrt of the scored dims (MLA: qk_nope + qk_rope), times DeepSeek's YaRN mscale^2 (MLA)
+  scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(model::attention_shape(bb).qk_head_dim)) *
+                             rope_freqs.softmax_factor);
   wide = features.residual_width(D);
   for (std::int64_t l = 0; l < bb.num_layers; ++l) roles.push_back(model::layer_role(m, bb, l));
   dims = model::op_dims(bb, m);
@@ -97,6 +100,12 @@ std::int64_t Runner::Impl::cache_capacity(std::int64_t l) const {
   const std::int64_t all = model::kv_cache_positions(mask_of(l, 1), max_tokens);
   return per_stream_kv(l) ? all / copies : all;  // one cache per stream
   return all;
+}
+
+void Runner::Impl::set_rope_sequence(std::int64_t sequence_tokens) {
+  const model::RopeScalingKind k = config.effective.rope_scaling.kind;
+  if (k == model::RopeScalingKind::dynamic || k == model::RopeScalingKind::longrope)
+    rope_freqs = model::rotary_frequencies(config.effective, theta, sequence_tokens * copies);
 }
 
 void Runner::Impl::reset_caches(std::int64_t max) {
@@ -383,6 +392,7 @@ ForwardResult Runner::train_forward(std::span<const std::int32_t> tokens, std::o
   check_tokens(tokens, m.config.effective.vocab_size);
   m.tokens.assign(tokens.begin(), tokens.end());
   const std::int64_t L = static_cast<std::int64_t>(tokens.size());
+  m.set_rope_sequence(L);
   Pass p = m.make_pass(PassKind::train, model::physical_to_logical(L, m.copies, m.layout), L);
   if (m.features.mtp && next_token) {
     check_tokens(std::span<const std::int32_t>(&*next_token, 1), m.config.effective.vocab_size);
@@ -403,6 +413,7 @@ ForwardResult Runner::prefill(std::span<const std::int32_t> prompt, std::int64_t
   check_tokens(prompt, m.config.effective.vocab_size);
   m.tokens.assign(prompt.begin(), prompt.end());
   m.reset_caches(max_tokens);
+  m.set_rope_sequence(max_tokens);
   // Positions the prefill computes (methods.md section 2 for PHD), in physical order.
   std::vector<std::int64_t> rows;
   const std::int64_t K = m.copies;

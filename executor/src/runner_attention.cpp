@@ -106,15 +106,19 @@ void Runner::Impl::attend(Pass& p, const LayerRun& r, const Tensor& q, const Ten
   }
 }
 
-// RoPE on the first `rotary` dims of each query and key head, at the pass's positions (logical
-// or, for token-index RoPE, the token's index).
-void Runner::Impl::rotate(const Pass& p, std::int64_t l, const Tensor& q3, const Tensor& k3, std::int64_t rotary,
-                          bool final_only) {
+// RoPE on the first rotary dims of each query and key head (model::rotary_dims: as many as
+// the frequencies have pairs), at the pass's positions (logical or, for token-index RoPE,
+// the token's index), with the backbone's scaling unless it skips this layer.
+void Runner::Impl::rotate(const Pass& p, std::int64_t l, const Tensor& q3, const Tensor& k3, bool final_only) {
   const bool tok = token_index_rope(l);
   const Tensor& qpos = final_only ? (tok ? p.pos_final_token : p.pos_final) : (tok ? p.pos_rows_token : p.pos_rows);
+  const model::Backbone& bb = config.effective;
+  const bool plain = bb.rope_scaling.full_attention_only &&
+                     bb.layers[static_cast<std::size_t>(l)].kind != model::AttentionKind::full;
+  const model::RotaryFrequencies& f = plain ? rope_plain : rope_freqs;
   OpScope op(prof, group_of_layer[static_cast<std::size_t>(l)], OpKind::rope, 2);
-  backend.rope(q3, qpos, theta, rotary);
-  backend.rope(k3, tok ? p.pos_rows_token : p.pos_rows, theta, rotary);
+  backend.rope(q3, qpos, f.inv_freq, f.cos_sin_factor);
+  backend.rope(k3, tok ? p.pos_rows_token : p.pos_rows, f.inv_freq, f.cos_sin_factor);
 }
 
 void Runner::Impl::attention_sublayer(Pass& p, const LayerRun& r, const Tensor& in, const Tensor& out,
@@ -159,7 +163,7 @@ void Runner::Impl::attention_sublayer(Pass& p, const LayerRun& r, const Tensor& 
   // RoPE (Qwen3-Next, GLM-4.5) the first rotary_dim dims of each head.
   const model::Backbone& bb = config.effective;
   if (!bb.layers[static_cast<std::size_t>(l)].nope && bb.positions == model::PositionKind::rope)
-    rotate(p, l, q3, k3, bb.rope_dims(), final_only);
+    rotate(p, l, q3, k3, final_only);
   Tensor att = ws.get(Buf::attn, {Rq, H, hd}, opt.dtype);
   attend(p, r, q3, k3, v3, att, final_only);
   {

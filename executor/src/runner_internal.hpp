@@ -255,8 +255,13 @@ struct Runner::Impl {
   // Shapes (methods.md names).
   std::int64_t copies = 1, D = 0, wide = 0, H = 0, G = 0, hd = 0, V = 0;
   model::OpDims dims;  // the sizes of the layer program's ops
-  float scale = 1;
-  double theta = 10000;
+  float scale = 1;       // softmax scale: 1/sqrt(scored dims), times MLA's YaRN factor
+  double theta = 10000;  // RoPE base: the backbone's, or the design's
+  // RoPE frequencies (model::rotary_frequencies) of the backbone's scaling, and plain ones
+  // for the layers a full-attention-only scaling leaves alone (OLMo 3, Gemma 3). Dynamic
+  // and LongRoPE depend on how many positions the sequence reaches: set_rope_sequence
+  // recomputes them at each sequence start.
+  model::RotaryFrequencies rope_freqs, rope_plain;
   model::DesignFeatures features;                 // what the design changes (model::design_features)
   std::vector<model::LayerAttentionRole> roles;    // per layer (model::layer_role)
   std::vector<LayerRun> schedule;
@@ -280,6 +285,9 @@ struct Runner::Impl {
   bool keep_entry(std::int64_t l, std::int64_t tokens_so_far, std::int64_t position) const;
   std::int64_t cache_capacity(std::int64_t l) const;
   void reset_caches(std::int64_t max_tokens);
+  // A sequence of `tokens` tokens starts (a training forward's, or a prefill's max_tokens):
+  // its positions run below tokens x copies.
+  void set_rope_sequence(std::int64_t sequence_tokens);
 
   // ---- a call (runner.cpp) ----
   detail::Pass make_pass(detail::PassKind kind, std::vector<std::int64_t> rows, std::int64_t tokens_so_far);
@@ -328,8 +336,7 @@ struct Runner::Impl {
   void scan_states(detail::Pass& p, const LayerRun& r, const detail::LinearPlan& plan, const LinearScan& scan);
 
   // ---- attention internals (runner_attention.cpp) ----
-  void rotate(const detail::Pass& p, std::int64_t l, const Tensor& q3, const Tensor& k3, std::int64_t rotary,
-              bool final_only);
+  void rotate(const detail::Pass& p, std::int64_t l, const Tensor& q3, const Tensor& k3, bool final_only);
   void attn_post_norm(std::int64_t l, const Tensor& out);
   // entries (MLA): what the cache keeps of the pass's rows instead of k and v.
   void attend(detail::Pass& p, const LayerRun& r, const Tensor& q, const Tensor& k, const Tensor& v,

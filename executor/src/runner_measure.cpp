@@ -217,6 +217,20 @@ void scale_layers(const model::Backbone& base, std::int64_t layers, model::Backb
   if (b.moe) b.moe->first_dense_layers = std::min(b.moe->first_dense_layers, layers);
 }
 
+// LongRoPE keeps one divisor per rotated pair: a scaled head takes the base's divisors at
+// evenly spread pairs (a measurement of time, which the divisors do not change).
+void resample_longrope(const model::Backbone& base, model::Backbone& b) {
+  model::RopeScaling& s = b.rope_scaling;
+  const auto pairs = static_cast<std::size_t>(model::rotary_dims(b) / 2);
+  if (s.kind != model::RopeScalingKind::longrope || s.short_factor.size() == pairs) return;
+  const std::size_t from = base.rope_scaling.short_factor.size();
+  for (auto* list : {&s.short_factor, &s.long_factor}) {
+    const std::vector<double> was = *list;
+    list->resize(pairs);
+    for (std::size_t j = 0; j < pairs; ++j) (*list)[j] = was[j * from / pairs];
+  }
+}
+
 }  // namespace
 
 model::Backbone scale_backbone(const model::Backbone& base, const BackboneScale& s) {
@@ -232,6 +246,7 @@ model::Backbone scale_backbone(const model::Backbone& base, const BackboneScale&
   // Partial RoPE keeps its share of the head (Qwen3-Next's quarter), in whole pairs.
   if (base.rotary_dim > 0 && b.head_dim != base.head_dim)
     b.rotary_dim = std::max<std::int64_t>(2, b.head_dim * base.rotary_dim / base.head_dim / 2 * 2);
+  resample_longrope(base, b);
   if (s.ffn) b.intermediate = *s.ffn;
   if (s.vocab) b.vocab_size = *s.vocab;
   if (b.moe) {

@@ -12,9 +12,10 @@
 //     entries' latents, and each head's latent output goes through W_UV,h. The scores equal
 //     the expanded ones (q_nope . W_UK,h c = (W_UK,h^T q_nope) . c).
 // Head layouts are regrouped at upload (weights.hpp MlaWeights): a query head is
-// [rope | nope] (RoPE turns a head's first dims), a kv_b head [v | k nope].
-// Softmax scale 1/sqrt(nope + rope). A YaRN mscale on the scale is not part of the
-// Backbone (its rope_scaling is recorded, not carried) and so is not applied.
+// [rope | nope] (RoPE turns a head's first dims), a kv_b head [v | k nope], and the rope
+// rows of q and kv_a de-interleaved (DeepSeek rotates pairs (2i, 2i+1), the runner
+// (i, i + r/2)), so the scores equal DeepSeek's. Softmax scale 1/sqrt(nope + rope), times
+// mscale(factor, mscale_all_dim)^2 under YaRN (model::rotary_frequencies' softmax_factor).
 #include "runner_internal.hpp"
 
 namespace hdlab::executor {
@@ -55,7 +56,7 @@ void Runner::Impl::mla_sublayer(Pass& p, const LayerRun& r, const Tensor& normed
     backend.gemm(kv_in, false, mw.kv_a_rope, true, rope_key);
   }
   const Tensor q3 = q.reshaped({Rq, H, qk});
-  rotate(p, l, q3, rope_key.reshaped({Rk, 1, rope}), rope, final_only);
+  rotate(p, l, q3, rope_key.reshaped({Rk, 1, rope}), final_only);
   Tensor entries = ws.get(Buf::mla_entries, {Rk, 1, kvl + rope}, opt.dtype);
   {
     OpScope op(prof, g, OpKind::qkv_proj, 2);  // data movement: the cache entries [c | rope key]

@@ -121,9 +121,31 @@ std::vector<std::int64_t> swapped_head_rows(std::int64_t heads, std::int64_t a, 
   return ids;
 }
 
+// DeepSeek's RoPE turns the interleaved pairs (2i, 2i+1) of q_pe and k_pe (its complex
+// form; transformers' rope_interleave), the runner's rotate-half the pairs (i, i + r/2) at
+// the same frequency i: rows 0, 2, 4, ... then 1, 3, 5, ... of a rope block make one the
+// other (q and k permuted alike, so their products are DeepSeek's).
+std::vector<std::int64_t> deinterleaved(std::int64_t first, std::int64_t r) {
+  std::vector<std::int64_t> ids;
+  for (std::int64_t parity = 0; parity < 2; ++parity)
+    for (std::int64_t i = parity; i < r; i += 2) ids.push_back(first + i);
+  return ids;
+}
+
+// MLA query rows: each head [nope | rope] -> [rope de-interleaved | nope].
+std::vector<std::int64_t> mla_query_rows(std::int64_t heads, std::int64_t nope, std::int64_t rope) {
+  std::vector<std::int64_t> ids;
+  for (std::int64_t h = 0; h < heads; ++h) {
+    for (std::int64_t i : deinterleaved(h * (nope + rope) + nope, rope)) ids.push_back(i);
+    for (std::int64_t i = 0; i < nope; ++i) ids.push_back(h * (nope + rope) + i);
+  }
+  return ids;
+}
+
 // Multi-head latent attention (MlaWeights): query heads [nope | rope] -> [rope | nope],
-// kv_a split into its latent and RoPE-key rows, kv_b heads [k nope | v] -> [v | k nope].
-// True when `spec` was one of them (and is placed).
+// kv_a split into its latent and RoPE-key rows, kv_b heads [k nope | v] -> [v | k nope];
+// the rope rows de-interleaved (deinterleaved). True when `spec` was one of them (and is
+// placed).
 bool place_mla(Uploader& up, const WeightSpec& spec, const std::vector<float>& v, const model::Backbone& b) {
   const std::string& name = spec.name;
   if (!b.mla || name.find(".self_attn.") == std::string::npos) return false;
@@ -131,14 +153,15 @@ bool place_mla(Uploader& up, const WeightSpec& spec, const std::vector<float>& v
   const std::string stem = name.substr(0, name.find(".self_attn.") + std::string(".self_attn.").size());
   const std::int64_t cols = spec.shape.size() > 1 ? spec.shape[1] : 1, H = b.num_heads;
   if (ends_with(name, ".q_proj.weight") || ends_with(name, ".q_b_proj.weight")) {
-    up.put(stem + "mla.q", spec.shape, rows_of(v, cols, swapped_head_rows(H, m.qk_nope_head_dim, m.qk_rope_head_dim)),
+    up.put(stem + "mla.q", spec.shape, rows_of(v, cols, mla_query_rows(H, m.qk_nope_head_dim, m.qk_rope_head_dim)),
            false);
     return true;
   }
   if (ends_with(name, ".kv_a_proj_with_mqa.weight")) {
     const auto split = v.begin() + m.kv_lora_rank * cols;
     up.put(stem + "mla.kv_a_latent", {m.kv_lora_rank, cols}, std::vector<float>(v.begin(), split), false);
-    up.put(stem + "mla.kv_a_rope", {m.qk_rope_head_dim, cols}, std::vector<float>(split, v.end()), false);
+    up.put(stem + "mla.kv_a_rope", {m.qk_rope_head_dim, cols},
+           rows_of(v, cols, deinterleaved(m.kv_lora_rank, m.qk_rope_head_dim)), false);
     return true;
   }
   if (ends_with(name, ".kv_b_proj.weight")) {

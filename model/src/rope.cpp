@@ -26,16 +26,15 @@ const char* to_string(RopeScalingKind kind) {
 
 std::int64_t rotary_dims(const Backbone& b) { return b.mla ? b.mla->qk_rope_head_dim : b.rope_dims(); }
 
-namespace {
-
-// Plain RoPE: theta^(-2j/r) for j < r/2 (the expression the backends always used, so
-// unscaled runs keep their exact frequencies).
-std::vector<double> plain(double theta, std::int64_t r) {
+// The expression the backends always used, so unscaled runs keep their exact frequencies.
+std::vector<double> plain_inv_freq(double theta, std::int64_t r) {
   std::vector<double> f(static_cast<std::size_t>(r / 2));
   for (std::int64_t j = 0; j < r / 2; ++j)
     f[static_cast<std::size_t>(j)] = std::pow(theta, -2.0 * static_cast<double>(j) / static_cast<double>(r));
   return f;
 }
+
+namespace {
 
 // YaRN's magnitude correction 0.1 k ln(s) + 1 (1 when s <= 1).
 double yarn_mscale(double s, double k) { return s <= 1 ? 1.0 : 0.1 * k * std::log(s) + 1.0; }
@@ -94,7 +93,7 @@ void dynamic(const Backbone& b, double theta, std::int64_t r, std::int64_t n, Ro
   const double L0 = static_cast<double>(b.max_context), s = b.rope_scaling.factor;
   if (static_cast<double>(n) <= L0 || r <= 2) return;  // the base is unchanged (r = 2: pair 0 only, 1 rad)
   const double dims = static_cast<double>(r);
-  f.inv_freq = plain(theta * std::pow(s * static_cast<double>(n) / L0 - (s - 1), dims / (dims - 2)), r);
+  f.inv_freq = plain_inv_freq(theta * std::pow(s * static_cast<double>(n) / L0 - (s - 1), dims / (dims - 2)), r);
 }
 
 // LongRoPE: pair j divided by short_factor[j] for sequences within the original context,
@@ -114,7 +113,7 @@ RotaryFrequencies rotary_frequencies(const Backbone& b, double theta, std::int64
   const RopeScaling& s = b.rope_scaling;
   const std::int64_t r = rotary_dims(b);
   RotaryFrequencies f;
-  f.inv_freq = plain(theta, r);
+  f.inv_freq = plain_inv_freq(theta, r);
   switch (s.kind) {
     case RopeScalingKind::none: break;
     case RopeScalingKind::linear:

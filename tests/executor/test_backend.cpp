@@ -128,11 +128,15 @@ TEST_CASE("references agree with hand-worked values", "[executor][reference]") {
     // Groups {1, 3} (mean 2, variance 1) and {2, 6} (mean 4, variance 4); bias 0.5.
     const Doubles g = group_norm_reference(Doubles{1, 3, 2, 6}, Doubles{1, 1, 1, 1}, Doubles(4, 0.5), 1, 4, 2, 0.0);
     CHECK(g == Doubles{-0.5, 1.5, -0.5, 1.5});
-    // Position 1 with theta such that pair 0 turns by 1 rad: (1, 0) -> (cos 1, sin 1).
+    // Position 1 with pair 0 at 1 rad per position: (1, 0) -> (cos 1, sin 1); a cos/sin
+    // factor of 2 doubles both.
     const std::vector<std::int32_t> pos = {1};
-    const Doubles r = rope_reference(Doubles{1, 0}, pos, 1, 2, 10000.0);
+    const Doubles r = rope_reference(Doubles{1, 0}, pos, 1, 2, std::vector<double>{1.0});
     CHECK(r[0] == Approx(std::cos(1.0)));
     CHECK(r[1] == Approx(std::sin(1.0)));
+    const Doubles r2 = rope_reference(Doubles{1, 0}, pos, 1, 2, std::vector<double>{1.0}, 2.0);
+    CHECK(r2[0] == Approx(2 * std::cos(1.0)));
+    CHECK(r2[1] == Approx(2 * std::sin(1.0)));
     const Doubles s = swiglu_reference(Doubles{0, 2, 5, 7}, 1, 2);  // silu(0)*5 = 0
     CHECK(s[0] == 0);
     CHECK(s[1] == Approx(2.0 / (1 + std::exp(-2.0)) * 7));

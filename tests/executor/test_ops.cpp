@@ -161,16 +161,37 @@ TEST_CASE("partial RoPE by hand: the first rotary_dim dims turn with frequencies
   const Tensor x = cpu().allocate({1, 1, 6}, ScalarType::f32), pos = cpu().allocate({1}, ScalarType::i32);
   cpu().upload(x, std::vector<float>{1, 2, 3, 4, 5, 6});
   cpu().upload(pos, std::vector<std::int32_t>{1});
-  cpu().rope(x, pos, 100.0, 4);
+  const std::vector<double> freqs = hdlab::model::plain_inv_freq(100.0, 4);
+  REQUIRE(freqs == std::vector<double>{1.0, 0.1});
+  cpu().rope(x, pos, freqs);
   const std::vector<double> want = {-1.9841106486, 1.5906746640, 2.4623779024, 4.1796834944, 5, 6};
   const std::vector<float> got = cpu().download_f32(x);
   for (std::size_t i = 0; i < want.size(); ++i) CHECK(got[i] == Approx(want[i]).margin(1e-6));
-  // the same in double, and refused: odd or over-wide rotated dims
+  // the same in double, and refused: over-wide rotated dims, bad frequencies or factor
   const Doubles in = {1, 2, 3, 4, 5, 6};
-  const Doubles ref = rope_reference(in, std::vector<std::int32_t>{1}, 1, 6, 100.0, 4);
+  const Doubles ref = rope_reference(in, std::vector<std::int32_t>{1}, 1, 6, freqs);
   for (std::size_t i = 0; i < want.size(); ++i) CHECK(ref[i] == Approx(want[i]).margin(1e-9));
-  CHECK_THROWS_AS(cpu().rope(x, pos, 100.0, 3), BackendError);
-  CHECK_THROWS_AS(cpu().rope(x, pos, 100.0, 8), BackendError);
+  CHECK_THROWS_AS(cpu().rope(x, pos, std::vector<double>{}), BackendError);
+  CHECK_THROWS_AS(cpu().rope(x, pos, std::vector<double>(4, 0.5)), BackendError);
+  CHECK_THROWS_AS(cpu().rope(x, pos, std::vector<double>{1.0, 0.0}), BackendError);
+  CHECK_THROWS_AS(cpu().rope(x, pos, freqs, 0.0), BackendError);
+  CHECK_THROWS_AS(cpu().rope(x, pos, freqs, std::nan("")), BackendError);
+}
+
+TEST_CASE("RoPE's cos/sin factor scales the rotated dims only (YaRN's, LongRoPE's attention factor)",
+          "[executor][cpu]") {
+  // One head of 4, position 2, pair 0 at 0.5 rad per position (1 rad), factor 1.5, the
+  // second pair (dims 2, 3) left alone by a one-frequency rotation: (1, 0) ->
+  // 1.5 (cos 1, sin 1) = (0.8104534588, 1.2622064772).
+  const Tensor x = cpu().allocate({1, 1, 4}, ScalarType::f32), pos = cpu().allocate({1}, ScalarType::i32);
+  cpu().upload(x, std::vector<float>{1, 0, 7, 8});
+  cpu().upload(pos, std::vector<std::int32_t>{2});
+  cpu().rope(x, pos, std::vector<double>{0.5}, 1.5);
+  const std::vector<float> got = cpu().download_f32(x);
+  CHECK(got[0] == Approx(0.8104534588).margin(1e-6));
+  CHECK(got[1] == Approx(1.2622064772).margin(1e-6));
+  CHECK(got[2] == 7);
+  CHECK(got[3] == 8);
 }
 
 TEST_CASE("op cases count FLOPs by methods.md section 6", "[executor][cost]") {

@@ -340,12 +340,29 @@ namespace hdlab::executor::testing {
 
 namespace {
 
+// DeepSeek's RoPE on rows of r dims (its complex form, transformers' DeepSeek-V3
+// rope_interleave): pair (2i, 2i+1) turns by position x inv_freq[i], cos and sin times the
+// cos/sin factor. x [T, heads, r], position of row t = t.
+Vec interleaved_rope(Vec x, std::int64_t T, std::int64_t heads, std::int64_t r, const model::RotaryFrequencies& f) {
+  for (std::int64_t t = 0; t < T; ++t)
+    for (std::int64_t h = 0; h < heads; ++h)
+      for (std::int64_t i = 0; i < r / 2; ++i) {
+        const double a = static_cast<double>(t) * f.inv_freq[static_cast<std::size_t>(i)];
+        const double c = std::cos(a) * f.cos_sin_factor, s = std::sin(a) * f.cos_sin_factor;
+        double* pair = &x[static_cast<std::size_t>((t * heads + h) * r + 2 * i)];
+        const double x0 = pair[0], x1 = pair[1];
+        pair[0] = x0 * c - x1 * s;
+        pair[1] = x1 * c + x0 * s;
+      }
+  return x;
+}
+
 // DeepSeek-V2's attention block (transformers' DeepseekV2Attention, without q_lora or
 // with it) and the dense FFN on the embeddings of `t`, from the tensors as HF names and
 // lays them out: q per head [nope | rope], kv_a rows [latent | rope key], kv_b per head
-// [k nope | v]; causal softmax at 1/sqrt(nope + rope). RoPE pairs as the runner's
-// rotate-half (DeepSeek's checkpoints interleave the pairs of q_pe / k_pe: a fixed
-// permutation of those weight rows, which loading a real checkpoint would have to apply).
+// [k nope | v]; DeepSeek's interleaved RoPE pairs on q_pe and k_pe (the runner permutes
+// those weight rows at upload); causal softmax at 1/sqrt(nope + rope), times
+// (0.1 mscale_all_dim ln(factor) + 1)^2 when the scaling gives mscale_all_dim.
 Vec hf_mla_layer(const model::Backbone& b, Weights& w, const std::vector<std::int32_t>& t) {
   const model::MlaConfig& m = *b.mla;
   const std::int64_t T = static_cast<std::int64_t>(t.size()), D = b.hidden, H = b.num_heads;
@@ -368,10 +385,14 @@ Vec hf_mla_layer(const model::Backbone& b, Weights& w, const std::vector<std::in
     for (std::int64_t h = 0; h < H; ++h)
       q_pe.insert(q_pe.end(), q.begin() + (i * H + h) * qk + nope, q.begin() + (i * H + h + 1) * qk);
   }
-  std::vector<std::int32_t> pos(at(T));
-  std::iota(pos.begin(), pos.end(), 0);
-  q_pe = rope_reference(q_pe, pos, H, rope, b.rope_theta);
-  k_pe = rope_reference(k_pe, pos, 1, rope, b.rope_theta);
+  const model::RotaryFrequencies f = model::rotary_frequencies(b, b.rope_theta, T);
+  q_pe = interleaved_rope(q_pe, T, H, rope, f);
+  k_pe = interleaved_rope(k_pe, T, 1, rope, f);
+  double softmax = 1 / std::sqrt(static_cast<double>(qk));
+  if (const model::RopeScaling& s = b.rope_scaling; s.mscale_all_dim > 0) {
+    const double m = 0.1 * s.mscale_all_dim * std::log(s.factor) + 1;
+    softmax *= m * m;
+  }
   const Vec kv = linear(rms(c, T, kvl, w[a + "kv_a_layernorm.weight"], b.norm_eps), T, kvl, w[a + "kv_b_proj.weight"],
                         H * (nope + dv));
   Vec qh(at(T * H * qk)), kh(qh.size()), vh(at(T * H * dv));  // [T, H, nope | rope], values [T, H, v]
@@ -392,8 +413,7 @@ Vec hf_mla_layer(const model::Backbone& b, Weights& w, const std::vector<std::in
   spec.tokens = T;
   std::vector<std::int64_t> rows(at(T));
   std::iota(rows.begin(), rows.end(), 0);
-  const Vec o = attention_reference(qh, kh, vh, H, H, qk, AttentionMask::decode(spec, rows, rows),
-                                    1 / std::sqrt(static_cast<double>(qk)), {}, dv);
+  const Vec o = attention_reference(qh, kh, vh, H, H, qk, AttentionMask::decode(spec, rows, rows), softmax, {}, dv);
   const Vec y = linear(o, T, H * dv, w[a + "o_proj.weight"], D);
   residual_and_ffn(b, w, p, y, T, x);
   return x;
@@ -401,18 +421,30 @@ Vec hf_mla_layer(const model::Backbone& b, Weights& w, const std::vector<std::in
 
 }  // namespace
 
-TEST_CASE("an MLA layer (DeepSeek-V2, with and without q_lora) equals its HF definition computed in double",
+TEST_CASE("an MLA layer (DeepSeek-V2, with and without q_lora, with and without YaRN) equals its HF definition "
+          "computed in double",
           "[runner][mla][hf]") {
-  for (std::int64_t q_lora : {0, 20}) {
-    INFO("q_lora_rank " << q_lora);
-    const model::Backbone b = tiny_mla(1, q_lora);
-    const auto t = tokens(23);
-    RandomWeights src(12);
-    Weights w = all_weights(b, src);
-    const Vec want = hf_mla_layer(b, w, t);
-    Model m = build(make(b, "{}"), 12);
-    CHECK(worst_rel(hidden_after(m, t, 0), want) < 1e-5);
-  }
+  // YaRN as DeepSeek-V2 sets it (mscale and mscale_all_dim), over an original context of 8
+  // positions so that 23 tokens pass it: pair 0 keeps its frequency, pair 1 is divided by
+  // 40, cos/sin x (0.1 0.707 ln 40 + 1) / (0.1 ln 40 + 1), softmax scale x (0.1 ln 40 + 1)^2.
+  model::RopeScaling yarn;
+  yarn.kind = model::RopeScalingKind::yarn;
+  yarn.factor = 40;
+  yarn.original_context = 8;
+  yarn.mscale = 0.707;
+  yarn.mscale_all_dim = 1.0;
+  for (bool scaled : {false, true})
+    for (std::int64_t q_lora : {0, 20}) {
+      INFO("q_lora_rank " << q_lora << (scaled ? ", yarn" : ""));
+      model::Backbone b = tiny_mla(1, q_lora);
+      if (scaled) b.rope_scaling = yarn;
+      const auto t = tokens(23);
+      RandomWeights src(12);
+      Weights w = all_weights(b, src);
+      const Vec want = hf_mla_layer(b, w, t);
+      Model m = build(make(b, "{}"), 12);
+      CHECK(worst_rel(hidden_after(m, t, 0), want) < 1e-5);
+    }
 }
 
 }  // namespace hdlab::executor::testing

@@ -257,7 +257,8 @@ TEST_CASE("HF rope_scaling is checked as transformers checks it - a valid one is
   }
   // Valid scalings load, with a note saying what they change (and that costs do not).
   CHECK(contains(hf("llama-3.1-8b").assumptions.at("rope_scaling"),
-                 "rope_type llama3, factor 8, original context 8192 tokens: rescales the rotary frequencies only"));
+                 "rope_type llama3, factor 8, original context 8192 tokens: the executor applies it to the rotary "
+                 "frequencies (no parameters, no FLOPs"));
   CHECK(contains(hf("deepseek-v3").assumptions.at("rope_scaling"), "rope_type yarn, factor 40"));
   CHECK(hf("qwen3-8b").assumptions.count("rope_scaling") == 0);  // null: none
 }

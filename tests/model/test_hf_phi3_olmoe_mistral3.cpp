@@ -60,9 +60,9 @@ TEST_CASE("Phi-4-mini config.json: partial RoPE 96 of 128, LongRoPE recorded, ti
   REQUIRE(b.layers.size() == 32);
   for (const auto& l : b.layers) CHECK(l == LayerAttention{AttentionKind::sliding, 262144});
   const std::string& rope = b.assumptions.at("rope_scaling");
-  CHECK(contains(rope, "rope_type longrope: rescales the rotary frequencies only"));
-  CHECK(contains(rope, "LongRoPE: short_factor up to 4096 positions (original_max_position_embeddings), long_factor "
-                       "beyond, cos/sin scaled by sqrt(1 + ln(32) / ln(4096)) = 1.19024"));
+  // cos/sin x sqrt(1 + ln(131072 / 4096) / ln(4096)) = 1.19024
+  CHECK(contains(rope, "rope_type longrope, factor 32, original context 4096 tokens; short_factor for sequences up to "
+                       "4096 positions, long_factor beyond; cos/sin scaled by 1.19024: the executor applies it"));
   CHECK(contains(b.assumptions.at("rotary_dim"), "96 of head_dim 128"));
 
   const i64 D = 3072, V = 200064;

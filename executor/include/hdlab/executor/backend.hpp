@@ -190,13 +190,15 @@ class Backend {
   void group_norm(const Tensor& x, std::int64_t group_size, const Tensor& weight, const Tensor& bias, float eps,
                   const Tensor& out);
 
-  // In place, rotate-half convention (HF Llama/Qwen) over the first r = rotary_dim
-  // dimensions of each head (0: r = hd): for j < r/2 the pair (x[j], x[j + r/2]) turns by
-  // angle positions[t] * theta^(-2j/r); dimensions r..hd-1 pass unchanged (partial RoPE as
-  // transformers' Qwen3-Next and GLM-4.5 apply it: the frequencies are spread over r).
+  // In place, rotate-half convention (HF Llama/Qwen) over the first r = 2 inv_freq.size()
+  // dimensions of each head: for j < r/2 the pair (x[j], x[j + r/2]) turns by angle
+  // positions[t] * inv_freq[j] (radians per position, model::rotary_frequencies: plain
+  // theta^(-2j/r) or a scaled RoPE's), and both are multiplied by cos_sin_factor (YaRN's and
+  // LongRoPE's attention factor; 1 otherwise); dimensions r..hd-1 pass unchanged (partial
+  // RoPE as transformers' Qwen3-Next and GLM-4.5 apply it).
   // x [T, heads, hd], positions [T] i32 (expanded index or token index: caller's choice);
-  // r even, r <= hd.
-  void rope(const Tensor& x, const Tensor& positions, double theta, std::int64_t rotary_dim = 0);
+  // 1 <= r/2, r <= hd; frequencies and factor finite and > 0.
+  void rope(const Tensor& x, const Tensor& positions, std::span<const double> inv_freq, double cos_sin_factor = 1.0);
 
   // Nemotron-H's squared ReLU: out = max(x, 0)^2; x, out [T, F] (the non-gated MLP's
   // activation between up_proj and down_proj). out may be x.
@@ -336,7 +338,7 @@ class Backend {
   virtual void rms_norm_impl(const Tensor& x, const Tensor& weight, float eps, const Tensor& out) = 0;
   virtual void group_norm_impl(const Tensor& x, std::int64_t group_size, const Tensor& weight, const Tensor& bias,
                                float eps, const Tensor& out) = 0;
-  virtual void rope_impl(const Tensor& x, const Tensor& positions, double theta, std::int64_t rotary_dim) = 0;
+  virtual void rope_impl(const Tensor& x, const Tensor& positions, std::span<const double> inv_freq, double cos_sin_factor) = 0;
   virtual void relu2_impl(const Tensor& x, const Tensor& out) = 0;
   virtual void swiglu_impl(const Tensor& gate_up, const Tensor& out, SwigluClamp clamp) = 0;
   virtual void add_impl(const Tensor& a, const Tensor& b, const Tensor& out) = 0;

@@ -98,9 +98,15 @@ OpCase rms_norm_case(model::OpKind kind, std::int64_t rows, std::int64_t dim, Sc
 // VWN output GroupNorm over D' = groups * group_size.
 OpCase group_norm_case(std::int64_t rows, std::int64_t groups, std::int64_t group_size, ScalarType type,
                        std::uint64_t seed);
-// rotary_dim > 0: partial RoPE over the first rotary_dim dims of each head.
+// rotary_dim > 0: partial RoPE over the first rotary_dim dims of each head (plain frequencies,
+// theta 10^6).
 OpCase rope_case(std::int64_t tokens, std::int64_t heads, std::int64_t head_dim, std::int32_t first_position,
                  std::int32_t position_step, ScalarType type, std::uint64_t seed, std::int64_t rotary_dim = 0);
+// RoPE with given frequencies and cos/sin factor (a scaled RoPE's, model::rotary_frequencies);
+// `label` names them in the case's name.
+OpCase rope_case(std::int64_t tokens, std::int64_t heads, std::int64_t head_dim, std::int32_t first_position,
+                 std::int32_t position_step, ScalarType type, std::uint64_t seed, const model::RotaryFrequencies& f,
+                 const std::string& label);
 OpCase swiglu_case(std::int64_t tokens, std::int64_t ffn, ScalarType type, std::uint64_t seed, SwigluClamp clamp = {});
 OpCase relu2_case(std::int64_t tokens, std::int64_t ffn, ScalarType type, std::uint64_t seed);
 OpCase add_case(std::int64_t tokens, std::int64_t width, ScalarType type, std::uint64_t seed);

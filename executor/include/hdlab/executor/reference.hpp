@@ -49,9 +49,10 @@ Doubles rms_norm_reference(DoubleSpan x, DoubleSpan weight, std::int64_t rows, s
 Doubles group_norm_reference(DoubleSpan x, DoubleSpan weight, DoubleSpan bias, std::int64_t rows,
                              std::int64_t width, std::int64_t group_size, double eps);
 
-// x [T, heads, hd], positions [T]; the first rotary_dim dims rotate (0: all).
+// x [T, heads, hd], positions [T]; the first 2 inv_freq.size() dims rotate, pair (j, j + r/2)
+// by positions[t] inv_freq[j], cos and sin times cos_sin_factor (Backend::rope).
 Doubles rope_reference(DoubleSpan x, std::span<const std::int32_t> positions, std::int64_t heads,
-                       std::int64_t head_dim, double theta, std::int64_t rotary_dim = 0);
+                       std::int64_t head_dim, std::span<const double> inv_freq, double cos_sin_factor = 1.0);
 
 // max(x, 0)^2 element by element.
 Doubles relu2_reference(DoubleSpan x);

@@ -47,6 +47,9 @@ struct RotaryFrequencies {
   double softmax_factor = 1;
 };
 
+// Plain RoPE's inverse frequencies theta^(-2j/r), j < r/2, for r rotated dims.
+std::vector<double> plain_inv_freq(double theta, std::int64_t rotary_dims);
+
 // Rotated dims per head: MLA's qk_rope_head_dim, else rotary_dim or head_dim.
 std::int64_t rotary_dims(const Backbone& b);
 
