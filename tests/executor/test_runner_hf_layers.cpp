@@ -390,8 +390,8 @@ Vec hf_mla_layer(const model::Backbone& b, Weights& w, const std::vector<std::in
   k_pe = interleaved_rope(k_pe, T, 1, rope, f);
   double softmax = 1 / std::sqrt(static_cast<double>(qk));
   if (const model::RopeScaling& s = b.rope_scaling; s.mscale_all_dim > 0) {
-    const double m = 0.1 * s.mscale_all_dim * std::log(s.factor) + 1;
-    softmax *= m * m;
+    const double mscale = 0.1 * s.mscale_all_dim * std::log(s.factor) + 1;
+    softmax *= mscale * mscale;
   }
   const Vec kv = linear(rms(c, T, kvl, w[a + "kv_a_layernorm.weight"], b.norm_eps), T, kvl, w[a + "kv_b_proj.weight"],
                         H * (nope + dv));

@@ -148,7 +148,8 @@ TEST_CASE("rope_scaling round-trips through the backbone JSON, defaults written 
     CHECK(b.rope_scaling.kind != RopeScalingKind::none);
     const Json out = to_json(b);
     CHECK(parse_backbone(out) == b);
-    for (const auto& [key, value] : Json::parse(s).items()) CHECK(out["rope_scaling"][key] == value);
+    const Json written = Json::parse(s);
+    for (const auto& [key, value] : written.items()) CHECK(out["rope_scaling"][key] == value);
   }
   // YaRN's defaults are written; a backbone without scaling writes no rope_scaling.
   Json j = tiny();
