@@ -287,8 +287,6 @@ Backbone import_text_model(const Json& j, const std::string& pointer, const Type
   if (type.family == Family::deepseek_v3 || type.family == Family::glm4_moe) note_mtp(r, b);
   if (type.family == Family::granite) note_granite_multipliers(r);
   if (type.family == Family::phi3) read_phi3(r, b);
-  if (type.family == Family::olmo3 && r.present("rope_scaling"))
-    r.note("rope_scaling", "olmo3 scales RoPE on its full-attention layers only; the sliding layers keep plain RoPE");
   validate(b, pointer);
   return b;
 }

@@ -107,7 +107,7 @@ RopeScaling read_scaling(HfReader& r, ObjectReader& s, const std::string& type, 
 }
 
 // The note: the type, its numbers and what a run of it rotates with.
-std::string scaling_note(const std::string& type, const Backbone& b) {
+std::string scaling_note(const std::string& type, const Backbone& b, const std::string& model_type) {
   const RopeScaling& s = b.rope_scaling;
   std::string note = "rope_type " + type;
   if (s.factor > 0) note += ", factor " + num(s.factor);
@@ -118,6 +118,8 @@ std::string scaling_note(const std::string& type, const Backbone& b) {
   const RotaryFrequencies f = rotary_frequencies(b, b.rope_theta, b.max_context);
   if (f.cos_sin_factor != 1) note += "; cos/sin scaled by " + num(f.cos_sin_factor);
   if (f.softmax_factor != 1) note += "; MLA softmax scale multiplied by " + num(f.softmax_factor);
+  if (s.full_attention_only)
+    note += "; " + model_type + " scales RoPE on its full-attention layers only, the sliding layers keep plain RoPE";
   return note + ": the executor applies it to the rotary frequencies (no parameters, no FLOPs, so costs do not "
                 "depend on it)";
 }
@@ -170,7 +172,7 @@ void check_rope_scaling(HfReader& r, const char* key, Backbone& b) {
   // OLMo 3 and Gemma 3 scale their full-attention layers only (transformers gives their
   // sliding layers a plain rotary embedding; Gemma 3's with rope_local_base_freq).
   b.rope_scaling.full_attention_only = r.type().family == Family::olmo3 || r.type().family == Family::gemma3_text;
-  if (type != "default") r.note("rope_scaling", scaling_note(type, b));
+  if (type != "default") r.note("rope_scaling", scaling_note(type, b, r.type().name));
 }
 
 // partial_rotary_factor: HF rotates the first int(head_dim * factor) dims of each query and
