@@ -238,7 +238,9 @@ struct GhcWeights {  // one generalized hyper-connection (VWN), or mHC's (m = 1)
 // Multi-head latent attention (DeepSeek), regrouped at upload for the runner's ops
 // (runner_mla.cpp): each query head [rope | nope] (RoPE turns a head's first dims), the
 // latent and the shared RoPE key as two products, each kv_b head [v | k nope] (values are
-// the first v of a row the attention kernel reads).
+// the first v of a row the attention kernel reads). The rope rows of q and kv_a_rope are
+// de-interleaved (rows 0, 2, 4, ... then 1, 3, 5, ...): DeepSeek's pairs (2i, 2i+1) become
+// the runner's rotate-half pairs (i, i + rope/2).
 struct MlaWeights {
   Tensor q;                // [H*qk, D], or q_b [H*qk, r_q] after q_a with q_lora
   Tensor q_a, q_a_norm;    // [r_q, D], [r_q] f32 with q_lora
