@@ -94,6 +94,7 @@ struct LayerPlan {
   std::array<LayerGroupPlan, max_layer_groups> groups{};
 };
 LayerPlan plan_layers(const model::Backbone& b, const model::Method& m);
+void plan_layers(const model::Backbone& b, const model::Method& m, LayerPlan& out);
 // The signature of layer `l`; `passes` and `kv_caches` (when given) receive how often it
 // runs per pass and how many KV caches it keeps.
 LayerSignature layer_signature(const model::Backbone& b, const model::Method& m, std::int64_t l,
