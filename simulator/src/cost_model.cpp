@@ -191,13 +191,13 @@ void make_context(const model::Config& c, const HardwareProfile& hw, const Scena
   const TensorPrecision precision = tensor_precision(c.effective, s.precision);
   out.shape = model_shape(c.effective, c.design.method);
   set_precision(out.shape, precision);
-  out.plan = plan_layers(c.effective, c.design.method);
+  plan_layers(c.effective, c.design.method, out.plan);
   // The baseline is the base backbone before growth, without the method: what the
   // design as a whole (growth included) costs over the model it starts from.
   const model::Method baseline{};  // Method's default alternative: the baseline
   out.baseline_shape = model_shape(c.base, baseline);
   set_precision(out.baseline_shape, precision);  // the same deployment
-  out.baseline_plan = plan_layers(c.base, baseline);
+  plan_layers(c.base, baseline, out.baseline_plan);
   out.options.layout = resolve_layout(c, s);
   out.options.tile_q = s.attention.tile_q;
   out.options.tile_k = s.attention.tile_k;

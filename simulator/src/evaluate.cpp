@@ -4,6 +4,7 @@
 #include <cmath>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "hdlab/model/error.hpp"
 #include "hdlab/simulator/cost_model.hpp"
@@ -111,18 +112,21 @@ void serving_metrics(Workspace& w, Metrics& m) {
 // this catches whatever still overflows (or divides by zero) on the way, naming the
 // metric (the sweep column) that went non-finite.
 void require_finite(const Metrics& m) {
-  auto check = [](double v, const std::string& name) {
-    if (!std::isfinite(v))
-      throw model::ConfigError(name, std::string("the prediction is ") + (std::isnan(v) ? "nan" : "infinite") +
-                                         ", not a number hdlab can report: the hardware profile's rates and the "
-                                         "scenario's sizes overflow double precision (or a rate is 0)");
+  auto fail = [](double v, const std::string& name) {
+    throw model::ConfigError(name, std::string("the prediction is ") + (std::isnan(v) ? "nan" : "infinite") +
+                                       ", not a number hdlab can report: the hardware profile's rates and the "
+                                       "scenario's sizes overflow double precision (or a rate is 0)");
   };
-  for (int i = 0; i < metric_count; ++i) check(m.values[static_cast<std::size_t>(i)], metric_name(static_cast<Metric>(i)));
+  // (a metric's name is built only for the error: this runs after every evaluation)
+  for (int i = 0; i < metric_count; ++i)
+    if (const double v = m.values[static_cast<std::size_t>(i)]; !std::isfinite(v))
+      fail(v, metric_name(static_cast<Metric>(i)));
   for (const ServingPoint& p : m.serving) {
-    const std::string cell = "serving_b" + std::to_string(p.batch) + "_in" + std::to_string(p.input_tokens) + "_";
-    check(p.tokens_per_s, cell + "tokens_per_s");
-    check(p.baseline_tokens_per_s, cell + "baseline_tokens_per_s");
-    check(p.ratio, cell + "ratio");
+    const std::pair<double, const char*> cells[] = {
+        {p.tokens_per_s, "tokens_per_s"}, {p.baseline_tokens_per_s, "baseline_tokens_per_s"}, {p.ratio, "ratio"}};
+    for (const auto& [v, what] : cells)
+      if (!std::isfinite(v))
+        fail(v, "serving_b" + std::to_string(p.batch) + "_in" + std::to_string(p.input_tokens) + "_" + what);
   }
 }
 

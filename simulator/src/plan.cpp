@@ -61,6 +61,12 @@ LayerSignature layer_signature(const Backbone& b, const Method& m, std::int64_t 
 
 LayerPlan plan_layers(const Backbone& b, const Method& m) {
   LayerPlan plan;
+  plan_layers(b, m, plan);
+  return plan;
+}
+
+void plan_layers(const Backbone& b, const Method& m, LayerPlan& plan) {
+  plan.count = 0;
   for (std::int64_t l = 0; l < b.num_layers; ++l) {
     const LayerView v = layer_view(b, m, l);
     const LayerSignature sig = signature_of(b, v);
@@ -77,7 +83,6 @@ LayerPlan plan_layers(const Backbone& b, const Method& m) {
     group.passes += v.passes;
     group.kv_caches += v.kv_caches;
   }
-  return plan;
 }
 
 model::OpCost PassCost::total() const {

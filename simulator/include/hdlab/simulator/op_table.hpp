@@ -94,6 +94,10 @@ struct LayerPlan {
   std::array<LayerGroupPlan, max_layer_groups> groups{};
 };
 LayerPlan plan_layers(const model::Backbone& b, const model::Method& m);
+// The same, into `out`: only its first `count` groups are written (an evaluation's
+// context plans twice per call; the 6 KB array zeroed and copied each time crowded a
+// fitted profile's evaluation out of the L1 cache: README's bench_evaluate).
+void plan_layers(const model::Backbone& b, const model::Method& m, LayerPlan& out);
 // The signature of layer `l`; `passes` and `kv_caches` (when given) receive how often it
 // runs per pass and how many KV caches it keeps.
 LayerSignature layer_signature(const model::Backbone& b, const model::Method& m, std::int64_t l,
