@@ -417,7 +417,39 @@ KernelModels fit_kernel_models(const KernelDb& db, const DeviceFacts& facts, con
                                  ? k.decode_attention[model::DType::bf16].memory_gb_per_s
                                  : k.gemm[model::DType::bf16].memory_gb_per_s;
   k.vector.latency_us = k.gemm[model::DType::bf16].latency_us;
+  for (const auto& [d, gemm] : k.gemm)
+    if (auto m = fit_moe_layer(db.moe, d, gemm, k.vector, k.sms, o)) k.moe_layer[d] = *m;
   return k;
+}
+
+// A balanced-routing row as the layer fit sees it: the composition's time, which the fit
+// does not move, and the bytes of the tokens routed.
+namespace {
+struct MoeSample {
+  double composed_s, token_bytes;
+};
+}  // namespace
+
+std::optional<simulator::MoeLayerKernel> fit_moe_layer(const std::vector<MoeRow>& rows, model::DType dtype,
+                                                       const simulator::GemmKernel& gemm,
+                                                       const simulator::VectorKernel& vector, double sms,
+                                                       const KernelFitOptions& o) {
+  std::vector<Sample<MoeSample>> all;
+  for (const MoeRow& r : rows) {
+    if (r.distribution != "balanced" || held_out(r) || detail::model_dtype(r.dtype) != dtype) continue;
+    const simulator::MoeShape s = detail::moe_shape(r);
+    all.push_back({{simulator::moe_seconds(gemm, vector, sms, s), s.layer_tokens * s.hidden * s.element_bytes},
+                   r.seconds});
+  }
+  if (all.empty()) return std::nullopt;
+  const std::vector<Bound> b = {{10, 0.1, 500},     // latency, us
+                                {2000, 10, 1e5}};   // token rate, GB/s
+  const std::function<double(const std::vector<double>&, const MoeSample&)> predict =
+      [](const std::vector<double>& p, const MoeSample& s) {
+        return s.composed_s + simulator::moe_layer_seconds({p[0], p[1]}, s.token_bytes);
+      };
+  const std::vector<double> p = fit(b, spread(all, o.max_rows), predict, o.max_evaluations);
+  return simulator::MoeLayerKernel{p[0], p[1]};
 }
 
 }  // namespace hdlab::calibration

@@ -78,13 +78,16 @@ void predict_moe(const KernelDb& db, const KernelModels& k, std::vector<KernelCa
   for (const MoeRow& r : db.moe) {
     const auto d = detail::model_dtype(r.dtype);
     if (!d || !k.gemm.count(*d)) continue;
+    const auto layer = k.moe_layer.find(*d);
     // The cost model routes tokens evenly; power-law rows are reported as their own class.
     const std::string cls = r.distribution == "balanced" ? "moe" : "moe (" + r.distribution + " routing)";
     out.push_back({cls, short_name(*d),
                    fmt::format("T={:g} D={:g} F={:g} k={:g} E={:g} tp={:g} ep={:g}", r.tokens, r.hidden, r.inter,
                                r.topk, r.experts, r.tp, r.ep),
                    source(db, "moe_perf", r.line), r.seconds,
-                   simulator::moe_seconds(k.gemm.at(*d), k.vector, k.sms, detail::moe_shape(r)), held_out(r)});
+                   simulator::moe_seconds(k.gemm.at(*d), k.vector, k.sms, detail::moe_shape(r),
+                                          layer == k.moe_layer.end() ? nullptr : &layer->second),
+                   held_out(r)});
   }
 }
 

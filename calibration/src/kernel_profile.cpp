@@ -107,6 +107,7 @@ KernelModels derive_kernel_models(const KernelModels& fitted, const HardwareProf
     a.one_row.l2_gb_per_s *= sm_ratio;  // L2 to the SMs: scales with the SMs
   }
   k.vector.memory_gb_per_s *= memory;
+  for (auto& [d, m] : k.moe_layer) m.token_gb_per_s *= memory;  // a stream, like the vector kernels
   // One-node collectives: NVLink bandwidth by the datasheet ratio, latencies kept.
   const double link = (to.nvlink_bandwidth_gb_per_s && from.nvlink_bandwidth_gb_per_s)
                           ? *to.nvlink_bandwidth_gb_per_s / *from.nvlink_bandwidth_gb_per_s
@@ -120,7 +121,7 @@ KernelModels derive_kernel_models(const KernelModels& fitted, const HardwareProf
   k.device = "derived from " + fitted.device;
   k.fit = {{"derived_from", fitted.device},
            {"method", fmt::format("fitted models of {} scaled by datasheet ratios to {}: tensor rates x peak ratio "
-                                  "(bf16 {:.3f}), memory and GEMM L2 rates x bandwidth ratio {:.3f}, on-chip operand "
+                                  "(bf16 {:.3f}), memory, GEMM L2 and MoE token rates x bandwidth ratio {:.3f}, on-chip operand "
                                   "and decode L2 rates x SM ratio {:.3f}, GEMM L2-resident footprint x L2 size ratio "
                                   "{:.3f}, NVLink bus bandwidths x {:.3f}; latencies and shapes kept",
                                   from.name, to.name, compute(model::DType::bf16), memory, sm_ratio, l2, link)},

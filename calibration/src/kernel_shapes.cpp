@@ -88,6 +88,9 @@ std::optional<simulator::Collective> collective_of(const std::string& op) {
 simulator::MoeShape moe_shape(const MoeRow& r) {
   simulator::MoeShape s;
   s.tokens = r.tokens * r.topk / r.ep;
+  // The collector gives every expert-parallel rank all the tokens (each rank routes them all,
+  // keeping the copies bound for its experts).
+  s.layer_tokens = r.tokens;
   // Experts of this rank that at least one of the tokens picks: each expert is missed by a
   // token with probability 1 - k/E.
   const double local = r.experts / r.ep;

@@ -364,7 +364,13 @@ double vector_seconds(const VectorKernel& v, double bytes) {
   return v.latency_us * 1e-6 + bytes / (v.memory_gb_per_s * 1e9);
 }
 
-double moe_seconds(const GemmKernel& g, const VectorKernel& v, double sms, const MoeShape& s) {
+double moe_layer_seconds(const MoeLayerKernel& m, double token_bytes) {
+  if (token_bytes <= 0 || m.token_gb_per_s <= 0) return 0;
+  return m.latency_us * 1e-6 + token_bytes / (m.token_gb_per_s * 1e9);
+}
+
+double moe_seconds(const GemmKernel& g, const VectorKernel& v, double sms, const MoeShape& s,
+                   const MoeLayerKernel* layer) {
   if (s.tokens <= 0 || s.experts_hit <= 0) return 0;
   const double e = s.element_bytes, per_expert = s.tokens / s.experts_hit;
   const double up = s.gated ? 2 * s.inter : s.inter;
@@ -373,7 +379,8 @@ double moe_seconds(const GemmKernel& g, const VectorKernel& v, double sms, const
          + grouped_gemm_seconds(g, sms, {per_expert, up, s.hidden}, s.experts_hit)
          + vector_seconds(v, s.tokens * (up + s.inter) * e)  // activation: read up, write inter
          + grouped_gemm_seconds(g, sms, {per_expert, s.hidden, s.inter}, s.experts_hit)
-         + vector_seconds(v, 2 * rows);          // weighted un-permute
+         + vector_seconds(v, 2 * rows)           // weighted un-permute
+         + (layer ? moe_layer_seconds(*layer, s.layer_tokens * s.hidden * e) : 0);
 }
 
 }  // namespace hdlab::simulator

@@ -170,6 +170,16 @@ json to_json(const DecodeAttentionKernel& a) {
           {"overlap", a.overlap}};
 }
 
+MoeLayerKernel parse_moe_layer(ObjectReader r) {
+  MoeLayerKernel m;
+  m.latency_us = r.number("latency_us", std::nullopt, 0.0, 1e4);
+  m.token_gb_per_s = positive(r, "token_gb_per_s", 1e6);
+  r.finish();
+  return m;
+}
+
+json to_json(const MoeLayerKernel& m) { return {{"latency_us", m.latency_us}, {"token_gb_per_s", m.token_gb_per_s}}; }
+
 template <class T, class Parse>
 std::map<model::DType, T> per_dtype(ObjectReader& parent, const char* key, Parse parse) {
   std::map<model::DType, T> out;
@@ -257,6 +267,7 @@ KernelModels parse_kernel_models(const json& j, const std::string& pointer) {
     k.vector.latency_us = v.number("latency_us", std::nullopt, 0.0, 1e4);
     v.finish();
   }
+  k.moe_layer = per_dtype<MoeLayerKernel>(r, "moe_layer", parse_moe_layer);
   if (const json* f = r.find("fit")) {
     if (!f->is_object()) model::fail(r.at("fit"), "must be an object");
     k.fit = *f;
@@ -279,6 +290,7 @@ json to_json(const KernelModels& k) {
       coll[to_string(static_cast<Collective>(i))] = regimes_json(k.collectives[static_cast<std::size_t>(i)]);
   j["collectives"] = coll;
   if (!k.custom_all_reduce.empty()) j["custom_all_reduce"] = regimes_json(k.custom_all_reduce);
+  if (!k.moe_layer.empty()) j["moe_layer"] = per_dtype_json(k.moe_layer);
   if (!k.fit.is_null()) j["fit"] = k.fit;
   return j;
 }

@@ -17,7 +17,8 @@
 //   its time is taken as 2.5 times the forward's (an assumption, stated here and in the
 //   profile);
 //   element-wise ops and lookups: 2 x their forward (the upstream gradient read besides
-//   the saved input, a gradient written).
+//   the saved input, a gradient written); so is the MoE layer's own routing cost
+//   (MoeLayerKernel: the gradients permuted back through the same sort).
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -135,7 +136,13 @@ OpTime kernel_op_time(OpKind k, const OpRow& r, const Roofline& rl, const LayerW
                     weight_grad;
     if (g.split != GemmSplit::heads) t.backward_weight_s += weight_grad;
   }
-  const double inner = streaming_s(km.vector, r.inner_vector_bytes * rl.inv_group, r.inner_vector_calls);
+  double inner = streaming_s(km.vector, r.inner_vector_bytes * rl.inv_group, r.inner_vector_calls);
+  if (k == OpKind::experts && rl.moe_layer && rl.shape.top_k > 0) {
+    // The tokens one device routes: the layer's N (rows = N top_k / E) split by ep, as
+    // the dense part's rows are; tensor-parallel ranks route them all.
+    const double tokens = r.rows * rl.shape.E / rl.shape.top_k / rl.sharding.ep;
+    inner += moe_layer_seconds(*rl.moe_layer, tokens * rl.shape.D * rl.shape.bytes);
+  }
   t.seconds += inner;
   t.memory_s += inner;
   if (training) t.backward_s += kVectorBackward * inner;

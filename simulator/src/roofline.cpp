@@ -78,6 +78,7 @@ Roofline make_roofline(const HardwareProfile& hw, model::DType dtype, const Shar
     rl.gemm = kernel_of(k.gemm, dtype);
     rl.prefill = kernel_of(k.prefill_attention, prefill_kernel_dtype(attention, cache));
     rl.decode = kernel_of(k.decode_attention, cache);
+    rl.moe_layer = kernel_of(k.moe_layer, dtype);
     if (rl.gemm) rl.gemm_key = memo_key(*rl.gemm, k.sms);
     if (rl.decode) rl.decode_key = memo_key(*rl.decode, k.sms);
     rl.shape = *shape;

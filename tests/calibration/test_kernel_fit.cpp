@@ -456,6 +456,12 @@ TEST_CASE("kernel fit: a sibling device derived by datasheet ratios", "[kernel-m
     }
     CHECK(k.vector.memory_gb_per_s == Approx(h100.vector.memory_gb_per_s * memory).epsilon(eps));
     CHECK(k.vector.latency_us == h100.vector.latency_us);
+    REQUIRE(k.moe_layer.size() == h100.moe_layer.size());
+    REQUIRE(h100.moe_layer.count(model::DType::bf16) == 1);
+    for (const auto& [d, m] : h100.moe_layer) {  // a stream, like the vector kernels; its latency kept
+      CHECK(k.moe_layer.at(d).token_gb_per_s == Approx(m.token_gb_per_s * memory).epsilon(eps));
+      CHECK(k.moe_layer.at(d).latency_us == m.latency_us);
+    }
     for (int c = 0; c < simulator::collective_count; ++c) {
       const auto& mine = k.collectives[static_cast<std::size_t>(c)];
       const auto& theirs = h100.collectives[static_cast<std::size_t>(c)];

@@ -29,9 +29,13 @@
 //                     the decode-attention fit's (a kernel that only streams memory), the
 //                     latency the bf16 GEMM fit's (a launch and a short kernel); stated in
 //                     the profile's assumptions
-// MoE layers (moe_perf) are not fitted: kernel_validation predicts them from the GEMM and
-// vector models (the composition the cost model builds) and reports the error.
+//   moe_layer         moe_perf, per moe_dtype, balanced-routing rows only: the layer's own
+//                     latency and token rate on top of the composition the cost model
+//                     builds from the GEMM and vector models (kernel_models.hpp);
+//                     kernel_validation predicts every MoE row, power-law ones included,
+//                     and reports the error per routing
 #include <map>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -62,6 +66,15 @@ struct KernelFitOptions {
 // rows (nothing to anchor the profile on).
 simulator::KernelModels fit_kernel_models(const KernelDb& db, const DeviceFacts& facts,
                                           const KernelFitOptions& options = {});
+
+// The MoE layer's own costs (simulator::MoeLayerKernel: latency and token rate) for the
+// products' precision `dtype`, fitted on the balanced-routing rows held_out() leaves in
+// on top of the composition of `gemm` and `vector` (moe_seconds); nullopt without such
+// rows. Power-law rows are left out: their load skew is the collector's, not routed here.
+std::optional<simulator::MoeLayerKernel> fit_moe_layer(const std::vector<MoeRow>& rows, model::DType dtype,
+                                                       const simulator::GemmKernel& gemm,
+                                                       const simulator::VectorKernel& vector, double sms,
+                                                       const KernelFitOptions& options = {});
 
 // The profile of a device: the datasheet profile with the fitted models, its name and
 // sources, and the fit's provenance and held-out error figures in kernel_models.fit.

@@ -123,6 +123,13 @@
 // An MoE block on one device (moe_seconds): the routed tokens permuted to their experts,
 //   the gate/up and the down projections as two grouped GEMMs over the experts hit, the
 //   activation, and the weighted un-permute; every element-wise step a streaming kernel.
+//   Plus the layer's own costs where fitted (MoeLayerKernel, per precision of the
+//   products): the routing's top-k, the sort of the token copies by expert and the final
+//   combine run as a chain of short kernels over every token the device routes,
+//       t_layer = latency + tokens D e / token_gb_per_s
+//   (tokens: the layer's tokens before top-k; an expert-parallel rank routes all of its
+//   own). Fitted on the balanced-routing rows of moe_perf against the composition above
+//   (weights: the mean |log| error), so it extrapolates as a constant plus a stream.
 // Element-wise and normalisation kernels: bytes / stream bandwidth + a latency.
 #include <array>
 #include <cstdint>
@@ -242,6 +249,13 @@ struct VectorKernel {
   bool operator==(const VectorKernel&) const = default;
 };
 
+// An MoE layer's costs beyond its products and element-wise steps (see above).
+struct MoeLayerKernel {
+  double latency_us = 0;      // the routing, sort and combine kernels' fixed cost, per layer call
+  double token_gb_per_s = 0;  // the rate they stream the routed tokens' rows [tokens, D] at
+  bool operator==(const MoeLayerKernel&) const = default;
+};
+
 // Shapes the models time (per device, after sharding).
 struct GemmShape {
   double m = 0, n = 0, k = 0;
@@ -277,6 +291,7 @@ struct KernelModels {
   std::array<std::map<int, std::vector<CollectiveRegime>>, collective_count> collectives;
   std::map<int, std::vector<CollectiveRegime>> custom_all_reduce;  // TensorRT-LLM's, inference
   VectorKernel vector;
+  std::map<model::DType, MoeLayerKernel> moe_layer;  // by the products' precision; where fitted
   nlohmann::json fit;    // provenance and per-class error figures, kept as written
   bool operator==(const KernelModels&) const = default;
 };
@@ -293,18 +308,23 @@ double collective_seconds(const std::vector<CollectiveRegime>& regimes, Collecti
 // latencies scaled by (p-1)/(p0-1). Empty when the op has no fitted count at all.
 std::vector<CollectiveRegime> regimes_for(const std::map<int, std::vector<CollectiveRegime>>& by_gpus, double gpus);
 double vector_seconds(const VectorKernel& v, double bytes);
+// The MoE layer's own cost for `token_bytes` = tokens x D x element bytes routed on a device.
+double moe_layer_seconds(const MoeLayerKernel& m, double token_bytes);
 
 // Routed experts on one device (after tensor and expert parallel sharding).
 struct MoeShape {
   double tokens = 0;          // token copies routed to this device's experts (tokens x top-k / ep)
+  double layer_tokens = 0;    // tokens the device routes (before top-k)
   double experts_hit = 0;     // this device's experts that receive at least one token
   double hidden = 0;          // D
   double inter = 0;           // expert width on this device (Fe / tp)
   bool gated = true;          // SwiGLU (gate and up) or a plain up projection
   double element_bytes = 2;
 };
-// ConfigError-free: the caller picks the GEMM kernel of the model's precision.
-double moe_seconds(const GemmKernel& g, const VectorKernel& v, double sms, const MoeShape& s);
+// ConfigError-free: the caller picks the GEMM kernel of the model's precision and, where
+// fitted, the layer kernel of it (null: the composition alone).
+double moe_seconds(const GemmKernel& g, const VectorKernel& v, double sms, const MoeShape& s,
+                   const MoeLayerKernel* layer = nullptr);
 
 // The models' JSON form inside a hardware profile ("kernel_models"); every key checked,
 // errors name the JSON pointer.

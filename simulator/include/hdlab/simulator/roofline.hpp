@@ -88,6 +88,7 @@ struct Roofline {
   const GemmKernel* gemm = nullptr;
   const PrefillAttentionKernel* prefill = nullptr;
   const DecodeAttentionKernel* decode = nullptr;
+  const MoeLayerKernel* moe_layer = nullptr;  // the products' precision's, where fitted
   std::uint64_t gemm_key = 0, decode_key = 0;  // their memo keys (kernel_memo.hpp), looked up once here
   DecodeKernel decode_kernel = DecodeKernel::automatic;  // the scenario's attention.decode_kernel
   ModelShape shape{};    // a copy (the roofline may outlive the caller's)
