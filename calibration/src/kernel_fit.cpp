@@ -422,7 +422,17 @@ KernelModels fit_kernel_models(const KernelDb& db, const DeviceFacts& facts, con
   return k;
 }
 
-// A balanced-routing row as the layer fit sees it: the composition's time, which the fit
+std::string moe_fit_routing(const std::vector<MoeRow>& rows, model::DType dtype) {
+  bool power_law = false;
+  for (const MoeRow& r : rows) {
+    if (detail::model_dtype(r.dtype) != dtype) continue;
+    if (r.distribution == "balanced") return "balanced";
+    power_law = power_law || power_law_alpha(r.distribution).has_value();
+  }
+  return power_law ? "power_law" : "";
+}
+
+// A row as the MoE layer fit sees it: the composition's time, which the fit
 // does not move, and the bytes of the tokens routed.
 namespace {
 struct MoeSample {
@@ -434,9 +444,11 @@ std::optional<simulator::MoeLayerKernel> fit_moe_layer(const std::vector<MoeRow>
                                                        const simulator::GemmKernel& gemm,
                                                        const simulator::VectorKernel& vector, double sms,
                                                        const KernelFitOptions& o) {
+  const bool balanced = moe_fit_routing(rows, dtype) == "balanced";
   std::vector<Sample<MoeSample>> all;
   for (const MoeRow& r : rows) {
-    if (r.distribution != "balanced" || held_out(r) || detail::model_dtype(r.dtype) != dtype) continue;
+    if (held_out(r) || detail::model_dtype(r.dtype) != dtype) continue;
+    if (balanced ? r.distribution != "balanced" : !power_law_alpha(r.distribution)) continue;
     const simulator::MoeShape s = detail::moe_shape(r);
     all.push_back({{simulator::moe_seconds(gemm, vector, sms, s), s.layer_tokens * s.hidden * s.element_bytes},
                    r.seconds});

@@ -67,6 +67,13 @@ HardwareProfile fitted_profile(const HardwareProfile& datasheet, const KernelDb&
   p.assumptions["kernel_models.vector"] =
       "no kerneldb table times element-wise kernels alone: their stream bandwidth is the decode-attention fit's (a "
       "kernel that only streams memory) and their latency the bf16 GEMM fit's (a launch and a short kernel)";
+  for (const auto& [d, m] : models.moe_layer)
+    p.assumptions[std::string("kernel_models.moe_layer.") + model::to_string(d)] =
+        moe_fit_routing(db.moe, d) == "balanced"
+            ? "fitted on the balanced-routing moe_perf rows (the routing the cost model assumes)"
+            : "no balanced-routing moe_perf rows: fitted on the power-law rows, with the collector's skewed load "
+              "on the rank it times modelled (calibration/kernel_shapes.hpp, power_law_rank_load); the cost model "
+              "routes tokens evenly";
   p.assumptions["kernel_models.gemm.fp16"] = "fp16 products take the bf16 fit (the same tensor-core rate and width)";
   p.assumptions["kernel_models.prefill_attention"] =
       "bf16 attention with an fp8 KV cache is timed by the fp8 kernel (TensorRT-LLM runs FP8 context attention "

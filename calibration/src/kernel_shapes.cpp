@@ -87,15 +87,21 @@ std::optional<simulator::Collective> collective_of(const std::string& op) {
 
 simulator::MoeShape moe_shape(const MoeRow& r) {
   simulator::MoeShape s;
-  s.tokens = r.tokens * r.topk / r.ep;
   // The collector gives every expert-parallel rank all the tokens (each rank routes them all,
   // keeping the copies bound for its experts).
   s.layer_tokens = r.tokens;
-  // Experts of this rank that at least one of the tokens picks: each expert is missed by a
-  // token with probability 1 - k/E.
   const double local = r.experts / r.ep;
-  const double miss = r.topk >= r.experts ? 0 : std::exp(r.tokens * std::log1p(-r.topk / r.experts));
-  s.experts_hit = std::max(1.0, local * (1 - miss));
+  if (const auto alpha = power_law_alpha(r.distribution)) {
+    const RankLoad load = power_law_rank_load(r.tokens, r.experts, r.topk, r.ep, *alpha);
+    s.tokens = load.copies;
+    s.experts_hit = std::clamp(load.experts_hit, 1.0, local);
+  } else {
+    s.tokens = r.tokens * r.topk / r.ep;
+    // Experts of this rank that at least one of the tokens picks: each expert is missed by a
+    // token with probability 1 - k/E.
+    const double miss = r.topk >= r.experts ? 0 : std::exp(r.tokens * std::log1p(-r.topk / r.experts));
+    s.experts_hit = std::max(1.0, local * (1 - miss));
+  }
   s.hidden = r.hidden;
   s.inter = r.inter / r.tp;
   s.gated = r.kernel != "moe_torch_flow_nongated";

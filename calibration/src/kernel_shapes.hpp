@@ -26,8 +26,12 @@ simulator::DecodeAttentionShape decode_shape(const AttentionRow& r);
 // all_reduce, all_gather, reduce_scatter, alltoall; nullopt for another name.
 std::optional<simulator::Collective> collective_of(const std::string& op);
 // One rank's share of a whole MoE layer: num_tokens tokens enter the expert-parallel
-// group (the latencies fall as 1/ep at large counts, as that reading implies), each picks
-// top-k of the experts evenly; this rank holds experts / ep experts of width inter / tp.
+// group (the latencies fall as 1/ep at large counts, as that reading implies); this rank
+// holds experts / ep experts of width inter / tp. Balanced rows: each token picks top-k
+// of the experts evenly. power_law_<alpha> rows: the collector's skewed load on the rank
+// it measures (kerneldb.hpp's power_law_rank_load).
 simulator::MoeShape moe_shape(const MoeRow& r);
+
+
 
 }  // namespace hdlab::calibration::detail

@@ -29,11 +29,11 @@
 //                     the decode-attention fit's (a kernel that only streams memory), the
 //                     latency the bf16 GEMM fit's (a launch and a short kernel); stated in
 //                     the profile's assumptions
-//   moe_layer         moe_perf, per moe_dtype, balanced-routing rows only: the layer's own
-//                     latency and token rate on top of the composition the cost model
-//                     builds from the GEMM and vector models (kernel_models.hpp);
-//                     kernel_validation predicts every MoE row, power-law ones included,
-//                     and reports the error per routing
+//   moe_layer         moe_perf, per moe_dtype: the layer's own latency and token rate on
+//                     top of the composition the cost model builds from the GEMM and
+//                     vector models (kernel_models.hpp), on the balanced-routing rows
+//                     (else the power-law ones, their skew modelled: fit_moe_layer);
+//                     kernel_validation predicts every MoE row and reports per routing
 #include <map>
 #include <optional>
 #include <string>
@@ -68,9 +68,13 @@ simulator::KernelModels fit_kernel_models(const KernelDb& db, const DeviceFacts&
                                           const KernelFitOptions& options = {});
 
 // The MoE layer's own costs (simulator::MoeLayerKernel: latency and token rate) for the
-// products' precision `dtype`, fitted on the balanced-routing rows held_out() leaves in
-// on top of the composition of `gemm` and `vector` (moe_seconds); nullopt without such
-// rows. Power-law rows are left out: their load skew is the collector's, not routed here.
+// products' precision `dtype`, fitted on the rows held_out() leaves in on top of the
+// composition of `gemm` and `vector` (moe_seconds): the balanced-routing rows where the
+// table has them (the routing the cost model assumes), else the power-law rows, each
+// with the collector's skewed load on its timed rank (kernel_shapes.hpp's
+// power_law_rank_load); nullopt without rows of the precision.
+// moe_fit_routing: which of them the fit takes ("balanced", "power_law" or "": none).
+std::string moe_fit_routing(const std::vector<MoeRow>& rows, model::DType dtype);
 std::optional<simulator::MoeLayerKernel> fit_moe_layer(const std::vector<MoeRow>& rows, model::DType dtype,
                                                        const simulator::GemmKernel& gemm,
                                                        const simulator::VectorKernel& vector, double sms,

@@ -181,4 +181,23 @@ bool held_out(const AttentionRow& r);
 bool held_out(const CollectiveRow& r);
 bool held_out(const MoeRow& r);
 
+// The exponent of a moe_perf "power_law_<alpha>" distribution (alpha > 0, not 1); nullopt
+// for another name.
+std::optional<double> power_law_alpha(const std::string& distribution);
+
+// The load of the rank aiconfigurator's MoE collector times under power-law routing
+// (collect_moe.py's power_law_logits_v3, documented in its power-law note): each
+// expert's load is drawn from a power law of exponent alpha and scaled to T k copies,
+// then the expert-parallel group (E / ep consecutive experts) with the most copies is
+// moved to rank 0, the rank timed; the collector averages five draws. Here: the mean over
+// kPowerLawDraws draws of that group's copies and of its experts with at least one copy,
+// from a generator seeded by the arguments (the same answer every run). Within the rank
+// the copies are taken as spread evenly over the experts hit (the grouped GEMM's tiles
+// of a skewed split are not modelled).
+struct RankLoad {
+  double copies = 0, experts_hit = 0;
+};
+inline constexpr int kPowerLawDraws = 32;
+RankLoad power_law_rank_load(double tokens, double experts, double topk, double ep, double alpha);
+
 }  // namespace hdlab::calibration

@@ -128,8 +128,9 @@
 //   combine run as a chain of short kernels over every token the device routes,
 //       t_layer = latency + tokens D e / token_gb_per_s
 //   (tokens: the layer's tokens before top-k; an expert-parallel rank routes all of its
-//   own). Fitted on the balanced-routing rows of moe_perf against the composition above
-//   (weights: the mean |log| error), so it extrapolates as a constant plus a stream.
+//   own). Fitted on moe_perf against the composition above (calibration's fit_moe_layer:
+//   balanced-routing rows, else power-law ones with their skew modelled), so it
+//   extrapolates as a constant plus a stream.
 // Element-wise and normalisation kernels: bytes / stream bandwidth + a latency.
 #include <array>
 #include <cstdint>
