@@ -214,7 +214,7 @@ void ffn_ops(const OpDims& s, const LayerFeatures& f, const LayerWork& w, OpNode
   ex.params = s.E * expert_params;
   ex.cost.weight_bytes = hit * expert_params * s.weight_el_bytes;
   // The token copies are permuted to their experts and back (read and written each way).
-  ex.inner_vector_bytes += 4 * N * s.top_k * s.D * e;
+  ex.inner_row_bytes = 4 * N * s.top_k * s.D * e;
   ex.inner_vector_calls += 2;
   ex.rows = N * s.top_k / s.E;
   ex.weight_dim_min = s.D < s.Fe ? s.D : s.Fe;

@@ -5,7 +5,9 @@
 // ranks, so a product's rows are split by ep, its n by tp for a column-parallel weight and
 // its k by tp for a row-parallel one; the routed experts are split over the ep ranks by
 // expert (groups / ep) and over tp by width. Element-wise ops and the element-wise steps
-// inside composite ops stream their per-device bytes.
+// inside composite ops stream their per-device bytes: split as the products split, except
+// the routed copies' permutes (OpNode::inner_row_bytes, whole model-width rows that every
+// tensor-parallel rank moves), split by ep alone, as kerneldb's MoE layers measure them.
 //
 // Backward (training):
 //   a product Y[m,n] = X[m,k] W[k,n] runs dX = dY W^T ([m,n] x [n,k]: shape m, k, n) and
@@ -136,7 +138,8 @@ OpTime kernel_op_time(OpKind k, const OpRow& r, const Roofline& rl, const LayerW
                     weight_grad;
     if (g.split != GemmSplit::heads) t.backward_weight_s += weight_grad;
   }
-  double inner = streaming_s(km.vector, r.inner_vector_bytes * rl.inv_group, r.inner_vector_calls);
+  const double inner_bytes = r.inner_vector_bytes * rl.inv_group + r.inner_row_bytes / rl.sharding.ep;
+  double inner = streaming_s(km.vector, inner_bytes, r.inner_vector_calls);
   if (k == OpKind::experts && rl.moe_layer && rl.shape.top_k > 0) {
     // The tokens one device routes: the layer's N (rows = N top_k / E) split by ep, as
     // the dense part's rows are; tensor-parallel ranks route them all.

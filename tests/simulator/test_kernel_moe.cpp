@@ -1,14 +1,17 @@
 // The MoE layer's own costs (kernel_models.hpp's MoeLayerKernel): by hand, inside the
 // MoE composition (moe_seconds) and inside the cost model's routed-experts op
 // (kernel_op_time), sharded as the cost model shards the layer's tokens; the JSON form;
-// and "more tokens never take less time" on the bundled fitted H100.
+// "more tokens never take less time" on the bundled fitted H100; and the cost model's MoE
+// op against the composition kerneldb's MoE rows validate (moe_seconds).
 #include <catch2/catch.hpp>
 
 #include <functional>
 #include <string>
 
 #include "fixtures.hpp"
+#include "hdlab/model/layer_program.hpp"
 #include "hdlab/simulator/kernel_models.hpp"
+#include "hdlab/simulator/op_table.hpp"
 #include "hdlab/simulator/roofline.hpp"
 
 using namespace hdlab;
@@ -143,6 +146,45 @@ TEST_CASE("moe layer kernel: an MoE layer on the fitted H100 never takes less ti
         CHECK(now >= previous);
         previous = now;
       }
+    }
+  }
+}
+
+TEST_CASE("moe layer kernel: the cost model's routed-experts op times what the validated composition times",
+          "[kernel-models][moe][kernel-op-time]") {
+  // Qwen3-30B-A3B's MoE layer (D 2048, 128 experts of 768, top-8, SwiGLU). moe_seconds is
+  // what `hdlab validate --kerneldb` checks against moe_perf; the cost model builds the
+  // same layer from the layer program's experts node. They must agree at every tp x ep,
+  // with the cost model's reading of expert parallelism: each rank routes its own N / ep
+  // tokens (kerneldb's collector gives every rank all of them instead).
+  const model::Backbone b = model::load_backbone(model::Json::parse(R"({"name": "moe-30b", "num_layers": 2,
+      "hidden_size": 2048, "num_heads": 32, "num_kv_heads": 4, "head_dim": 128, "intermediate_size": 6144,
+      "vocab_size": 1000, "moe": {"num_experts": 128, "top_k": 8, "expert_intermediate_size": 768}})"));
+  const model::Config c = model::make_config(b, model::parse_design(model::Json::parse("{}"), b));
+  const ModelShape shape = model_shape(c.effective, c.design.method);
+  const HardwareProfile hw = h100();
+  REQUIRE(hw.kernel_models);
+  const KernelModels& km = *hw.kernel_models;
+  for (double n : {1.0, 64.0, 4096.0}) {
+    model::LayerWork w;  // one row per sequence (a decode step of n sequences)
+    w.seqs = n;
+    w.rows_q = w.rows_kv = 1;
+    model::OpNodes t{};
+    model::layer_ops(shape, model::layer_features(c.effective, 0), w, true, t);
+    const model::OpNode& ex = model::node(t, model::OpKind::experts);
+    REQUIRE(ex.gemms[0].groups > 0);
+    for (const auto& [tp, ep] : {std::pair{1.0, 1.0}, std::pair{1.0, 8.0}, std::pair{4.0, 1.0}, std::pair{2.0, 4.0}}) {
+      INFO(n << " tokens, tp " << tp << " ep " << ep);
+      const Roofline rl = make_roofline(hw, DType::bf16, Sharding{tp, ep, std::min(tp, 4.0)}, &shape);
+      MoeShape s;
+      s.tokens = n * 8 / ep;
+      s.layer_tokens = n / ep;
+      s.experts_hit = ex.gemms[0].groups / ep;
+      s.hidden = 2048;
+      s.inter = 768 / tp;
+      const double composed = moe_seconds(km.gemm.at(DType::bf16), km.vector, km.sms, s, rl.moe_layer);
+      const OpTime op = kernel_op_time(model::OpKind::experts, ex, rl, &w, Timing::forward);
+      CHECK(op.seconds == Approx(composed).epsilon(1e-12));
     }
   }
 }

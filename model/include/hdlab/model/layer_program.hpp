@@ -68,8 +68,13 @@ struct OpNode {
   double weight_dim_min = 0;  // GEMM: the smaller weight dimension (min(N, K))
   // The op's products, and the bytes and launches of the element-wise steps between them
   // (SwiGLU's activation, the experts' token permutes), for kernel-level timing models.
+  // inner_vector_bytes split as the op's products split (over tensor- and expert-parallel
+  // ranks); inner_row_bytes stream whole model-width rows (the routed copies' permute and
+  // un-permute), which every tensor-parallel rank moves in full, so they split over
+  // expert-parallel ranks only. Both are counted in inner_vector_calls.
   std::array<OpGemm, 2> gemms{};
   double inner_vector_bytes = 0;
+  double inner_row_bytes = 0;
   double inner_vector_calls = 0;
 };
 // The nodes of one layer run, indexed by OpKind (an op the layer does not run: all zero).
