@@ -422,14 +422,14 @@ KernelModels fit_kernel_models(const KernelDb& db, const DeviceFacts& facts, con
   return k;
 }
 
-std::string moe_fit_routing(const std::vector<MoeRow>& rows, model::DType dtype) {
+MoeFitRouting moe_fit_routing(const std::vector<MoeRow>& rows, model::DType dtype) {
   bool power_law = false;
   for (const MoeRow& r : rows) {
     if (detail::model_dtype(r.dtype) != dtype) continue;
-    if (r.distribution == "balanced") return "balanced";
+    if (r.distribution == "balanced") return MoeFitRouting::balanced;
     power_law = power_law || power_law_alpha(r.distribution).has_value();
   }
-  return power_law ? "power_law" : "";
+  return power_law ? MoeFitRouting::power_law : MoeFitRouting::none;
 }
 
 // A row as the MoE layer fit sees it: the composition's time, which the fit
@@ -444,7 +444,7 @@ std::optional<simulator::MoeLayerKernel> fit_moe_layer(const std::vector<MoeRow>
                                                        const simulator::GemmKernel& gemm,
                                                        const simulator::VectorKernel& vector, double sms,
                                                        const KernelFitOptions& o) {
-  const bool balanced = moe_fit_routing(rows, dtype) == "balanced";
+  const bool balanced = moe_fit_routing(rows, dtype) == MoeFitRouting::balanced;
   std::vector<Sample<MoeSample>> all;
   for (const MoeRow& r : rows) {
     if (held_out(r) || detail::model_dtype(r.dtype) != dtype) continue;

@@ -69,7 +69,7 @@ HardwareProfile fitted_profile(const HardwareProfile& datasheet, const KernelDb&
       "kernel that only streams memory) and their latency the bf16 GEMM fit's (a launch and a short kernel)";
   for (const auto& [d, m] : models.moe_layer)
     p.assumptions[std::string("kernel_models.moe_layer.") + model::to_string(d)] =
-        moe_fit_routing(db.moe, d) == "balanced"
+        moe_fit_routing(db.moe, d) == MoeFitRouting::balanced
             ? "fitted on the balanced-routing moe_perf rows (the routing the cost model assumes)"
             : "no balanced-routing moe_perf rows: fitted on the power-law rows, with the collector's skewed load "
               "on the rank it times modelled (calibration/kernel_shapes.hpp, power_law_rank_load); the cost model "

@@ -98,7 +98,7 @@ TEST_CASE("moe layer fit: the layer's latency and token rate are recovered from 
 
   // Balanced rows present: the fit takes them (the routing the cost model assumes); none
   // of the precision: nothing to fit.
-  CHECK(moe_fit_routing(rows, model::DType::bf16) == "balanced");
+  CHECK(moe_fit_routing(rows, model::DType::bf16) == MoeFitRouting::balanced);
   CHECK_FALSE(fit_moe_layer(rows, model::DType::fp16, k.gemm.at(model::DType::bf16), k.vector, k.sms));
 }
 
@@ -108,8 +108,8 @@ TEST_CASE("moe layer fit: a table with power-law rows only is fitted on them, th
   const MoeLayerKernel truth{30, 250};
   std::vector<MoeRow> rows = synthetic_rows(k, truth, "power_law_1.01", 1);
   for (MoeRow r : synthetic_rows(k, truth, "power_law_1.2", 1)) rows.push_back(r);
-  CHECK(moe_fit_routing(rows, model::DType::bf16) == "power_law");
-  CHECK(moe_fit_routing(rows, model::DType::fp8).empty());
+  CHECK(moe_fit_routing(rows, model::DType::bf16) == MoeFitRouting::power_law);
+  CHECK(moe_fit_routing(rows, model::DType::fp8) == MoeFitRouting::none);
   const auto fitted = fit_moe_layer(rows, model::DType::bf16, k.gemm.at(model::DType::bf16), k.vector, k.sms);
   REQUIRE(fitted);
   INFO("fitted " << fitted->latency_us << " us, " << fitted->token_gb_per_s << " GB/s");

@@ -73,8 +73,9 @@ simulator::KernelModels fit_kernel_models(const KernelDb& db, const DeviceFacts&
 // table has them (the routing the cost model assumes), else the power-law rows, each
 // with the collector's skewed load on its timed rank (kernel_shapes.hpp's
 // power_law_rank_load); nullopt without rows of the precision.
-// moe_fit_routing: which of them the fit takes ("balanced", "power_law" or "": none).
-std::string moe_fit_routing(const std::vector<MoeRow>& rows, model::DType dtype);
+// moe_fit_routing: which of them the fit takes (none: no rows of the precision).
+enum class MoeFitRouting { none, balanced, power_law };
+MoeFitRouting moe_fit_routing(const std::vector<MoeRow>& rows, model::DType dtype);
 std::optional<simulator::MoeLayerKernel> fit_moe_layer(const std::vector<MoeRow>& rows, model::DType dtype,
                                                        const simulator::GemmKernel& gemm,
                                                        const simulator::VectorKernel& vector, double sms,
