@@ -72,7 +72,7 @@ HardwareProfile fitted_profile(const HardwareProfile& datasheet, const KernelDb&
         moe_fit_routing(db.moe, d) == MoeFitRouting::balanced
             ? "fitted on the balanced-routing moe_perf rows (the routing the cost model assumes)"
             : "no balanced-routing moe_perf rows: fitted on the power-law rows, with the collector's skewed load "
-              "on the rank it times modelled (calibration/kernel_shapes.hpp, power_law_rank_load); the cost model "
+              "on the rank it times modelled (calibration/kerneldb.hpp, power_law_rank_load); the cost model "
               "routes tokens evenly";
   p.assumptions["kernel_models.gemm.fp16"] = "fp16 products take the bf16 fit (the same tensor-core rate and width)";
   p.assumptions["kernel_models.prefill_attention"] =

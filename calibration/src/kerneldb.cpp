@@ -5,6 +5,7 @@
 #include "hdlab/calibration/kerneldb.hpp"
 
 #include <zlib.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -341,10 +342,15 @@ std::vector<MoeRow> read_moe(CsvTable& t, DeviceCheck& device) {
     r.hidden = t.whole(hidden, 1);
     r.inter = t.whole(inter, 1);
     r.experts = t.whole(experts, 1);
+    // Bounded: the power-law routing draws one load per expert (power_law_rank_load).
+    if (r.experts > kMaxExperts) t.fail(experts, fmt::format("{:.0f} is more than {:.0f} experts", r.experts, kMaxExperts));
     r.topk = t.whole(topk, 1);
     if (r.topk > r.experts) t.fail(topk, "more than num_experts");
     r.tp = t.whole(tp, 1);
     r.ep = t.whole(ep, 1);
+    // Each expert-parallel rank holds num_experts / ep whole experts.
+    if (std::fmod(r.experts, r.ep) != 0)
+      t.fail(ep, fmt::format("{:.0f} does not divide num_experts {:.0f}", r.ep, r.experts));
     r.seconds = t.seconds(latency);
     r.line = t.line();
     device.check(t);

@@ -74,6 +74,10 @@ const std::string good_gemm = gemm_header + gemm_rows;
 const std::string nccl_table =
     "framework,version,device,op_name,kernel_source,nccl_dtype,num_gpus,message_size,latency\n"
     "TRTLLM,2.29.2,NVIDIA H100 80GB HBM3,all_gather,NCCL,half,2,256,0.00531\n";
+const std::string moe_table =
+    "framework,version,device,op_name,kernel_source,moe_dtype,num_tokens,hidden_size,inter_size,topk,num_experts,"
+    "moe_tp_size,moe_ep_size,distribution,latency\n"
+    "TRTLLM,1.3.0rc20,NVIDIA H100 80GB HBM3,moe,moe_torch_flow_cutlass,bfloat16,64,4096,1536,8,128,1,8,balanced,0.2\n";
 const std::string context_table =
     "framework,version,device,op_name,kernel_source,batch_size,isl,num_heads,num_key_value_heads,head_dim,"
     "window_size,beam_width,attn_dtype,kv_cache_dtype,step,latency\n"
@@ -226,6 +230,10 @@ TEST_CASE("kerneldb: bad tables are refused naming the file, the line and the co
       {"two devices", {{"gemm_perf.csv", good_gemm}, {"nccl_perf.csv", replaced(nccl_table, "H100 80GB HBM3", "B200")}},
        "nccl_perf.csv:2", "\"device\"", "\"NVIDIA B200\" where the rows before say \"NVIDIA H100 80GB HBM3\""},
       {"missing gemm table", {{"nccl_perf.csv", nccl_table}}, "gemm_perf.csv", "", "the GEMM table is required"},
+      {"experts not split evenly over ep", {{"gemm_perf.csv", good_gemm}, {"moe_perf.csv", replaced(moe_table, ",128,1,8,", ",128,1,3,")}},
+       "moe_perf.csv:2", "\"moe_ep_size\"", "3 does not divide num_experts 128"},
+      {"too many experts", {{"gemm_perf.csv", good_gemm}, {"moe_perf.csv", replaced(moe_table, ",128,1,8,", ",1000000,1,8,")}},
+       "moe_perf.csv:2", "\"num_experts\"", "1000000 is more than 65536 experts"},
   };
   for (const Bad& b : cases) {
     CAPTURE(b.what);

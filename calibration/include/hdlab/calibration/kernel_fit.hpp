@@ -71,7 +71,7 @@ simulator::KernelModels fit_kernel_models(const KernelDb& db, const DeviceFacts&
 // products' precision `dtype`, fitted on the rows held_out() leaves in on top of the
 // composition of `gemm` and `vector` (moe_seconds): the balanced-routing rows where the
 // table has them (the routing the cost model assumes), else the power-law rows, each
-// with the collector's skewed load on its timed rank (kernel_shapes.hpp's
+// with the collector's skewed load on its timed rank (kerneldb.hpp's
 // power_law_rank_load); nullopt without rows of the precision.
 // moe_fit_routing: which of them the fit takes (none: no rows of the precision).
 enum class MoeFitRouting { none, balanced, power_law };

@@ -87,6 +87,9 @@ struct CollectiveRow {
   bool operator==(const CollectiveRow&) const = default;
 };
 
+// The most experts a moe_perf row may name (the largest bundled: 512); the reader also
+// requires moe_ep_size to divide num_experts.
+inline constexpr double kMaxExperts = 65536;
 struct MoeRow {
   std::string dtype;         // moe_dtype
   std::string kernel;        // kernel_source
