@@ -83,23 +83,34 @@ std::string shown_value(double v, PublishedMetric m) {
   return fmt::format("{}", v);
 }
 
+// What hdlab's memory model says the setup could not hold, or "".
+std::string memory_flag(const PublishedResult& x) {
+  const PublishedPrediction& p = x.predicted;
+  if (p.kv_fitting_requests > 0 && p.kv_fitting_requests < x.spec.batch)
+    return fmt::format(" [KV cache holds {} of {}]", p.kv_fitting_requests, x.spec.batch);
+  if (p.memory_exceeded())
+    return fmt::format(" [needs {:.0f} of {:.0f} GB]", p.train_memory_bytes / 1e9, p.device_memory_bytes / 1e9);
+  return "";
+}
+
 void print_report(const PublishedReport& r) {
   std::cout << fmt::format("{:<24} {:<34} {:>13} {:>13} {:>8}  {}\n", "source", "case", "published", "predicted", "error",
                            "profile");
-  bool unheld = false;
+  bool unheld = false, exceeded = false;
   for (const PublishedResult& x : r.results) {
-    const bool held = x.predicted.kv_fitting_requests == 0 || x.predicted.kv_fitting_requests >= x.spec.batch;
-    unheld = unheld || !held;
+    unheld = unheld || (x.predicted.kv_fitting_requests > 0 && x.predicted.kv_fitting_requests < x.spec.batch);
+    exceeded = exceeded || x.predicted.memory_exceeded();
     std::cout << fmt::format("{:<24} {:<34} {:>13} {:>13} {:>+7.1f}%  {}{}\n", x.source, x.spec.id,
                              shown_value(x.spec.published, x.spec.metric), shown_value(x.predicted.value, x.spec.metric),
-                             100 * x.error(), x.profile,
-                             held ? "" : fmt::format(" [KV cache holds {} of {}]", x.predicted.kv_fitting_requests,
-                                                     x.spec.batch));
+                             100 * x.error(), x.profile, memory_flag(x));
   }
   std::cout << "\nerror = predicted / published - 1 (a rate: + is too fast; a time: + is too slow)\n";
   if (unheld)
     std::cout << "[KV cache holds k of b]: hdlab's memory model holds only k of the batch's b requests at once; the "
                  "batch is costed whole, as the source ran it\n";
+  if (exceeded)
+    std::cout << "[needs m of c GB]: hdlab's memory model puts the training setup at m GB on its fullest device, more "
+                 "than its c GB; the step is costed as stated\n";
   std::cout << fmt::format("{:<24} {:<28} {:>5} {:>8} {:>8} {:>8} {:>9} {:>9}\n", "source", "metric", "cases", "median",
                            "max", "signed", "rho(val)", "rho(MFU)");
   for (const PublishedGroup& g : r.groups)

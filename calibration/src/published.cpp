@@ -265,12 +265,16 @@ PublishedPrediction predict_training(const PublishedCase& c, const model::Config
                   replicas;
   p.devices = par.tp * par.cp * par.dp;
   p.seconds = m[simulator::Metric::train_step_s];
+  p.train_memory_bytes = m[simulator::Metric::train_memory_bytes];
+  p.device_memory_bytes = hw.memory_bytes();
   if (c.pipeline) {
     const simulator::PipelineResult r =
         at_case(c, [&] { return simulator::simulate_pipeline(config, hw, c.scenario, *c.pipeline); });
     p.devices *= c.pipeline->stages;
     p.seconds = r.metrics.step_s;
     p.bubble_fraction = r.metrics.bubble_fraction;
+    p.train_memory_bytes = 0;
+    for (const simulator::PipelineDevice& d : r.devices) p.train_memory_bytes = std::max(p.train_memory_bytes, d.memory_bytes());
   }
   p.value = c.metric == PublishedMetric::train_iteration_s
                 ? p.seconds
@@ -408,6 +412,8 @@ json to_json(const PublishedReport& r) {
                               {"decode_step_s", x.predicted.decode_step_s},
                               {"decode_context_tokens", x.predicted.decode_context},
                               {"kv_fitting_requests", x.predicted.kv_fitting_requests},
+                              {"train_memory_gb", x.predicted.train_memory_bytes / 1e9},
+                              {"device_memory_gb", x.predicted.device_memory_bytes / 1e9},
                               {"predicted_s", x.predicted.seconds},
                               {"devices", x.predicted.devices},
                               {"pipeline_bubble_fraction", x.predicted.bubble_fraction},

@@ -266,3 +266,33 @@ TEST_CASE("a bad published-source file is refused naming the place", "[published
   CHECK_THROWS_WITH(predict_published(s.cases[0], s.models.at("l7"), h100()),
                     Catch::StartsWith("/cases/0: hdlab cannot run this setup: "));
 }
+
+TEST_CASE("a published training row carries hdlab's memory need, flagged when the device cannot hold it", "[published]") {
+  const auto hw = h100();
+  PublishedSource s = parse_published(training_source(1, "train_iteration_s", 1), "t.json", models_dir);
+  const model::Config c = s.models.at("l7");
+  const PublishedPrediction fits = predict_published(s.cases[0], c, hw);
+  CHECK(fits.train_memory_bytes == simulator::evaluate(c, hw, s.cases[0].scenario)[simulator::Metric::train_memory_bytes]);
+  CHECK(fits.device_memory_bytes == 80e9);
+  CHECK_FALSE(fits.memory_exceeded());
+
+  // Eight 4096-token sequences a micro-step without recomputation: a 7B model's
+  // activations alone are far above 80 GB at tp 2.
+  json j = training_source(1, "train_iteration_s", 1);
+  j["cases"][0]["scenario"]["train"]["micro_batch"] = 8;
+  j["cases"][0]["scenario"]["train"]["grad_accum"] = 1;
+  j["cases"][0]["scenario"]["train"]["recompute"] = "none";
+  s = parse_published(j, "t.json", models_dir);
+  const PublishedPrediction over = predict_published(s.cases[0], c, hw);
+  CHECK(over.train_memory_bytes > 80e9);
+  CHECK(over.memory_exceeded());
+
+  // A pipeline's need is its fullest stage's: the largest device memory the pipeline reports.
+  s = parse_published(training_source(1, "train_iteration_s", 4), "t.json", models_dir);
+  const PublishedPrediction piped = predict_published(s.cases[0], c, hw);
+  const simulator::PipelineResult pr = simulator::simulate_pipeline(c, hw, s.cases[0].scenario, *s.cases[0].pipeline);
+  double fullest = 0;
+  for (const simulator::PipelineDevice& d : pr.devices) fullest = std::max(fullest, d.memory_bytes());
+  CHECK(piped.train_memory_bytes == fullest);
+  CHECK(fullest < fits.train_memory_bytes);  // a quarter of the layers on each device
+}

@@ -2,6 +2,7 @@
 // flags' exit 3, and bad files and flags exit 2 naming the place.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <unistd.h>
@@ -50,6 +51,20 @@ TEST_CASE("hdlab validate --published: the bundled set, its report files and per
     CHECK(c["error"].get<double>() == Approx(e));
     CHECK(c["profile"].get<std::string>().size() > 0);
   }
+  // Training cases carry hdlab's memory need; the table flags each one above its device's
+  // memory, with the need in whole GB, and no other.
+  for (const auto& src : j["sources"])
+    for (const auto& c : src["cases"]) {
+      if (!c.contains("train_memory_gb") || c["train_memory_gb"].get<double>() == 0) continue;
+      const double need = c["train_memory_gb"].get<double>(), have = c["device_memory_gb"].get<double>();
+      CHECK(have == 80);
+      const std::string flag = " [needs " + std::to_string(std::lround(need)) + " of 80 GB]";
+      const std::size_t row = r.out.find(" " + c["id"].get<std::string>() + " ");
+      REQUIRE(row != std::string::npos);
+      const std::string line = r.out.substr(row, r.out.find('\n', row) - row);
+      CAPTURE(line);
+      CHECK((line.find(flag) != std::string::npos) == (need > have));
+    }
   const std::string csv = slurp(out + "/published.csv");
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 53);  // header + 52 rows
 #ifdef HDLAB_TEST_HAVE_CHARTS

@@ -104,6 +104,11 @@ struct PublishedPrediction {
   // batch is costed whole, as the source ran it; fewer than the batch flags a setup
   // hdlab's memory model cannot hold).
   std::int64_t kv_fitting_requests = 0;
+  // Training cases: the peak memory hdlab predicts on the fullest device (a pipeline's:
+  // its most loaded stage) and the device's memory, bytes. A need above the capacity flags
+  // a setup that could not have run as assumed (the time is still costed as stated).
+  double train_memory_bytes = 0, device_memory_bytes = 0;
+  bool memory_exceeded() const { return train_memory_bytes > device_memory_bytes && device_memory_bytes > 0; }
 };
 // ConfigError (at the case's pointer) when the simulator refuses the setup.
 PublishedPrediction predict_published(const PublishedCase& c, const model::Config& config,
