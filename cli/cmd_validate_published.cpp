@@ -83,10 +83,15 @@ std::string shown_value(double v, PublishedMetric m) {
   return fmt::format("{}", v);
 }
 
+// An inference batch whose requests hdlab's KV cache cannot hold all at once.
+bool kv_unheld(const PublishedResult& x) {
+  return x.predicted.kv_fitting_requests > 0 && x.predicted.kv_fitting_requests < x.spec.batch;
+}
+
 // What hdlab's memory model says the setup could not hold, or "".
 std::string memory_flag(const PublishedResult& x) {
   const PublishedPrediction& p = x.predicted;
-  if (p.kv_fitting_requests > 0 && p.kv_fitting_requests < x.spec.batch)
+  if (kv_unheld(x))
     return fmt::format(" [KV cache holds {} of {}]", p.kv_fitting_requests, x.spec.batch);
   if (p.memory_exceeded())
     return fmt::format(" [needs {:.0f} of {:.0f} GB]", p.train_memory_bytes / 1e9, p.device_memory_bytes / 1e9);
@@ -98,7 +103,7 @@ void print_report(const PublishedReport& r) {
                            "profile");
   bool unheld = false, exceeded = false;
   for (const PublishedResult& x : r.results) {
-    unheld = unheld || (x.predicted.kv_fitting_requests > 0 && x.predicted.kv_fitting_requests < x.spec.batch);
+    unheld = unheld || kv_unheld(x);
     exceeded = exceeded || x.predicted.memory_exceeded();
     std::cout << fmt::format("{:<24} {:<34} {:>13} {:>13} {:>+7.1f}%  {}{}\n", x.source, x.spec.id,
                              shown_value(x.spec.published, x.spec.metric), shown_value(x.predicted.value, x.spec.metric),
