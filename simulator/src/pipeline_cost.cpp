@@ -205,6 +205,10 @@ PipelineWorkload pipeline_workload(const model::Config& c, const HardwareProfile
 PipelineResult simulate_pipeline(const model::Config& c, const HardwareProfile& hw, const Scenario& s,
                                  const PipelineOptions& o, const std::string& pointer) {
   if (o.stages < 1) model::fail(pointer + "/pp", "must be >= 1, got " + std::to_string(o.stages));
+  if (s.train.sharding == OptimizerSharding::weights)
+    model::fail("/scenario/train/optimizer_sharding",
+                "weights (ZeRO-3) is not costed by the pipeline: its per-micro-batch weight gathers are not modelled "
+                "there; give gradients (ZeRO-2) or less, or cost the step without a pipeline (hdlab cost)");
   auto ctx = std::make_unique<CostContext>();
   make_context(c, hw, s, *ctx);
   const PipelineWorkload w = workload_of(*ctx, o.stages, pointer);

@@ -164,6 +164,26 @@ TEST_CASE("the pipeline's optimizer step: each device's reduction and update aft
   CHECK(hidden.metrics.update_s > 0);  // the update itself is never hidden
 }
 
+TEST_CASE("ZeRO-3 under a pipeline is refused by pointer: its weight gathers are not costed there",
+          "[pipeline][cost][bad-input]") {
+  const HardwareProfile hw = fixtures::device(2);
+  const hdlab::model::Config c = fixtures::config(fixtures::tiny_dense(), "{}");
+  Scenario s = scenario(Recompute::selective);
+  PipelineOptions o;
+  o.stages = 2;
+  o.microbatches = 4;
+  s.train.sharding = OptimizerSharding::gradients;  // ZeRO-2 runs
+  CHECK(simulate_pipeline(c, hw, s, o).metrics.step_s > 0);
+  s.train.sharding = OptimizerSharding::weights;
+  try {
+    simulate_pipeline(c, hw, s, o);
+    FAIL("ZeRO-3 accepted under a pipeline");
+  } catch (const hdlab::model::ConfigError& e) {
+    CHECK(e.pointer() == "/scenario/train/optimizer_sharding");
+    CHECK(std::string(e.what()).find("weight gathers") != std::string::npos);
+  }
+}
+
 TEST_CASE("a framework overhead per step is added once to the pipeline's optimizer step", "[pipeline][cost][framework]") {
   const HardwareProfile hw = fixtures::device(2);
   const hdlab::model::Config c = fixtures::config(fixtures::tiny_dense(), "{}");

@@ -33,8 +33,9 @@
 // up to its length) and runs the optimizer update on them, both as the cost model's
 // training step costs them (cost_model.hpp) for that device's share: its chunks' layers,
 // the embedding on the first stage, the final norm and head on the last. step_s is when
-// the last device finishes. Left out: ZeRO-3's weight gathers, and the all-reduce that keeps a
-// tied embedding and head on the first and last stage in step.
+// the last device finishes. Left out: the all-reduce that keeps a tied embedding and head on
+// the first and last stage in step. ZeRO-3 (optimizer_sharding weights) is refused: its
+// weight gathers per micro-batch are not modelled here.
 #include <cstdint>
 #include <string>
 
@@ -50,7 +51,7 @@ PipelineWorkload pipeline_workload(const model::Config& c, const HardwareProfile
                                    std::int64_t pp, const std::string& pointer = "/pipeline");
 
 // pipeline_workload, then simulate_pipeline, then the optimizer step: what a sweep point or
-// the CLI calls.
+// the CLI calls. ConfigError at /scenario/train/optimizer_sharding for ZeRO-3 (see above).
 PipelineResult simulate_pipeline(const model::Config& c, const HardwareProfile& hw, const Scenario& s,
                                  const PipelineOptions& o, const std::string& pointer = "/pipeline");
 
