@@ -22,6 +22,14 @@ Scenario scenario(Recompute r, std::int64_t tp = 1) {
   return s;
 }
 
+// Two stages, four micro-batches: the smallest pipeline with an optimizer step to test.
+PipelineOptions two_stages() {
+  PipelineOptions o;
+  o.stages = 2;
+  o.microbatches = 4;
+  return o;
+}
+
 // The cost model's micro-step and per-device saved activations for one micro-batch.
 std::pair<double, double> cost_model_micro_step(const hdlab::model::Config& c, const HardwareProfile& hw,
                                                 const Scenario& s) {
@@ -169,9 +177,7 @@ TEST_CASE("ZeRO-3 under a pipeline is refused by pointer: its weight gathers are
   const HardwareProfile hw = fixtures::device(2);
   const hdlab::model::Config c = fixtures::config(fixtures::tiny_dense(), "{}");
   Scenario s = scenario(Recompute::selective);
-  PipelineOptions o;
-  o.stages = 2;
-  o.microbatches = 4;
+  const PipelineOptions o = two_stages();
   s.train.sharding = OptimizerSharding::gradients;  // ZeRO-2 runs
   CHECK(simulate_pipeline(c, hw, s, o).metrics.step_s > 0);
   s.train.sharding = OptimizerSharding::weights;
@@ -188,9 +194,7 @@ TEST_CASE("a framework overhead per step is added once to the pipeline's optimiz
   const HardwareProfile hw = fixtures::device(2);
   const hdlab::model::Config c = fixtures::config(fixtures::tiny_dense(), "{}");
   Scenario s = scenario(Recompute::selective);
-  PipelineOptions o;
-  o.stages = 2;
-  o.microbatches = 4;
+  const PipelineOptions o = two_stages();
   const PipelineResult without = simulate_pipeline(c, hw, s, o);
   s.framework.train_step_s = 0.125;
   const PipelineResult with = simulate_pipeline(c, hw, s, o);
