@@ -14,10 +14,12 @@
 //   dW = X^T dY ([k,m] x [m,n]: shape k, n, m), each timed by the GEMM model (dW is the
 //   weight-gradient part, OpTime::backward_weight_s; unfused attention's per-head products
 //   multiply activations by activations and have none);
-//   attention: 2.5 x its forward. kerneldb times no backward attention; FlashAttention's
-//   backward runs five matrix products per tile to the forward's two at a similar rate, so
-//   its time is taken as 2.5 times the forward's (an assumption, stated here and in the
-//   profile);
+//   attention: 2.5 x 73 / 63 = 2.9 x its forward. kerneldb times no backward attention.
+//   FlashAttention's backward runs five matrix products per tile to the forward's two (2.5
+//   times the FLOPs) and at a lower rate: FlashAttention-2 (Dao 2023, arXiv:2307.08691,
+//   section 4, A100) reaches up to 73% of the tensor-core peak in its forward and up to 63%
+//   in its backward. That ratio is taken for every device, as no backward attention kernel
+//   of the H100 or B200 is timed in the data (an assumption, stated here and in the README);
 //   element-wise ops and lookups: 2 x their forward (the upstream gradient read besides
 //   the saved input, a gradient written); so is the MoE layer's own routing cost
 //   (MoeLayerKernel: the gradients permuted back through the same sort).
@@ -36,7 +38,7 @@ using model::OpKind;
 
 namespace {
 
-constexpr double kAttentionBackward = 2.5;
+constexpr double kAttentionBackward = 2.5 * 0.73 / 0.63;  // FLOPs x (forward / backward rate)
 constexpr double kVectorBackward = 2;
 
 // A product as one device runs it.

@@ -704,6 +704,35 @@ TEST_CASE("kernel models: a backward's weight-gradient part is its weight produc
   CHECK(v.backward_weight_s == 0);
 }
 
+TEST_CASE("kernel models: a fused attention's backward is 2.5 times its FLOPs at 63/73 of its forward rate",
+          "[kernel-models][kernel-op-time]") {
+  // FlashAttention-2 (arXiv:2307.08691, section 4, A100): up to 73% of the tensor-core peak
+  // forward, 63% backward; the backward has 5 products per tile to the forward's 2.
+  const HardwareProfile hw = profile("a100-80gb-sxm");
+  REQUIRE(hw.kernel_models);
+  ModelShape shape;
+  shape.D = 2048;
+  shape.H = 16;
+  shape.G = 16;
+  shape.qk_head_dim = shape.v_head_dim = 128;
+  shape.kv_out = 2 * 16 * 128;
+  const Roofline rl = make_roofline(hw, DType::bf16, Sharding{}, &shape);
+  model::LayerWork w;  // 8 sequences of 2048 causal rows
+  w.seqs = 8;
+  w.rows_q = w.rows_kv = w.longest_keys = 2048;
+  w.pairs_exact = w.pairs_executed = 2048.0 * 2049 / 2;
+  OpRow r;
+  r.calls = 1;
+  r.cost.flops = 8 * w.pairs_exact * 2 * shape.H * (shape.qk_head_dim + shape.v_head_dim);
+  const OpTime forward = kernel_op_time(model::OpKind::attention, r, rl, &w, Timing::forward);
+  const OpTime training = kernel_op_time(model::OpKind::attention, r, rl, &w, Timing::training);
+  REQUIRE(forward.seconds > 0);
+  CHECK(forward.backward_s == 0);
+  CHECK(training.seconds == forward.seconds);
+  CHECK(training.backward_s == Approx(2.5 * 73 / 63 * forward.seconds).epsilon(1e-12));
+  CHECK(training.backward_weight_s == 0);  // activations by activations: no weight gradient
+}
+
 TEST_CASE("kernel models: Qwen3-8B on the fitted H100 costs more with more work", "[kernel-models][evaluate]") {
   const HardwareProfile hw = profile("h100-sxm");
   const HardwareProfile datasheet =
