@@ -41,10 +41,10 @@ void write_profile(const simulator::HardwareProfile& h, const std::string& path)
 }
 
 void print_errors(const nlohmann::json& errors) {
-  std::cout << fmt::format("  {:<34} {:<14} {:>6} {:>9} {:>9} {:>9} {:>9}\n", "class", "precision", "rows", "median",
+  std::cout << fmt::format("  {:<36} {:<14} {:>6} {:>9} {:>9} {:>9} {:>9}\n", "class", "precision", "rows", "median",
                            "p90", "max", "signed");
   for (const auto& e : errors)
-    std::cout << fmt::format("  {:<34} {:<14} {:>6} {:>8.1f}% {:>8.1f}% {:>8.1f}% {:>+8.1f}%\n",
+    std::cout << fmt::format("  {:<36} {:<14} {:>6} {:>8.1f}% {:>8.1f}% {:>8.1f}% {:>+8.1f}%\n",
                              e["class"].get<std::string>(), e["precision"].get<std::string>(),
                              e["held_out_rows"].get<std::int64_t>(), 100 * e["median_abs_error"].get<double>(),
                              100 * e["p90_abs_error"].get<double>(), 100 * e["max_abs_error"].get<double>(),

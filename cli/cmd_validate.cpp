@@ -248,10 +248,10 @@ int validate(const ValidateCli& o) {
 
 void print_kernel_table(const KernelValidation& v) {
   std::cout << fmt::format("held-out rows per op class and precision (|error| = |predicted / measured - 1|):\n"
-                           "{:<34} {:<14} {:>6} {:>8} {:>8} {:>9} {:>8}\n",
+                           "{:<36} {:<14} {:>6} {:>8} {:>8} {:>9} {:>8}\n",
                            "class", "precision", "rows", "median", "p90", "max", "signed");
   auto row = [](const KernelClassStats& s) {
-    std::cout << fmt::format("{:<34} {:<14} {:>6} {:>7.1f}% {:>7.1f}% {:>8.1f}% {:>+7.1f}%\n", s.op_class, s.precision,
+    std::cout << fmt::format("{:<36} {:<14} {:>6} {:>7.1f}% {:>7.1f}% {:>8.1f}% {:>+7.1f}%\n", s.op_class, s.precision,
                              s.rows, 100 * s.median_abs_error, 100 * s.p90_abs_error, 100 * s.max_abs_error,
                              100 * s.median_signed_error);
   };

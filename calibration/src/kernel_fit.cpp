@@ -234,12 +234,14 @@ simulator::DecodeAttentionKernel decode_from(const std::vector<double>& p, doubl
 }
 
 // Every row of the cache precision the split keeps in, sliding windows included (the
-// model reads a window's keys out of its whole context).
+// model reads a window's keys out of its whole context), but those faster than a step's
+// read of its cache can be (kernel_shapes.hpp).
 simulator::DecodeAttentionKernel fit_decode(const std::vector<AttentionRow>& rows, const std::string& kv_name,
                                             const DeviceFacts& f, const KernelFitOptions& o) {
   std::vector<Sample<simulator::DecodeAttentionShape>> all;
   for (const AttentionRow& r : rows)
-    if (r.kv_dtype == kv_name && !held_out(r)) all.push_back({detail::decode_shape(r), r.seconds});
+    if (r.kv_dtype == kv_name && !held_out(r) && !detail::reads_cache_above_dram(r, f.memory_gb_per_s, f.l2_cache_mb))
+      all.push_back({detail::decode_shape(r), r.seconds});
   const auto samples = spread(all, o.max_rows);
   // One query row a sequence: the tables never make decode compute-bound, so the tensor
   // rate is the datasheet's, not fitted.

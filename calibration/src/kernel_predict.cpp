@@ -31,7 +31,16 @@ void predict_gemm(const KernelDb& db, const KernelModels& k, std::vector<KernelC
   }
 }
 
-void predict_attention(const KernelDb& db, const KernelModels& k, std::vector<KernelCase>& out) {
+// The decode rows' class: windowed rows apart (their kernels differ), and rows faster than
+// a step's read of its cache can be on the profile's device (kernel_shapes.hpp).
+std::string decode_class(const AttentionRow& r, const simulator::HardwareProfile& device) {
+  if (detail::reads_cache_above_dram(r, device.memory_bandwidth_gb_per_s, device.l2_cache_mb.value_or(0)))
+    return "decode_attention (faster than DRAM)";
+  return r.window > 0 ? "decode_attention (sliding window)" : "decode_attention";
+}
+
+void predict_attention(const KernelDb& db, const simulator::HardwareProfile& device, std::vector<KernelCase>& out) {
+  const KernelModels& k = *device.kernel_models;
   for (const AttentionRow& r : db.context_attention) {
     const auto d = detail::model_dtype(r.attn_dtype), kv = detail::model_dtype(r.kv_dtype);
     if (!d || !kv) continue;
@@ -50,7 +59,7 @@ void predict_attention(const KernelDb& db, const KernelModels& k, std::vector<Ke
   for (const AttentionRow& r : db.generation_attention) {
     const auto kv = detail::model_dtype(r.kv_dtype);
     if (!kv || !k.decode_attention.count(*kv)) continue;
-    out.push_back({r.window > 0 ? "decode_attention (sliding window)" : "decode_attention", "kv " + short_name(*kv),
+    out.push_back({decode_class(r, device), "kv " + short_name(*kv),
                    fmt::format("b={:g} ctx={:g} H={:g} G={:g} hd={:g} w={:g}", r.batch, r.isl + r.step, r.heads,
                                r.kv_heads, r.head_dim, r.window),
                    source(db, "generation_attention_perf", r.line), r.seconds,
@@ -99,7 +108,7 @@ std::vector<KernelCase> predict_kerneldb(const KernelDb& db, const simulator::Ha
   const KernelModels& k = *profile.kernel_models;
   std::vector<KernelCase> out;
   predict_gemm(db, k, out);
-  predict_attention(db, k, out);
+  predict_attention(db, profile, out);
   predict_collectives(db, k, out);
   predict_moe(db, k, out);
   return out;

@@ -1,11 +1,13 @@
 // Profiles with fitted kernel models: a device fitted on its kerneldb tables, and a sibling
 // derived from a fitted one by datasheet ratios. See kernel_fit.hpp.
+#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 
 #include "hdlab/calibration/kernel_fit.hpp"
 #include "hdlab/calibration/kernel_validation.hpp"
 #include "hdlab/model/error.hpp"
+#include "kernel_shapes.hpp"
 
 namespace hdlab::calibration {
 
@@ -60,10 +62,23 @@ HardwareProfile fitted_profile(const HardwareProfile& datasheet, const KernelDb&
   fit["method"] = "mean |log(predicted / measured)| minimised by NLopt Subplex over log parameters within physical "
                   "bounds (calibration/kernel_fit.hpp)";
   fit["held_out_errors"] = class_errors(v);
+  std::string set_aside;
+  const DeviceFacts facts = device_facts(datasheet);
+  const auto beyond_dram = std::count_if(db.generation_attention.begin(), db.generation_attention.end(),
+                                         [&](const AttentionRow& r) {
+                                           return detail::reads_cache_above_dram(r, facts.memory_gb_per_s,
+                                                                                 facts.l2_cache_mb);
+                                         });
+  if (beyond_dram > 0) {
+    fit["rows"]["generation_attention"]["faster_than_dram"] = beyond_dram;
+    set_aside = fmt::format(" but {} decode rows whose time would read their cache faster than the datasheet's "
+                            "memory bandwidth (never fitted; their own class in the error figures)",
+                            beyond_dram);
+  }
   p.sources["kernel_models"] = fmt::format(
-      "hdlab calibrate --from-kerneldb on {} ({}): every parameter fitted on the rows the fixed split keeps in; "
+      "hdlab calibrate --from-kerneldb on {} ({}): every parameter fitted on the rows the fixed split keeps in{}; "
       "error figures on the held-out rows in kernel_models.fit.held_out_errors",
-      db.folder, db.device_name);
+      db.folder, db.device_name, set_aside);
   p.assumptions["kernel_models.vector"] =
       "no kerneldb table times element-wise kernels alone: their stream bandwidth is the decode-attention fit's (a "
       "kernel that only streams memory) and their latency the bf16 GEMM fit's (a launch and a short kernel)";

@@ -77,6 +77,12 @@ simulator::DecodeAttentionShape decode_shape(const AttentionRow& r) {
   return s;
 }
 
+bool reads_cache_above_dram(const AttentionRow& r, double memory_gb_per_s, double l2_cache_mb) {
+  const simulator::DecodeAttentionShape s = decode_shape(r);
+  const double cache_bytes = s.seqs * s.keys * s.kv_heads * s.head_dim * 2 * s.kv_bytes;
+  return cache_bytes > l2_cache_mb * 1e6 && cache_bytes > r.seconds * memory_gb_per_s * 1e9;
+}
+
 std::optional<simulator::Collective> collective_of(const std::string& op) {
   if (op == "all_reduce") return simulator::Collective::all_reduce;
   if (op == "all_gather") return simulator::Collective::all_gather;

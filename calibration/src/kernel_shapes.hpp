@@ -23,6 +23,13 @@ simulator::GemmShape gemm_shape(const GemmRow& r);
 simulator::PrefillAttentionShape prefill_shape(const AttentionRow& r);
 // One decode step: context = isl + step; keys = the context, limited by the window.
 simulator::DecodeAttentionShape decode_shape(const AttentionRow& r);
+// A decode row that cannot be one step reading its cache: the K and V it must read (every
+// sequence's keys, each KV head, K and V) exceed the L2, so no repeat of the timed call
+// finds them there, and its time would read them faster than the device's memory
+// bandwidth (the datasheet's, GB/s). aiconfigurator's A100 table has 351 such rows, up
+// to 1.7x the A100's 2.0 TB/s (profiles/kerneldb/README.md); the H100 and B200 tables
+// none. The fit leaves them out and the validation reports them as a class of their own.
+bool reads_cache_above_dram(const AttentionRow& r, double memory_gb_per_s, double l2_cache_mb);
 // all_reduce, all_gather, reduce_scatter, alltoall; nullopt for another name.
 std::optional<simulator::Collective> collective_of(const std::string& op);
 // One rank's share of a whole MoE layer: num_tokens tokens enter the expert-parallel

@@ -358,6 +358,35 @@ TEST_CASE("kernel fit: a decode-attention model is recovered from rows it genera
   CHECK(km0.decode_attention.at(model::DType::bf16).grouped_min_block_factor == 0);
 }
 
+TEST_CASE("kernel fit: decode rows faster than the device's DRAM can read their cache are left out",
+          "[kernel-models][fit]") {
+  // The H100's datasheet: 3350 GB/s, 50 MB of L2. The least of these rows, 16 sequences x
+  // 16384 keys x 8 KV heads x 128 x 2 (K, V) x 2 bytes = 1.07 GB, read in 0.1 ms would be
+  // 10.7 TB/s: not a step. A
+  // sequence of up to 2048 keys (8.4 MB) read in 0.1 us stays in L2: a possible step, fitted.
+  const KernelDb db = synthetic_decode_db(true_decode());
+  KernelDb beyond_dram = db, in_l2 = db;
+  std::int64_t line = 100000;
+  std::size_t fitted = 0;
+  for (double b : {16.0, 32.0, 64.0, 128.0})
+    for (double ctx : {16384.0, 32768.0, 65536.0}) {
+      const AttentionRow r{b, 1, ctx - 1, 64, 8, 128, 0, "bfloat16", "bfloat16", 1e-4, line++};
+      fitted += !held_out(r);
+      beyond_dram.generation_attention.push_back(r);
+    }
+  for (double ctx : {256.0, 384.0, 512.0, 768.0, 1024.0, 1536.0, 2048.0}) {
+    const AttentionRow r{1, 1, ctx - 1, 64, 8, 128, 0, "bfloat16", "bfloat16", 1e-7, line++};
+    fitted += !held_out(r);
+    in_l2.generation_attention.push_back(r);
+  }
+  REQUIRE(fitted >= 10);  // rows the split leaves in: the fit would see them
+  const DeviceFacts facts = h100_facts();
+  const auto decode = [&](const KernelDb& d) { return fit_kernel_models(d, facts).decode_attention; };
+  const auto base = decode(db);
+  CHECK(decode(beyond_dram) == base);
+  CHECK(decode(in_l2) != base);
+}
+
 TEST_CASE("kernel fit: fitting the same rows twice gives the same models", "[kernel-models][fit]") {
   // Subplex from the same start over the same rows is deterministic: the two fits must be
   // equal bit for bit (a fit that depended on time, threads or uninitialised memory would

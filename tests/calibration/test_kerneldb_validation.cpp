@@ -8,7 +8,9 @@
 #include <limits>
 
 #include "hdlab/calibration/kernel_validation.hpp"
+#include "hdlab/model/config_io.hpp"
 #include "hdlab/model/error.hpp"
+#include "hdlab/simulator/hardware.hpp"
 
 using namespace hdlab::calibration;
 
@@ -130,4 +132,29 @@ TEST_CASE("kernel validation: a case without a finite positive time is refused n
       CHECK(std::string(e.reason()).find(b.reason) != std::string::npos);
     }
   }
+}
+
+TEST_CASE("kernel validation: decode rows faster than the device's DRAM can read their cache are a class apart",
+          "[kerneldb]") {
+  // The bundled A100 profile's datasheet: 2039 GB/s of HBM, 40 MB of L2. 32 sequences x
+  // 131072 keys x 1 KV head x 128 x 2 (K, V) x 2 bytes = 2.147 GB: read in 0.674 ms (a
+  // time the A100 table holds for it) that is 3.19 TB/s, more than HBM delivers; in 1.2 ms
+  // 1.79 TB/s, possible. 1 sequence x 1024 keys x 8 KV heads = 4.2 MB fits in L2: any time.
+  const auto hw = hdlab::simulator::parse_hardware_profile(
+      hdlab::model::read_json_file(std::string(HDLAB_SOURCE_DIR) + "/profiles/hardware/a100-80gb-sxm.json"));
+  REQUIRE(hw.memory_bandwidth_gb_per_s == 2039);
+  REQUIRE(hw.l2_cache_mb == 40);
+  KernelDb db;
+  db.device = "a100_sxm";
+  db.gemm.push_back({"bfloat16", 64, 64, 64, 1e-5, 2});
+  db.generation_attention = {{32, 1, 131071, 32, 1, 128, 0, "bfloat16", "bfloat16", 0.674e-3, 2},
+                             {32, 1, 131071, 32, 1, 128, 0, "bfloat16", "bfloat16", 1.2e-3, 3},
+                             {1, 1, 1023, 64, 8, 128, 0, "bfloat16", "bfloat16", 1e-7, 4},
+                             {32, 1, 131071, 32, 1, 128, 1024, "bfloat16", "bfloat16", 1e-5, 5}};
+  std::vector<std::string> classes;
+  for (const KernelCase& c : predict_kerneldb(db, hw))
+    if (c.op_class != "gemm") classes.push_back(c.op_class);
+  // The windowed row reads 32 x 1024 keys (16.8 MB, in L2): a possible step.
+  CHECK(classes == std::vector<std::string>{"decode_attention (faster than DRAM)", "decode_attention",
+                                            "decode_attention", "decode_attention (sliding window)"});
 }

@@ -21,7 +21,9 @@
 //                     fixed costs per head dimension the table measured, the window's
 //                     cost only where it has windowed rows (else 0)
 //   decode_attention  generation_attention_perf, per kv_cache_dtype, sliding-window rows
-//                     included; the dispatch factor (0 or TensorRT-LLM's 4) is chosen by the fit
+//                     included, rows faster than the datasheet's DRAM could read their
+//                     cache left out (A100: 351); the dispatch factor (0 or TensorRT-LLM's 4)
+//                     is chosen by the fit
 //   collectives       nccl_perf, per op and GPU count, on the 2-byte (half) rows; the
 //                     int8 rows are predicted from their bytes and reported, not fitted
 //   custom_all_reduce custom_allreduce_perf, per GPU count
