@@ -34,8 +34,7 @@ void predict_gemm(const KernelDb& db, const KernelModels& k, std::vector<KernelC
 // The decode rows' class: windowed rows apart (their kernels differ), and rows faster than
 // a step's read of its cache can be on the profile's device (kernel_shapes.hpp).
 std::string decode_class(const AttentionRow& r, const simulator::HardwareProfile& device) {
-  if (detail::reads_cache_above_dram(r, device.memory_bandwidth_gb_per_s, device.l2_cache_mb.value_or(0)))
-    return "decode_attention (faster than DRAM)";
+  if (detail::reads_cache_above_dram(r, device)) return "decode_attention (faster than DRAM)";
   return r.window > 0 ? "decode_attention (sliding window)" : "decode_attention";
 }
 

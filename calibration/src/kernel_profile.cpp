@@ -63,12 +63,9 @@ HardwareProfile fitted_profile(const HardwareProfile& datasheet, const KernelDb&
                   "bounds (calibration/kernel_fit.hpp)";
   fit["held_out_errors"] = class_errors(v);
   std::string set_aside;
-  const DeviceFacts facts = device_facts(datasheet);
-  const auto beyond_dram = std::count_if(db.generation_attention.begin(), db.generation_attention.end(),
-                                         [&](const AttentionRow& r) {
-                                           return detail::reads_cache_above_dram(r, facts.memory_gb_per_s,
-                                                                                 facts.l2_cache_mb);
-                                         });
+  const auto beyond_dram =
+      std::count_if(db.generation_attention.begin(), db.generation_attention.end(),
+                    [&](const AttentionRow& r) { return detail::reads_cache_above_dram(r, datasheet); });
   if (beyond_dram > 0) {
     fit["rows"]["generation_attention"]["faster_than_dram"] = beyond_dram;
     set_aside = fmt::format(" but {} decode rows whose time would read their cache faster than the datasheet's "

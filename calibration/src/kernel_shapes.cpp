@@ -83,6 +83,10 @@ bool reads_cache_above_dram(const AttentionRow& r, double memory_gb_per_s, doubl
   return cache_bytes > l2_cache_mb * 1e6 && cache_bytes > r.seconds * memory_gb_per_s * 1e9;
 }
 
+bool reads_cache_above_dram(const AttentionRow& r, const simulator::HardwareProfile& device) {
+  return reads_cache_above_dram(r, device.memory_bandwidth_gb_per_s, device.l2_cache_mb.value_or(0));
+}
+
 std::optional<simulator::Collective> collective_of(const std::string& op) {
   if (op == "all_reduce") return simulator::Collective::all_reduce;
   if (op == "all_gather") return simulator::Collective::all_gather;

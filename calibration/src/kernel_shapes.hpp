@@ -6,6 +6,7 @@
 
 #include "hdlab/calibration/kerneldb.hpp"
 #include "hdlab/model/backbone.hpp"
+#include "hdlab/simulator/hardware.hpp"
 #include "hdlab/simulator/kernel_models.hpp"
 
 namespace hdlab::calibration::detail {
@@ -30,6 +31,8 @@ simulator::DecodeAttentionShape decode_shape(const AttentionRow& r);
 // to 1.7x the A100's 2.0 TB/s (profiles/kerneldb/README.md); the H100 and B200 tables
 // none. The fit leaves them out and the validation reports them as a class of their own.
 bool reads_cache_above_dram(const AttentionRow& r, double memory_gb_per_s, double l2_cache_mb);
+// The same test on a hardware profile's datasheet figures (no L2 size given: none).
+bool reads_cache_above_dram(const AttentionRow& r, const simulator::HardwareProfile& device);
 // all_reduce, all_gather, reduce_scatter, alltoall; nullopt for another name.
 std::optional<simulator::Collective> collective_of(const std::string& op);
 // One rank's share of a whole MoE layer: num_tokens tokens enter the expert-parallel

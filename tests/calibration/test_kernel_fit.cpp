@@ -362,8 +362,8 @@ TEST_CASE("kernel fit: decode rows faster than the device's DRAM can read their 
           "[kernel-models][fit]") {
   // The H100's datasheet: 3350 GB/s, 50 MB of L2. The least of these rows, 16 sequences x
   // 16384 keys x 8 KV heads x 128 x 2 (K, V) x 2 bytes = 1.07 GB, read in 0.1 ms would be
-  // 10.7 TB/s: not a step. A
-  // sequence of up to 2048 keys (8.4 MB) read in 0.1 us stays in L2: a possible step, fitted.
+  // 10.7 TB/s: not a step. One sequence of up to 2048 keys (8.4 MB) read in 0.1 us stays
+  // in L2: a possible step, fitted.
   const KernelDb db = synthetic_decode_db(true_decode());
   KernelDb beyond_dram = db, in_l2 = db;
   std::int64_t line = 100000;
