@@ -61,6 +61,7 @@ constexpr ScenarioFlag kScenarioFlags[] = {
      "auto | library: inference all-reduce, the faster of NCCL and an engine's custom kernel, or NCCL only"},
     {"--layout", "/attention/layout", "default | interleaved | stream_major | phd_split"},
     {"--decode-kernel", "/attention/decode_kernel", "auto | one_row (a block per query head even under GQA)"},
+    {"--ffn-gate-up", "/ffn/gate_up", "fused | separate: a gated FFN's gate and up as one product or two"},
     {"--tile-q", "/attention/tile_q", "attention kernel tile: query rows"},
     {"--tile-k", "/attention/tile_k", "attention kernel tile: keys"},
     {"--attention-count", "/attention/count", "executed | exact pairs time the attention op"},
@@ -139,6 +140,8 @@ void print_scenario(const json& r) {
             << fmt::format("  attention  layout {}, tile {}x{} (query rows x keys), timed by {} pairs\n",
                            a["layout"].get<std::string>(), a["tile_q"].dump(), a["tile_k"].dump(),
                            a["count"].get<std::string>())
+            << fmt::format("  ffn        gate and up {} (gated FFNs: one product of 2F, or two of F)\n",
+                           s["ffn"]["gate_up"].get<std::string>())
             << fmt::format("  precision  weights {}, activations {}, kv_cache {}, compute {}, communication {}, "
                            "optimizer_state {} (model: the model's {})\n",
                            pr["weights"].get<std::string>(), pr["activations"].get<std::string>(),

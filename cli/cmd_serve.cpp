@@ -40,6 +40,7 @@ constexpr ScenarioFlag kScenarioFlags[] = {
     {"--comm-dtype", "/precision/communication", "collectives' precision"},
     {"--layout", "/attention/layout", "default | interleaved | stream_major | phd_split"},
     {"--decode-kernel", "/attention/decode_kernel", "auto | one_row (a block per query head even under GQA)"},
+    {"--ffn-gate-up", "/ffn/gate_up", "fused | separate: a gated FFN's gate and up as one product or two"},
     {"--kv-mirror-final-only", "/decode/kv_mirror_final_only",
      "HD KV mirror: decode the mirrored layers on the final stream only (an engine kernel for it; true | false)", false,
      is_hd, "HD designs"},

@@ -80,16 +80,17 @@ std::vector<Assumption> parse_assumptions(ObjectReader& parent, const std::strin
   return out;
 }
 
-// A training case's setup: the cost model's train, parallel, attention, framework and
-// precision scenario, and the pipeline.
+// A training case's setup: the cost model's train, parallel, attention, ffn, framework
+// and precision scenario, and the pipeline.
 void parse_training_setup(ObjectReader& r, PublishedCase& c) {
   const json& scenario = r.required("scenario");
   if (!scenario.is_object()) fail(r.at("scenario"), "must be an object with \"train\" and \"parallel\"");
   for (const auto& [key, value] : scenario.items())
-    if (key != "train" && key != "parallel" && key != "attention" && key != "framework" && key != "precision")
+    if (key != "train" && key != "parallel" && key != "attention" && key != "ffn" && key != "framework" &&
+        key != "precision")
       fail(model::pointer_join(r.at("scenario"), key),
            "does not apply to a training case (give \"train\", \"parallel\" and optionally \"attention\", "
-           "\"framework\" and \"precision\")");
+           "\"ffn\", \"framework\" and \"precision\")");
   c.scenario = simulator::parse_scenario(scenario, r.at("scenario"));
   if (const json* p = r.find("pipeline")) {
     c.pipeline = simulator::parse_pipeline_options(*p, r.at("pipeline"));
@@ -124,10 +125,10 @@ PublishedCase parse_case(ObjectReader r, const PublishedSource& s) {
     c.batch = r.integer("batch", std::nullopt, 1, max_batch);
     c.input = r.integer("input", std::nullopt, 1, max_tokens);
     if (c.metric == PublishedMetric::output_tokens_per_s_per_gpu) c.output = r.integer("output", std::nullopt, 1, max_tokens);
-    // The scenario's precision (by tensor class) and attention (the decode kernel an engine
-    // version has) sections, where the case gives them.
+    // The scenario's precision (by tensor class), attention (the decode kernel an engine
+    // version has) and ffn (how it launches gate and up) sections, where the case gives them.
     json scenario = json::object();
-    for (const char* key : {"precision", "attention"})
+    for (const char* key : {"precision", "attention", "ffn"})
       if (const json* v = r.find(key)) scenario[key] = *v;
     if (!scenario.empty()) c.scenario = simulator::parse_scenario(scenario, r.pointer());
     if (r.has("tp_all_reduce")) {
@@ -228,6 +229,7 @@ PublishedPrediction predict_inference(const PublishedCase& c, const model::Confi
   s.kv.context = c.input + c.output;
   s.precision = c.scenario.precision;
   s.attention = c.scenario.attention;
+  s.ffn = c.scenario.ffn;
   // The FLOPs (for the efficiency ranking) from the cost model's phases; the times from
   // the serving engine's steps for a static batch, run whole as the source ran it (a
   // first-token case has no output: its requests stop at the first token).
@@ -384,6 +386,7 @@ json to_json(const PublishedReport& r) {
         setup["scenario"] = {{"train", scenario["train"]},
                              {"parallel", scenario["parallel"]},
                              {"attention", scenario["attention"]},
+                             {"ffn", scenario["ffn"]},
                              {"framework", scenario["framework"]},
                              {"precision", scenario["precision"]}};
         if (c.pipeline) setup["pipeline"] = simulator::to_json(*c.pipeline);
@@ -393,7 +396,8 @@ json to_json(const PublishedReport& r) {
                       {"batch", c.batch},
                       {"input", c.input},
                       {"precision", simulator::to_json(c.scenario)["precision"]},
-                      {"attention", simulator::to_json(c.scenario)["attention"]}});
+                      {"attention", simulator::to_json(c.scenario)["attention"]},
+                      {"ffn", simulator::to_json(c.scenario)["ffn"]}});
         if (c.metric == PublishedMetric::output_tokens_per_s_per_gpu) setup["output"] = c.output;
         if (c.tp > 1) setup["tp_all_reduce"] = simulator::to_string(c.scenario.parallel.tp_all_reduce);
       }

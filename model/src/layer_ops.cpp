@@ -50,9 +50,14 @@ void attention_ops(const OpDims& s, const LayerFeatures& f, const LayerWork& w, 
   qkv.rows = Nq;
   qkv.weight_dim_min = s.D < s.G * s.qk_head_dim ? s.D : s.G * s.qk_head_dim;
   // q and the K/V projections as their products (MLA's low-rank paths as one product of
-  // the same multiply-adds per row)
-  qkv.gemms = {OpGemm{Nq, s.q_weights / s.D, s.D, 1, GemmSplit::column},
-               OpGemm{Nkv, s.kv_weights / s.D, s.D, 1, GemmSplit::column}};
+  // the same multiply-adds per row). Where q, k and v project the same rows of the same
+  // input, engines run them as one product of the concatenated weights (Megatron's
+  // linear_qkv, TensorRT-LLM's and vLLM's fused QKV), as the gate and up halves are.
+  if (s.mla_latent == 0 && !f.kv_from_source && Nq == Nkv)
+    qkv.gemms = {OpGemm{Nq, (s.q_weights + s.kv_weights) / s.D, s.D, 1, GemmSplit::column}, OpGemm{}};
+  else
+    qkv.gemms = {OpGemm{Nq, s.q_weights / s.D, s.D, 1, GemmSplit::column},
+                 OpGemm{Nkv, s.kv_weights / s.D, s.D, 1, GemmSplit::column}};
 
   // MLA: one RoPE key per row, shared by the heads; a decode scores the cached latents
   // with absorbed queries [q_nope W_UK | q_rope] and sums latent values.
@@ -195,7 +200,13 @@ void ffn_ops(const OpDims& s, const LayerFeatures& f, const LayerWork& w, OpNode
       gemm_op(node(t, OpKind::ffn_gate_up), N, s.D, s.F, bias_in, s);
       vector_op(node(t, OpKind::ffn_act), (s.gelu ? 8 : 2) * N * s.F, 0, N * s.F, N * s.F, s);
     } else {  // gate and up [N, D] -> [N, 2F]; SiLU(gate) * up -> [N, F]; down
-      gemm_op(node(t, OpKind::ffn_gate_up), N, s.D, 2 * s.F, bias_in, s);
+      OpNode& gate_up = node(t, OpKind::ffn_gate_up);
+      gemm_op(gate_up, N, s.D, 2 * s.F, bias_in, s);
+      if (w.separate_gate_up) {  // two launches of [N, D] x [D, F], the input read by each
+        gate_up.gemms = {OpGemm{N, s.F, s.D, 1, GemmSplit::column}, OpGemm{N, s.F, s.D, 1, GemmSplit::column}};
+        gate_up.calls = 2;
+        gate_up.cost.act_bytes_in *= 2;
+      }
       vector_op(node(t, OpKind::ffn_act), 5 * N * s.F, 0, 2 * N * s.F, N * s.F, s);
     }
     gemm_op(node(t, OpKind::ffn_down), N, s.F, s.D, bias_out, s, GemmSplit::row);

@@ -129,6 +129,7 @@ LayerWork train_work(const Config& c, const LayerView& v, double seqs, std::int6
   w.seqs = seqs;
   mask_work(layer_mask(c, v.layer, tokens), o, w);
   w.hidden_dropout = o.hidden_dropout;
+  w.separate_gate_up = o.separate_gate_up;
   w.attention_dropout = o.attention_dropout && w.scores_materialised;
   mixer_work(c.design.method, v, w);
   return w;
@@ -145,6 +146,7 @@ LayerWork prefill_work(const Config& c, const LayerView& v, double seqs, std::in
   // The cache keeps what the next token can see (kv_entries), written once per cache:
   // a looped design sharing one cache across K iterations writes it in the last one.
   w.kv_written = kv_entries(c.design.method, v, L) * v.kv_caches / v.passes;
+  w.separate_gate_up = o.separate_gate_up;
   mixer_work(c.design.method, v, w);
   return w;
 }
@@ -169,6 +171,7 @@ LayerWork decode_work(const Method& m, const LayerView& v, double seqs, std::int
   w.kv_read = a.kv_read;
   w.kv_written = a.kv_written;
   w.kv_context = std::max(w.kv_read, c);  // a windowed layer's kernel still spans the context
+  w.separate_gate_up = o.separate_gate_up;
   mixer_work(m, v, w);
   return w;
 }

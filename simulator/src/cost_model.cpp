@@ -203,6 +203,7 @@ void make_context(const model::Config& c, const HardwareProfile& hw, const Scena
   out.options.tile_k = s.attention.tile_k;
   out.options.count_executed = s.attention.count == AttentionCount::executed;
   out.options.unfused = s.attention.kernel == AttentionKernel::unfused;
+  out.options.separate_gate_up = s.ffn.gate_up == GateUp::separate;
   out.options.mirror_final_only_decode = s.decode.kv_mirror_final_only;
   out.options.hidden_dropout = s.train.hidden_dropout > 0;
   out.options.attention_dropout = s.train.attention_dropout > 0;

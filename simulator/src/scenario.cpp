@@ -179,6 +179,7 @@ const char* to_string(TpAllReduce a) { return a == TpAllReduce::automatic ? "aut
 const char* to_string(AttentionCount c) { return c == AttentionCount::executed ? "executed" : "exact"; }
 const char* to_string(AttentionKernel k) { return k == AttentionKernel::fused ? "fused" : "unfused"; }
 const char* to_string(DecodeKernel k) { return k == DecodeKernel::automatic ? "auto" : "one_row"; }
+const char* to_string(GateUp g) { return g == GateUp::fused ? "fused" : "separate"; }
 
 Scenario parse_scenario(const json& j, const std::string& pointer) {
   ObjectReader r(j, pointer);
@@ -238,6 +239,10 @@ Scenario parse_scenario(const json& j, const std::string& pointer) {
     o->finish();
   }
   if (auto o = r.optional_object("attention")) parse_attention(*o, s.attention);
+  if (auto o = r.optional_object("ffn")) {
+    s.ffn.gate_up = o->choice<GateUp>("gate_up", {{"fused", GateUp::fused}, {"separate", GateUp::separate}}, s.ffn.gate_up);
+    o->finish();
+  }
   if (auto o = r.optional_object("framework")) {
     FrameworkScenario& f = s.framework;
     f.train_step_s = o->number("train_step_s", f.train_step_s, 0.0, max_overhead_s);
@@ -282,6 +287,7 @@ json to_json(const Scenario& s) {
            {{"layout", layout}, {"tile_q", s.attention.tile_q}, {"tile_k", s.attention.tile_k},
             {"count", to_string(s.attention.count)}, {"kernel", to_string(s.attention.kernel)},
             {"decode_kernel", to_string(s.attention.decode_kernel)}}},
+          {"ffn", {{"gate_up", to_string(s.ffn.gate_up)}}},
           {"framework",
            {{"train_step_s", s.framework.train_step_s},
             {"prefill_s", s.framework.prefill_s},

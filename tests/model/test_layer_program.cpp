@@ -51,6 +51,10 @@ TEST_CASE("a dense layer's op nodes, counted by hand", "[layer_program]") {
   CHECK(flops(t, OpKind::attn_norm) == 4 * N * D);
   CHECK(flops(t, OpKind::qkv_proj) == 2 * N * D * (q + 2 * kv));
   CHECK(node(t, OpKind::qkv_proj).params == D * (q + 2 * kv));
+  // q, k and v of the same rows run as one product of the concatenated weights
+  const OpNode& qkv = node(t, OpKind::qkv_proj);
+  CHECK((qkv.gemms[0].m == N && qkv.gemms[0].n == q + 2 * kv && qkv.gemms[0].k == D && qkv.gemms[0].groups == 1));
+  CHECK(qkv.gemms[1].groups == 0);
   CHECK(flops(t, OpKind::rope) == 3 * N * (q + kv));
   CHECK(flops(t, OpKind::attention) == 4 * 16 * 4 * 2 * 100);  // 4 hd H per executed pair
   CHECK(flops(t, OpKind::o_proj) == 2 * N * q * D);
@@ -66,6 +70,37 @@ TEST_CASE("a dense layer's op nodes, counted by hand", "[layer_program]") {
   // the exact pairs when asked
   layer_ops(s, layer_features(c.effective, 0), w, false, t);
   CHECK(flops(t, OpKind::attention) == 4 * 16 * 4 * 2 * 55);
+}
+
+TEST_CASE("gate and up launched apart: two products of F, the same FLOPs, the input read twice", "[layer_program]") {
+  const Config c = tiny_with(R"({"baseline": {}})");
+  const OpDims s = op_dims(c.effective, c.design.method);
+  LayerWork w = dense_work();
+  OpNodes fused{}, apart{};
+  layer_ops(s, layer_features(c.effective, 0), w, true, fused);
+  w.separate_gate_up = true;
+  layer_ops(s, layer_features(c.effective, 0), w, true, apart);
+  const OpNode &f = node(fused, OpKind::ffn_gate_up), &a = node(apart, OpKind::ffn_gate_up);
+  CHECK((f.gemms[0].m == 20 && f.gemms[0].n == 2 * 128 && f.gemms[0].k == 64 && f.gemms[1].groups == 0));
+  for (const OpGemm& g : a.gemms) CHECK((g.m == 20 && g.n == 128 && g.k == 64 && g.groups == 1));
+  CHECK(a.calls == 2);
+  CHECK(a.cost.flops == f.cost.flops);
+  CHECK(a.params == f.params);
+  CHECK(a.cost.act_bytes_in == 2 * 20 * 64 * 2);
+  CHECK(a.cost.act_bytes_out == f.cost.act_bytes_out);
+}
+
+TEST_CASE("q and K/V projected from different rows are two products", "[layer_program]") {
+  // PHD-like: 10 query rows per sequence, K/V of 4 of them (the origin rows)
+  const Config c = tiny_with(R"({"baseline": {}})");
+  LayerWork w = dense_work();
+  w.rows_kv = 4;
+  OpNodes t{};
+  layer_ops(op_dims(c.effective, c.design.method), layer_features(c.effective, 0), w, true, t);
+  const OpNode& qkv = node(t, OpKind::qkv_proj);
+  CHECK((qkv.gemms[0].m == 20 && qkv.gemms[0].n == 4 * 16 && qkv.gemms[0].k == 64));
+  CHECK((qkv.gemms[1].m == 8 && qkv.gemms[1].n == 2 * 2 * 16 && qkv.gemms[1].k == 64 && qkv.gemms[1].groups == 1));
+  CHECK(qkv.cost.flops == 2 * 64 * (20 * 4 * 16 + 8 * 2 * 2 * 16));
 }
 
 TEST_CASE("what each design adds to the op dims", "[layer_program]") {

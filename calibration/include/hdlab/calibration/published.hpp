@@ -16,11 +16,12 @@
 //               "tp": 1, "gpus_per_node": 8, "batch": 768, "input": 128, "output": 128,
 //               "precision": {"weights": "fp8", ...},  // optional: the scenario's, by tensor class
 //               "attention": {"decode_kernel": "one_row"},  // optional: the scenario's
+//               "ffn": {"gate_up": "separate"},             // optional: the scenario's
 //               "tp_all_reduce": "library",  // optional (tp > 1): the scenario's parallel.tp_all_reduce
 //               "assumptions": [...]}]}   // this case only (optional)
 // A training case instead of tp ... precision: "scenario": the cost model's scenario
-// (evaluate.hpp: "train", "parallel" and optionally "attention", "framework" and
-// "precision") and, with pipeline parallelism, "pipeline":
+// (evaluate.hpp: "train", "parallel" and optionally "attention", "ffn", "framework"
+// and "precision") and, with pipeline parallelism, "pipeline":
 // the pipeline options (pipeline_io.hpp; its "microbatches" must equal the scenario's
 // train.grad_accum, so that both count the same step).
 //

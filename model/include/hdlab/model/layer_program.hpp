@@ -223,6 +223,7 @@ struct LayerWork {
   bool reads_cache = false;   // decode: K/V come from the cache, not from activations
   double longest_keys = 0;    // keys the query row that sees the most sees (a kernel's longest unit)
   bool scores_materialised = false;  // unfused attention: every (query, key) score written (pairs_executed = rows_q * rows_kv)
+  bool separate_gate_up = false;     // a gated dense FFN's gate and up run as two products of F, not one of 2F
   // Training dropout: on the two sublayer outputs before their residual adds (fused into
   // the add: each writes a mask of a byte an element, kept for the backward), and on
   // unfused attention's probabilities (a kernel reading them and writing the dropped ones

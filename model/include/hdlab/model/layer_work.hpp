@@ -54,6 +54,7 @@ struct WorkOptions {
   Layout layout = Layout::interleaved;
   std::int64_t tile_q = 128, tile_k = 128;  // the attention kernel's tile: executed pairs
   bool unfused = false;  // prefill/training scores materialised: every (query, key) pair executed
+  bool separate_gate_up = false;  // a gated FFN's gate and up halves as two products (not one of 2F)
   // Training passes only: the dropout that runs, as layer_ops costs it.
   bool hidden_dropout = false, attention_dropout = false;
   // Decode steps only: HD's mirrored layers run the final stream's query row alone.

@@ -176,6 +176,18 @@ struct AttentionScenario {
   bool operator==(const AttentionScenario&) const = default;
 };
 
+// How an engine launches a gated FFN's gate and up projections: one product of the
+// concatenated [D, 2F] weights (Megatron's fused fc1, vLLM's merged gate_up) or two of
+// [D, F] (TensorRT-LLM's Llama before --use_fused_mlp). Timed on fitted GPU profiles;
+// FLOPs and weights are the same either way.
+enum class GateUp { fused, separate };
+const char* to_string(GateUp g);
+
+struct FfnScenario {
+  GateUp gate_up = GateUp::fused;
+  bool operator==(const FfnScenario&) const = default;
+};
+
 // Time the framework spends per iteration outside the kernels and collectives hdlab times
 // (Python dispatch, a serving engine's scheduler and sampling, a data loader that is not
 // overlapped): added once per training optimizer step (the pipeline's too), per prefill
@@ -216,6 +228,7 @@ struct Scenario {
   KvScenario kv;
   ParallelScenario parallel;
   AttentionScenario attention;
+  FfnScenario ffn;
   FrameworkScenario framework;
   PrecisionScenario precision;
   bool operator==(const Scenario&) const = default;
@@ -231,6 +244,7 @@ struct Scenario {
 //               "cp_comm": "all_gather"|"ring", "tp_all_reduce": "auto"|"library"},
 //  "attention": {"layout": "auto"|"interleaved"|"stream_major"|"phd_split",
 //                "tile_q", "tile_k", "count": "executed"|"exact", "kernel": "fused"|"unfused"},
+//  "ffn": {"gate_up": "fused"|"separate"},
 //  "framework": {"train_step_s", "prefill_s", "decode_step_s"},
 //  "precision": {"weights", "activations", "kv_cache", "compute", "communication",
 //                "optimizer_state"}: each "bf16" | "fp16" | "fp32" | "fp8", or "model"
