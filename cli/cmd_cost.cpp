@@ -36,6 +36,8 @@ constexpr ScenarioFlag kScenarioFlags[] = {
     {"--seq-len", "/train/seq_len", "training sequence length [tokens]"},
     {"--micro-batch", "/train/micro_batch", "training micro-batch per data-parallel rank [seqs]"},
     {"--grad-accum", "/train/grad_accum", "micro-steps per optimizer step"},
+    {"--grad-accumulation", "/train/grad_accumulation",
+     "fused | separate: micro-steps' weight gradients added in the products, or by a pass over them each"},
     {"--recompute", "/train/recompute", "none | selective | full"},
     {"--optimizer-sharding", "/train/optimizer_sharding", "none | optimizer | gradients | weights (ZeRO 1/2/3)"},
     {"--zero-stage", "/train/zero_stage", "0-3: the same setting as --optimizer-sharding, by ZeRO stage"},
@@ -119,11 +121,11 @@ void print_scenario(const json& r) {
             << fmt::format("  parallel   tp {} x cp {} x dp {} devices, ep {}, {} per node{}\n", p["tp"].dump(),
                            p["cp"].dump(), p["dp"].dump(), p["ep"].dump(), p["gpus_per_node"].dump(),
                            p.contains("cp_comm") ? ", K/V exchanged by " + p["cp_comm"].get<std::string>() : "")
-            << fmt::format("  train      seq_len {} tokens, micro_batch {} seqs, grad_accum {}, recompute {}, "
+            << fmt::format("  train      seq_len {} tokens, micro_batch {} seqs, grad_accum {} ({}), recompute {}, "
                            "optimizer_sharding {}, vwn_eta {}\n",
                            t["seq_len"].dump(), t["micro_batch"].dump(), t["grad_accum"].dump(),
-                           t["recompute"].get<std::string>(), t["optimizer_sharding"].get<std::string>(),
-                           t["vwn_eta"].dump())
+                           t["grad_accumulation"].get<std::string>(), t["recompute"].get<std::string>(),
+                           t["optimizer_sharding"].get<std::string>(), t["vwn_eta"].dump())
             << fmt::format("  overlap    dp gradients {}, ZeRO-3 weight gathers {}, tp {}, ep {} (each hidden behind "
                            "compute as far as that lasts)\n",
                            t["overlap_dp_comm"].dump(), t["overlap_weight_gather"].dump(),

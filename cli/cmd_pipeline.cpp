@@ -34,6 +34,8 @@ constexpr ScenarioFlag kScenarioFlags[] = {
     {"--seq-len", "/train/seq_len", "training sequence length [tokens]"},
     {"--micro-batch", "/train/micro_batch", "sequences per micro-batch [seqs]"},
     {"--recompute", "/train/recompute", "none | selective | full"},
+    {"--grad-accumulation", "/train/grad_accumulation",
+     "fused | separate: micro-steps' weight gradients added in the products, or by a pass over them each"},
     {"--tp", "/parallel/tp", "tensor-parallel devices per stage"},
     {"--ep", "/parallel/ep", "expert-parallel devices (divides dp)"},
     {"--dp", "/parallel/dp", "data-parallel replicas of the pipeline"},

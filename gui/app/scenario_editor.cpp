@@ -67,6 +67,7 @@ ScenarioEditor::ScenarioEditor(Session* session, QWidget* parent)
   v->addWidget(parallelGroup());
   v->addWidget(phaseGroup());
   v->addWidget(attentionGroup());
+  v->addWidget(ffnGroup());
   v->addStretch(1);
   connect(session_, &Session::configChanged, this, &ScenarioEditor::rebuild);
   connect(session_, &Session::hardwareChanged, this, &ScenarioEditor::rebuild);
@@ -146,6 +147,9 @@ QWidget* ScenarioEditor::phaseGroup() {
   sharding_ = choice_box({{tr("none"), "none"}, {tr("optimizer (ZeRO-1)"), "optimizer"},
                           {tr("+ gradients (ZeRO-2)"), "gradients"}, {tr("+ weights (ZeRO-3)"), "weights"}},
                          tr("State sharded over the data-parallel ranks"));
+  grad_accumulation_ = choice_box({{tr("in the products (fused)"), "fused"}, {tr("a pass per micro-step"), "separate"}},
+                                  tr("How each micro-step's weight gradients join the step's: the weight-gradient "
+                                     "products add them in, or a kernel adds every gradient into the buffer"));
   prefill_tokens_ = int_spin(1, kMaxInt, static_cast<int>(d.prefill.tokens), tr("Prompt tokens per sequence"),
                              tr(" tokens"));
   prefill_batch_ = int_spin(1, 1 << 20, static_cast<int>(d.prefill.batch), tr("Sequences prefilled together"),
@@ -167,6 +171,7 @@ QWidget* ScenarioEditor::phaseGroup() {
   addField(form, tr("train sequence"), train_seq_, "/scenario/train/seq_len");
   addField(form, tr("micro-batch"), train_micro_, "/scenario/train/micro_batch");
   addField(form, tr("grad accumulation"), train_accum_, "/scenario/train/grad_accum");
+  addField(form, tr("gradients added"), grad_accumulation_, "/scenario/train/grad_accumulation");
   addField(form, tr("recompute"), recompute_, "/scenario/train/recompute");
   addField(form, tr("optimizer sharding"), sharding_, "/scenario/train/optimizer_sharding");
   addField(form, tr("prompt"), prefill_tokens_, "/scenario/prefill/tokens");
@@ -203,13 +208,24 @@ QWidget* ScenarioEditor::attentionGroup() {
   return box;
 }
 
+QWidget* ScenarioEditor::ffnGroup() {
+  auto* box = new QGroupBox(tr("FFN kernels"));
+  auto* form = new QFormLayout(box);
+  gate_up_ = choice_box({{tr("one product (fused)"), "fused"}, {tr("two products"), "separate"}},
+                        tr("How the engine launches a gated FFN's gate and up projections on a fitted GPU "
+                           "profile: one product of the joined weights, or one per weight"));
+  addField(form, tr("gate and up"), gate_up_, "/scenario/ffn/gate_up");
+  return box;
+}
+
 nlohmann::json ScenarioEditor::scenarioJson() const {
   nlohmann::json shown = {{"train",
            {{"seq_len", train_seq_->value()},
             {"micro_batch", train_micro_->value()},
             {"grad_accum", train_accum_->value()},
             {"recompute", choice_value(recompute_).toStdString()},
-            {"optimizer_sharding", choice_value(sharding_).toStdString()}}},
+            {"optimizer_sharding", choice_value(sharding_).toStdString()},
+            {"grad_accumulation", choice_value(grad_accumulation_).toStdString()}}},
           {"prefill", {{"tokens", prefill_tokens_->value()}, {"batch", prefill_batch_->value()}}},
           {"decode", {{"batch", decode_batch_->value()}, {"context", decode_context_->value()}}},
           {"serving",
@@ -228,7 +244,8 @@ nlohmann::json ScenarioEditor::scenarioJson() const {
             {"tile_q", tile_q_->value()},
             {"tile_k", tile_k_->value()},
             {"count", choice_value(count_).toStdString()},
-            {"decode_kernel", choice_value(decode_kernel_).toStdString()}}}};
+            {"decode_kernel", choice_value(decode_kernel_).toStdString()}}},
+          {"ffn", {{"gate_up", choice_value(gate_up_).toStdString()}}}};
   if (!restored_.is_object() || shown_at_restore_.is_null()) return shown;
   // A field keeps its restored value until it is edited: a widget may show it rounded
   // (two decimals) and the session must come back exactly as saved.
@@ -332,6 +349,7 @@ void ScenarioEditor::showScenario(const simulator::Scenario& s) {
   const nlohmann::json& train = restored_["train"];
   set_choice(recompute_, QString::fromStdString(train["recompute"].get<std::string>()));
   set_choice(sharding_, QString::fromStdString(train["optimizer_sharding"].get<std::string>()));
+  set_choice(grad_accumulation_, QString::fromStdString(train["grad_accumulation"].get<std::string>()));
   set(prefill_tokens_, s.prefill.tokens);
   set(prefill_batch_, s.prefill.batch);
   set(decode_batch_, s.decode.batch);
@@ -347,6 +365,7 @@ void ScenarioEditor::showScenario(const simulator::Scenario& s) {
   set(tile_k_, s.attention.tile_k);
   set_choice(count_, QString::fromStdString(attention["count"].get<std::string>()));
   set_choice(decode_kernel_, QString::fromStdString(attention["decode_kernel"].get<std::string>()));
+  set_choice(gate_up_, QString::fromStdString(restored_["ffn"]["gate_up"].get<std::string>()));
   shown_at_restore_ = nlohmann::json();
   shown_at_restore_ = scenarioJson();  // restored_ is not consulted while this is null
 }

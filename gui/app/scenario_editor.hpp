@@ -1,7 +1,7 @@
 #pragma once
 // Hardware and scenario: which device, how many (tp, ep, dp), and the shapes each phase
 // is costed at (training sequence, prompt, decode batch and context, serving matrix,
-// attention tiles). Parsed by simulator::parse_scenario and checked against the design
+// attention tiles, how gate and up are launched). Parsed by simulator::parse_scenario and checked against the design
 // with check_scenario; errors appear next to the field their pointer names.
 #include <QWidget>
 
@@ -50,6 +50,7 @@ class ScenarioEditor : public QWidget {
   QWidget* parallelGroup();
   QWidget* phaseGroup();
   QWidget* attentionGroup();
+  QWidget* ffnGroup();
   void addField(QFormLayout* form, const QString& label, QWidget* field, const std::string& pointer);
   nlohmann::json scenarioJson() const;
   void rebuild();
@@ -65,12 +66,13 @@ class ScenarioEditor : public QWidget {
   QSpinBox *tp_, *ep_, *dp_, *cp_, *gpus_per_node_;
   QSpinBox *decode_batch_, *decode_context_, *prefill_tokens_, *prefill_batch_;
   QSpinBox *train_seq_, *train_micro_, *train_accum_;
-  QComboBox *recompute_, *sharding_;
+  QComboBox *recompute_, *sharding_, *grad_accumulation_;
   QSpinBox* kv_context_;
   QDoubleSpinBox* memory_utilization_;
   QLineEdit *serving_batches_, *serving_inputs_;
   QSpinBox* serving_output_;
   QComboBox *layout_, *count_, *decode_kernel_;
+  QComboBox* gate_up_;  // ffn.gate_up
   QSpinBox *tile_q_, *tile_k_;
   nlohmann::json restored_;          // the last restored scenario's object; edited fields are laid over it
   nlohmann::json shown_at_restore_;  // what the widgets showed right after that restore

@@ -52,22 +52,40 @@ void check_context_parallel(const Scenario& s, const HardwareProfile& hw, const 
 
 double gradient_ranks(const ParallelScenario& p) { return d(p.dp) * d(p.cp); }
 
+namespace {
+
+// One element-wise kernel streaming `bytes` on one device.
+double streaming_s(const HardwareProfile& hw, double bytes) {
+  if (hw.kernel_models) {
+    const VectorKernel& v = hw.kernel_models->vector;
+    return bytes / (v.memory_gb_per_s * 1e9) + v.latency_us * 1e-6;
+  }
+  return bytes / (hw.memory_bandwidth_bytes_per_s() * hw.efficiency_at(EfficiencyClass::memory, bytes)) +
+         hw.launch_overhead_s();
+}
+
+}  // namespace
+
 // Updates that read weights, gradients and the optimizer states and write weights and
-// states, each in its precision.
+// states, each in its precision; a fused update streams like any element-wise kernel.
 double optimizer_update_s(const CostContext& ctx, double dense, double experts) {
   const Scenario& s = *ctx.scenario;
   const ModelShape& sh = ctx.shape;
   const double tp = d(s.parallel.tp), ep = d(s.parallel.ep), dp = gradient_ranks(s.parallel);
   const bool sharded = s.train.sharding != OptimizerSharding::none;
   const double params = dense / tp / (sharded ? dp : 1) + experts / (tp * ep) / (sharded ? dp / ep : 1);
-  const double bytes = params * (2 * sh.weight_el_bytes + sh.comm_el_bytes + 2 * sh.optimizer_bytes_per_param);
-  const HardwareProfile& hw = *ctx.hw;
-  if (hw.kernel_models) {  // a fused update streams like any element-wise kernel
-    const VectorKernel& v = hw.kernel_models->vector;
-    return bytes / (v.memory_gb_per_s * 1e9) + v.latency_us * 1e-6;
-  }
-  return bytes / (hw.memory_bandwidth_bytes_per_s() * hw.efficiency_at(EfficiencyClass::memory, bytes)) +
-         hw.launch_overhead_s();
+  return streaming_s(*ctx.hw, params * (2 * sh.weight_el_bytes + sh.comm_el_bytes + 2 * sh.optimizer_bytes_per_param));
+}
+
+// Every gradient on the device (an accumulation buffer is not sharded by ZeRO): the new
+// gradient read in the weights' precision, the buffer read and written in the precision
+// the gradients are all-reduced in (Megatron-LM reduces that buffer).
+double grad_accumulation_s(const CostContext& ctx, double dense, double experts) {
+  const Scenario& s = *ctx.scenario;
+  if (s.train.grad_accumulation == GradAccumulation::fused || dense + experts <= 0) return 0;
+  const double tp = d(s.parallel.tp), ep = d(s.parallel.ep);
+  const ModelShape& sh = ctx.shape;
+  return streaming_s(*ctx.hw, (dense / tp + experts / (tp * ep)) * (sh.weight_el_bytes + 2 * sh.comm_el_bytes));
 }
 
 // Gradient all-reduce over the data-parallel ranks: dense gradients over dp (x cp) ranks,
@@ -233,8 +251,10 @@ void cost_train(const CostContext& ctx, PassCost& forward, TrainResult& out) {
   out.recompute_s = recompute_s(t, out.forward);
   const double comm_passes = t.recompute == Recompute::full ? 3 : 2;  // forward, backward (, recomputed forward)
   const double micro_comm = out.forward_comm.total() * comm_passes;
-  out.micro_step_s = out.forward.total_s + out.forward.backward_s + out.recompute_s + micro_comm;
   const double experts = d(ctx.params.routed_experts), dense = d(ctx.params.total) - experts;
+  out.grad_accumulation_s = grad_accumulation_s(ctx, dense, experts);
+  out.micro_step_s =
+      out.forward.total_s + out.forward.backward_s + out.recompute_s + micro_comm + out.grad_accumulation_s;
   out.dp_comm_s = dp_gradient_s(ctx, dense, experts);
   out.exposed_dp_s = t.overlap_dp_comm ? std::max(0.0, out.dp_comm_s - out.forward.backward_s) : out.dp_comm_s;
   out.zero3_gather_s = zero3_gather_s(ctx);

@@ -52,8 +52,9 @@ PipelineLayer layer_costs(const CostContext& ctx, const LayerGroupCost& g) {
   PipelineLayer l;
   owned_params(g.ops, l.dense_params, l.expert_params);
   l.forward_s = time.total_s + comm;
-  l.backward_s = time.backward_s + recompute_s(t, time) + (comm_passes - 1) * comm;
-  l.backward_weight_s = time.backward_weight_s;  // recomputation and collectives serve B
+  const double accumulate = grad_accumulation_s(ctx, l.dense_params, l.expert_params);  // follows dW
+  l.backward_s = time.backward_s + recompute_s(t, time) + (comm_passes - 1) * comm + accumulate;
+  l.backward_weight_s = time.backward_weight_s + accumulate;  // recomputation and collectives serve B
   l.activation_bytes = activation_bytes_per_device(*one, ctx.shape, t.recompute, t.vwn_eta, ctx.sharding);
   // memory.hpp adds one layer's selective set, live while full recomputation reruns a
   // layer, once per pass; per layer only the kept input counts.
@@ -67,13 +68,14 @@ PipelineEndCost end_costs(const CostContext& ctx, const OpTable& outside, std::i
   PassTime time;
   pass_time(*p, ctx.roofline, Timing::training, time);
   PipelineEndCost e;
-  e.forward_s = time.total_s;
-  e.backward_s = time.backward_s;
-  e.backward_weight_s = time.backward_weight_s;  // the head's dW; the embedding's scatter-add is all B
-  const TrainScenario& t = ctx.scenario->train;
-  e.activation_bytes = activation_bytes_per_device(*p, ctx.shape, t.recompute, t.vwn_eta, ctx.sharding);
   double experts = 0;
   owned_params(p->outside, e.dense_params, experts);
+  const double accumulate = grad_accumulation_s(ctx, e.dense_params, experts);
+  e.forward_s = time.total_s;
+  e.backward_s = time.backward_s + accumulate;
+  e.backward_weight_s = time.backward_weight_s + accumulate;  // the head's dW; the embedding's scatter-add is all B
+  const TrainScenario& t = ctx.scenario->train;
+  e.activation_bytes = activation_bytes_per_device(*p, ctx.shape, t.recompute, t.vwn_eta, ctx.sharding);
   return e;
 }
 

@@ -99,6 +99,9 @@ void parse_train(ObjectReader r, TrainScenario& t) {
   t.overlap_weight_gather = r.boolean("overlap_weight_gather", t.overlap_weight_gather);
   t.overlap_tp_comm = r.boolean("overlap_tp_comm", t.overlap_tp_comm);
   t.overlap_ep_comm = r.boolean("overlap_ep_comm", t.overlap_ep_comm);
+  t.grad_accumulation = r.choice<GradAccumulation>(
+      "grad_accumulation", {{"fused", GradAccumulation::fused}, {"separate", GradAccumulation::separate}},
+      t.grad_accumulation);
   for (auto [key, p] : {std::pair{"hidden_dropout", &t.hidden_dropout}, std::pair{"attention_dropout", &t.attention_dropout}}) {
     *p = r.number(key, *p, 0.0, 1.0);
     if (*p >= 1) model::fail(r.at(key), "must be < 1: a dropout probability of 1 drops everything");
@@ -180,6 +183,7 @@ const char* to_string(AttentionCount c) { return c == AttentionCount::executed ?
 const char* to_string(AttentionKernel k) { return k == AttentionKernel::fused ? "fused" : "unfused"; }
 const char* to_string(DecodeKernel k) { return k == DecodeKernel::automatic ? "auto" : "one_row"; }
 const char* to_string(GateUp g) { return g == GateUp::fused ? "fused" : "separate"; }
+const char* to_string(GradAccumulation g) { return g == GradAccumulation::fused ? "fused" : "separate"; }
 
 Scenario parse_scenario(const json& j, const std::string& pointer) {
   ObjectReader r(j, pointer);
@@ -269,7 +273,8 @@ json to_json(const Scenario& s) {
             {"overlap_tp_comm", s.train.overlap_tp_comm},
             {"overlap_ep_comm", s.train.overlap_ep_comm},
             {"hidden_dropout", s.train.hidden_dropout},
-            {"attention_dropout", s.train.attention_dropout}}},
+            {"attention_dropout", s.train.attention_dropout},
+            {"grad_accumulation", to_string(s.train.grad_accumulation)}}},
           {"prefill", {{"tokens", s.prefill.tokens}, {"batch", s.prefill.batch}}},
           {"decode",
            {{"batch", s.decode.batch},

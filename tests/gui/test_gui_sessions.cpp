@@ -355,3 +355,28 @@ TEST_CASE("a restored scenario's settings for several ranks leave when their ran
   CHECK(p.tp_all_reduce == simulator::TpAllReduce::automatic);
   CHECK(p.cp_comm == simulator::CpComm::all_gather);
 }
+
+TEST_CASE("the FFN gate/up and gradient accumulation choices are restored with a scenario and edited into it",
+          "[gui][sessions][scenario]") {
+  const auto dir = test::temp_dir("sessions_gate_up");
+  auto w = window_in(dir);
+  auto* gate_up = w->scenarioEditor()->findChild<QComboBox*>("/scenario/ffn/gate_up");
+  auto* accumulation = w->scenarioEditor()->findChild<QComboBox*>("/scenario/train/grad_accumulation");
+  REQUIRE(gate_up);
+  REQUIRE(accumulation);
+  CHECK(gate_up->currentData().toString() == "fused");
+  CHECK(accumulation->currentData().toString() == "fused");
+  simulator::Scenario s = w->session()->scenario();
+  s.ffn.gate_up = simulator::GateUp::separate;
+  s.train.grad_accumulation = simulator::GradAccumulation::separate;
+  w->scenarioEditor()->restore(nullptr, s, w->scenarioEditor()->hardwarePreset());
+  w->waitForEvaluation();
+  CHECK(gate_up->currentData().toString() == "separate");
+  CHECK(accumulation->currentData().toString() == "separate");
+  CHECK(w->session()->scenario() == s);
+  gate_up->setCurrentIndex(gate_up->findData("fused"));
+  accumulation->setCurrentIndex(accumulation->findData("fused"));
+  w->waitForEvaluation();
+  CHECK(w->session()->scenario().ffn.gate_up == simulator::GateUp::fused);
+  CHECK(w->session()->scenario().train.grad_accumulation == simulator::GradAccumulation::fused);
+}

@@ -202,6 +202,40 @@ TEST_CASE("decode time and collectives of a tiny model, by hand", "[evaluate][de
         Approx(3 * 2 * a2a).epsilon(1e-12));
 }
 
+TEST_CASE("separate gradient accumulation: one pass over every gradient per micro-step, by hand", "[evaluate][train]") {
+  const model::Config c = fixtures::config(fixtures::tiny_dense(), "{}");
+  const HardwareProfile hw = fixtures::device();
+  Scenario s;
+  s.train.seq_len = 16;
+  s.train.grad_accum = 2;
+  auto step = [&](const Scenario& sc) {
+    CostContext ctx;
+    make_context(c, hw, sc, ctx);
+    auto pass = std::make_unique<PassCost>();
+    TrainResult t;
+    cost_train(ctx, *pass, t);
+    return t;
+  };
+  const TrainResult fused = step(s);
+  CHECK(fused.grad_accumulation_s == 0);
+  s.train.grad_accumulation = GradAccumulation::separate;
+  const TrainResult separate = step(s);
+  // 1368 parameters: read the bf16 gradient, read and write the bf16 (communication
+  // precision) buffer, at 800 GB/s; the fixture's launches cost nothing.
+  const double pass = 1368.0 * (2 + 2 * 2) / 800e9;
+  CHECK(separate.grad_accumulation_s == Approx(pass).epsilon(1e-12));
+  CHECK(separate.micro_step_s == Approx(fused.micro_step_s + pass).epsilon(1e-12));
+  CHECK(separate.step_s == Approx(fused.step_s + 2 * pass).epsilon(1e-12));
+  // fp32 communication: a 4-byte buffer.
+  s.precision.communication = model::DType::fp32;
+  CHECK(step(s).grad_accumulation_s == Approx(1368.0 * (2 + 2 * 4) / 800e9).epsilon(1e-12));
+
+  CHECK(to_json(Scenario{})["train"]["grad_accumulation"] == "fused");
+  CHECK(parse_scenario(to_json(s)) == s);
+  CHECK(error_of([] { parse_scenario(model::Json::parse(R"({"train": {"grad_accumulation": "deferred"}})")); })
+            .rfind("/scenario/train/grad_accumulation:", 0) == 0);
+}
+
 TEST_CASE("training step composition and optimizer update, by hand", "[evaluate][train]") {
   const model::Config c = fixtures::config(fixtures::tiny_dense(), "{}");
   Scenario s;

@@ -172,6 +172,36 @@ TEST_CASE("the pipeline's optimizer step: each device's reduction and update aft
   CHECK(hidden.metrics.update_s > 0);  // the update itself is never hidden
 }
 
+TEST_CASE("separate gradient accumulation joins each pipeline layer's backward, its weight-gradient part",
+          "[pipeline][cost]") {
+  const HardwareProfile hw = fixtures::device();
+  const hdlab::model::Config c = fixtures::config(fixtures::tiny_moe(), "{}");
+  Scenario s = scenario(Recompute::selective);
+  const PipelineWorkload fused = pipeline_workload(c, hw, s, 2);
+  s.train.grad_accumulation = GradAccumulation::separate;
+  const PipelineWorkload separate = pipeline_workload(c, hw, s, 2);
+  auto ctx = std::make_unique<CostContext>();
+  make_context(c, hw, s, *ctx);
+  // Per layer: its own parameters' pass, in B and in W (ZB-H1 defers it with dW).
+  double added = 0;
+  for (std::size_t i = 0; i < fused.layers.size(); ++i) {
+    const PipelineLayer &f = fused.layers[i], &a = separate.layers[i];
+    const double pass = grad_accumulation_s(*ctx, a.dense_params, a.expert_params);
+    CHECK(pass > 0);
+    CHECK(fixtures::close(a.backward_s, f.backward_s + pass, 1e-12));
+    CHECK(fixtures::close(a.backward_weight_s, f.backward_weight_s + pass, 1e-12));
+    CHECK(a.forward_s == f.forward_s);
+    added += pass;
+  }
+  added += separate.embedding.backward_s - fused.embedding.backward_s + separate.head.backward_s - fused.head.backward_s;
+  // The pieces add up to the cost model's one pass over the whole model, but for each
+  // piece's launch (the fixture's launches cost nothing).
+  auto forward = std::make_unique<PassCost>();
+  TrainResult t;
+  cost_train(*ctx, *forward, t);
+  CHECK(fixtures::close(added, t.grad_accumulation_s, 1e-12));
+}
+
 TEST_CASE("ZeRO-3 under a pipeline is refused by pointer: its weight gathers are not costed there",
           "[pipeline][cost][bad-input]") {
   const HardwareProfile hw = fixtures::device(2);

@@ -64,6 +64,7 @@ struct TrainResult {
   PassTime forward;            // one micro-step's forward on one device
   PassComm forward_comm;       // its TP/EP collectives
   double recompute_s = 0;      // per micro-step
+  double grad_accumulation_s = 0;  // per micro-step: gradients added into the step's buffer (0 when fused)
   double micro_step_s = 0;
   double dp_comm_s = 0;        // gradient all-reduce per step
   double exposed_dp_s = 0;
@@ -125,6 +126,9 @@ double recompute_s(const TrainScenario& t, const PassTime& forward);
 // a ZeRO-sharded optimizer updates its dp share), as one device runs them.
 double optimizer_update_s(const CostContext& ctx, double dense, double experts);
 double dp_gradient_s(const CostContext& ctx, double dense, double experts);
+// One micro-step's gradient accumulation of those parameters on one device: 0 when fused
+// (TrainScenario::grad_accumulation), else one streaming pass over their gradients.
+double grad_accumulation_s(const CostContext& ctx, double dense, double experts);
 
 // FLOPs of the attention op of a pass for a pair count (2*H*(qk+v) per pair).
 double attention_flops(const ModelShape& s, double pairs);

@@ -56,6 +56,10 @@ enum class AttentionKernel { fused, unfused };
 const char* to_string(AttentionKernel k);
 const char* to_string(DecodeKernel k);
 
+// How a micro-step's weight gradients join the step's (TrainScenario::grad_accumulation).
+enum class GradAccumulation { fused, separate };
+const char* to_string(GradAccumulation g);
+
 struct TrainScenario {
   std::int64_t seq_len = 4096;      // tokens per training sequence (before HD/PHD expansion)
   std::int64_t micro_batch = 1;     // sequences per data-parallel rank per micro-step
@@ -80,6 +84,13 @@ struct TrainScenario {
   // dropout kernel over the probabilities (layer_ops; a fused kernel drops inside).
   double hidden_dropout = 0;
   double attention_dropout = 0;
+  // fused: the weight-gradient products add into the step's gradient buffer themselves
+  // (Megatron-LM's gradient accumulation fusion), nothing costed beyond them; separate: a
+  // kernel after each micro-step's backward adds every gradient into the step's buffer
+  // (Megatron-LM's main_grad hook without that fusion): per parameter on the device it
+  // reads the gradient in the weights' precision and reads and writes the buffer in the
+  // communication precision (the buffer is what the data-parallel all-reduce sends).
+  GradAccumulation grad_accumulation = GradAccumulation::fused;
   bool operator==(const TrainScenario&) const = default;
 };
 
@@ -236,7 +247,8 @@ struct Scenario {
 
 // {"train": {"seq_len", "micro_batch", "grad_accum", "recompute", "optimizer_sharding",
 //            "vwn_eta", "overlap_dp_comm", "overlap_weight_gather", "overlap_tp_comm",
-//            "overlap_ep_comm", "hidden_dropout", "attention_dropout"},
+//            "overlap_ep_comm", "hidden_dropout", "attention_dropout",
+//            "grad_accumulation": "fused"|"separate"},
 //  "prefill": {"tokens", "batch"}, "decode": {"batch", "context", "kv_mirror_final_only"},
 //  "serving": {"batches": [...], "input_lengths": [...], "output_tokens"},
 //  "kv": {"context", "memory_utilization"},
