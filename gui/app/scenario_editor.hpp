@@ -1,8 +1,9 @@
 #pragma once
 // Hardware and scenario: which device, how many (tp, ep, dp), and the shapes each phase
 // is costed at (training sequence, prompt, decode batch and context, serving matrix,
-// attention tiles, how gate and up are launched). Parsed by simulator::parse_scenario and checked against the design
-// with check_scenario; errors appear next to the field their pointer names.
+// attention tiles, how gate and up are launched and gradients accumulated). Parsed by
+// simulator::parse_scenario and checked against the design with check_scenario; errors
+// appear next to the field their pointer names.
 #include <QWidget>
 
 #include "form_helpers.hpp"
