@@ -157,7 +157,8 @@ void print_partition(const simulator::PipelineResult& r) {
                              1e3 * ch.backward_s, 1e3 * ch.backward_weight_s, ch.activation_bytes / 1e9);
   }
   std::cout << "  per micro-batch, every pass of a recurrent layer counted; E embedding, H final norm + head + loss;\n"
-               "  W: the backward's weight-gradient products (part of backward; zb-h1 runs them as separate tasks)\n\n";
+               "  W: the backward's weight-gradient products, and with train.grad_accumulation separate the pass adding\n"
+               "  them into the step's gradients (part of backward; zb-h1 runs them as separate tasks)\n\n";
 }
 
 void print_devices(const simulator::PipelineResult& r) {
