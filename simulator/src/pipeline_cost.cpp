@@ -132,6 +132,15 @@ PipelineWorkload workload_of(const CostContext& ctx, std::int64_t pp, const std:
   }
   if (const auto loop = model::recurrent_block(c.design.method, b.num_layers)) {
     w.loop = PipelineLoop{loop->first, loop->layers, loop->iterations};
+    // A recurrent layer's times are one pass's; its parameters' gradients join the step's
+    // once per micro-batch, not once per pass: each pass carries 1/iterations of that.
+    const double repeated = 1 - 1 / d(loop->iterations);
+    for (std::int64_t l = loop->first; l < loop->first + loop->layers; ++l) {
+      PipelineLayer& r = w.layers[static_cast<std::size_t>(l)];
+      const double extra = repeated * grad_accumulation_s(ctx, r.dense_params, r.expert_params);
+      r.backward_s -= extra;
+      r.backward_weight_s -= extra;
+    }
     // The injection adapter's row covers every iteration; one run joins each first recurrent pass.
     const PipelineEndCost inject = end_costs(ctx, forward->outside, {OpKind::injection});
     PipelineLayer& first = w.layers[static_cast<std::size_t>(loop->first)];

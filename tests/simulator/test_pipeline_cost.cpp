@@ -200,6 +200,28 @@ TEST_CASE("separate gradient accumulation joins each pipeline layer's backward, 
   TrainResult t;
   cost_train(*ctx, *forward, t);
   CHECK(fixtures::close(added, t.grad_accumulation_s, 1e-12));
+
+  // Looped 4 times: a recurrent layer runs four passes a micro-batch, its gradients still
+  // join the step's once; the passes' shares add up to one pass over the model.
+  const hdlab::model::Config looped =
+      fixtures::config(fixtures::tiny_dense(), R"({"looped": {"prelude": 0, "coda": 0, "iterations": 4}})");
+  Scenario f = scenario(Recompute::selective);
+  const PipelineWorkload lf = pipeline_workload(looped, hw, f, 2);
+  f.train.grad_accumulation = GradAccumulation::separate;
+  const PipelineWorkload ls = pipeline_workload(looped, hw, f, 2);
+  REQUIRE(ls.loop);
+  CostContext lctx;
+  make_context(looped, hw, f, lctx);
+  double looped_added = ls.embedding.backward_s - lf.embedding.backward_s + ls.head.backward_s - lf.head.backward_s;
+  for (std::size_t i = 0; i < ls.layers.size(); ++i) {
+    const bool recurrent = static_cast<std::int64_t>(i) >= ls.loop->first_layer &&
+                           static_cast<std::int64_t>(i) < ls.loop->first_layer + ls.loop->layer_count;
+    looped_added += (recurrent ? 4 : 1) * (ls.layers[i].backward_s - lf.layers[i].backward_s);
+  }
+  auto looped_forward = std::make_unique<PassCost>();
+  TrainResult lt;
+  cost_train(lctx, *looped_forward, lt);
+  CHECK(fixtures::close(looped_added, lt.grad_accumulation_s, 1e-9));
 }
 
 TEST_CASE("ZeRO-3 under a pipeline is refused by pointer: its weight gathers are not costed there",
