@@ -42,7 +42,9 @@ void owned_params(const OpTable& t, double& dense, double& experts) {
   }
 }
 
-PipelineLayer layer_costs(const CostContext& ctx, const LayerGroupCost& g) {
+// One pass of a layer that runs `passes` times a micro-batch (a recurrent layer: the
+// iterations); its gradients join the step's once a micro-batch, a 1/passes share a pass.
+PipelineLayer layer_costs(const CostContext& ctx, const LayerGroupCost& g, double passes) {
   const TrainScenario& t = ctx.scenario->train;
   const auto one = single_layer(g);
   PassTime time;
@@ -52,7 +54,7 @@ PipelineLayer layer_costs(const CostContext& ctx, const LayerGroupCost& g) {
   PipelineLayer l;
   owned_params(g.ops, l.dense_params, l.expert_params);
   l.forward_s = time.total_s + comm;
-  const double accumulate = grad_accumulation_s(ctx, l.dense_params, l.expert_params);  // follows dW
+  const double accumulate = grad_accumulation_s(ctx, l.dense_params, l.expert_params) / passes;  // follows dW
   l.backward_s = time.backward_s + recompute_s(t, time) + (comm_passes - 1) * comm + accumulate;
   l.backward_weight_s = time.backward_weight_s + accumulate;  // recomputation and collectives serve B
   l.activation_bytes = activation_bytes_per_device(*one, ctx.shape, t.recompute, t.vwn_eta, ctx.sharding);
@@ -122,25 +124,17 @@ PipelineWorkload workload_of(const CostContext& ctx, std::int64_t pp, const std:
   PipelineWorkload w;
   std::vector<const LayerGroupCost*> group_of;
   for (std::int64_t l = 0; l < b.num_layers; ++l) {
-    const LayerSignature sig = layer_signature(b, c.design.method, l);
+    double passes = 1;
+    const LayerSignature sig = layer_signature(b, c.design.method, l, &passes);
     const LayerGroupCost* g = nullptr;
     for (int i = 0; i < forward->count && !g; ++i)
       if (forward->groups[static_cast<std::size_t>(i)].plan.sig == sig) g = &forward->groups[static_cast<std::size_t>(i)];
     if (!g) throw std::logic_error("pipeline: layer " + std::to_string(l) + " has no group in the forward pass");
     group_of.push_back(g);
-    w.layers.push_back(layer_costs(ctx, *g));
+    w.layers.push_back(layer_costs(ctx, *g, passes));
   }
   if (const auto loop = model::recurrent_block(c.design.method, b.num_layers)) {
     w.loop = PipelineLoop{loop->first, loop->layers, loop->iterations};
-    // A recurrent layer's times are one pass's; its parameters' gradients join the step's
-    // once per micro-batch, not once per pass: each pass carries 1/iterations of that.
-    const double repeated = 1 - 1 / d(loop->iterations);
-    for (std::int64_t l = loop->first; l < loop->first + loop->layers; ++l) {
-      PipelineLayer& r = w.layers[static_cast<std::size_t>(l)];
-      const double extra = repeated * grad_accumulation_s(ctx, r.dense_params, r.expert_params);
-      r.backward_s -= extra;
-      r.backward_weight_s -= extra;
-    }
     // The injection adapter's row covers every iteration; one run joins each first recurrent pass.
     const PipelineEndCost inject = end_costs(ctx, forward->outside, {OpKind::injection});
     PipelineLayer& first = w.layers[static_cast<std::size_t>(loop->first)];
