@@ -4,7 +4,10 @@
 // from them (forward_memory.hpp).
 #include <catch2/catch.hpp>
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
+#include <iterator>
 #include <map>
 #include <string>
 
@@ -101,6 +104,50 @@ TEST_CASE("q and K/V projected from different rows are two products", "[layer_pr
   CHECK((qkv.gemms[0].m == 20 && qkv.gemms[0].n == 4 * 16 && qkv.gemms[0].k == 64));
   CHECK((qkv.gemms[1].m == 8 && qkv.gemms[1].n == 2 * 2 * 16 && qkv.gemms[1].k == 64 && qkv.gemms[1].groups == 1));
   CHECK(qkv.cost.flops == 2 * 64 * (20 * 4 * 16 + 8 * 2 * 2 * 16));
+}
+
+// Every field of two nodes, bit for bit where doubles (-0 and +0 differ here).
+bool same_node(const OpNode& a, const OpNode& b) {
+  auto bits = [](double x) { return std::bit_cast<std::uint64_t>(x); };
+  const double fa[] = {a.cost.flops, a.cost.weight_bytes, a.cost.act_bytes_in, a.cost.act_bytes_out,
+                       a.cost.kv_bytes_read, a.cost.kv_bytes_written, a.params, a.calls, a.rows, a.weight_dim_min,
+                       a.inner_vector_bytes, a.inner_row_bytes, a.inner_vector_calls};
+  const double fb[] = {b.cost.flops, b.cost.weight_bytes, b.cost.act_bytes_in, b.cost.act_bytes_out,
+                       b.cost.kv_bytes_read, b.cost.kv_bytes_written, b.params, b.calls, b.rows, b.weight_dim_min,
+                       b.inner_vector_bytes, b.inner_row_bytes, b.inner_vector_calls};
+  for (std::size_t i = 0; i < std::size(fa); ++i)
+    if (bits(fa[i]) != bits(fb[i])) return false;
+  for (std::size_t g = 0; g < a.gemms.size(); ++g) {
+    const OpGemm &x = a.gemms[g], &y = b.gemms[g];
+    if (bits(x.m) != bits(y.m) || bits(x.n) != bits(y.n) || bits(x.k) != bits(y.k) || bits(x.groups) != bits(y.groups) ||
+        x.split != y.split)
+      return false;
+  }
+  return true;
+}
+
+TEST_CASE("a node table rebuilt for another layer keeps nothing of the last one", "[layer_program]") {
+  // The simulator reuses one table per layer group and pass: a VWN layer's nodes (its
+  // hyper-connection ops, a row-split product) must all be gone when a baseline layer is
+  // built into the same table, as in a fresh one.
+  const Config vwn = tiny_with(R"({"vwn": {"m": 2, "n": 3, "dynamic": true}})");
+  const Config base = tiny_with(R"({"baseline": {}})");
+  const LayerWork w = dense_work();
+  OpNodes reused{}, fresh{};
+  layer_ops(op_dims(vwn.effective, vwn.design.method), layer_features(vwn.effective, 0), w, true, reused);
+  REQUIRE(node(reused, OpKind::ghc_width).calls > 0);
+  layer_ops(op_dims(base.effective, base.design.method), layer_features(base.effective, 0), w, true, reused);
+  layer_ops(op_dims(base.effective, base.design.method), layer_features(base.effective, 0), w, true, fresh);
+  for (int k = 0; k < op_kind_count; ++k)
+    CHECK(same_node(reused[static_cast<std::size_t>(k)], fresh[static_cast<std::size_t>(k)]));
+  // outside the layers too: VWN's reduce and projection, then the baseline's three nodes
+  OutsideWork o{2, 10, 1, 10, 0};
+  outside_ops(op_dims(vwn.effective, vwn.design.method), o, reused);
+  REQUIRE(node(reused, OpKind::vwn_reduce).calls > 0);
+  outside_ops(op_dims(base.effective, base.design.method), o, reused);
+  outside_ops(op_dims(base.effective, base.design.method), o, fresh);
+  for (int k = 0; k < op_kind_count; ++k)
+    CHECK(same_node(reused[static_cast<std::size_t>(k)], fresh[static_cast<std::size_t>(k)]));
 }
 
 TEST_CASE("what each design adds to the op dims", "[layer_program]") {
