@@ -37,7 +37,8 @@ constexpr ScenarioFlag kScenarioFlags[] = {
     {"--micro-batch", "/train/micro_batch", "training micro-batch per data-parallel rank [seqs]"},
     {"--grad-accum", "/train/grad_accum", "micro-steps per optimizer step"},
     {"--grad-accumulation", "/train/grad_accumulation",
-     "fused | separate: micro-steps' weight gradients added in the products, or by a pass over them each"},
+     "fused | separate | autocast: micro-steps' weight gradients added in the products, by a pass over "
+     "them each, or by PyTorch autocast + autograd (parameters cast every forward)"},
     {"--recompute", "/train/recompute", "none | selective | full"},
     {"--optimizer-sharding", "/train/optimizer_sharding", "none | optimizer | gradients | weights (ZeRO 1/2/3)"},
     {"--zero-stage", "/train/zero_stage", "0-3: the same setting as --optimizer-sharding, by ZeRO stage"},

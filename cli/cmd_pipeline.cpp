@@ -35,7 +35,8 @@ constexpr ScenarioFlag kScenarioFlags[] = {
     {"--micro-batch", "/train/micro_batch", "sequences per micro-batch [seqs]"},
     {"--recompute", "/train/recompute", "none | selective | full"},
     {"--grad-accumulation", "/train/grad_accumulation",
-     "fused | separate: micro-steps' weight gradients added in the products, or by a pass over them each"},
+     "fused | separate | autocast: micro-steps' weight gradients added in the products, by a pass over "
+     "them each, or by PyTorch autocast + autograd (parameters cast every forward)"},
     {"--tp", "/parallel/tp", "tensor-parallel devices per stage"},
     {"--ep", "/parallel/ep", "expert-parallel devices (divides dp)"},
     {"--dp", "/parallel/dp", "data-parallel replicas of the pipeline"},
@@ -157,8 +158,9 @@ void print_partition(const simulator::PipelineResult& r) {
                              1e3 * ch.backward_s, 1e3 * ch.backward_weight_s, ch.activation_bytes / 1e9);
   }
   std::cout << "  per micro-batch, every pass of a recurrent layer counted; E embedding, H final norm + head + loss;\n"
-               "  W: the backward's weight-gradient products, and with train.grad_accumulation separate the pass adding\n"
-               "  them into the step's gradients (part of backward; zb-h1 runs them as separate tasks)\n\n";
+               "  W: the backward's weight-gradient products, and with train.grad_accumulation separate or autocast\n"
+               "  the pass adding them into the step's gradients (part of backward; zb-h1 runs them as separate\n"
+               "  tasks); with autocast the forward holds the weights' cast, and a fully recomputed backward again\n\n";
 }
 
 void print_devices(const simulator::PipelineResult& r) {

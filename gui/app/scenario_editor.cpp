@@ -147,9 +147,13 @@ QWidget* ScenarioEditor::phaseGroup() {
   sharding_ = choice_box({{tr("none"), "none"}, {tr("optimizer (ZeRO-1)"), "optimizer"},
                           {tr("+ gradients (ZeRO-2)"), "gradients"}, {tr("+ weights (ZeRO-3)"), "weights"}},
                          tr("State sharded over the data-parallel ranks"));
-  grad_accumulation_ = choice_box({{tr("in the products (fused)"), "fused"}, {tr("a pass per micro-step"), "separate"}},
+  grad_accumulation_ = choice_box({{tr("in the products (fused)"), "fused"},
+                                   {tr("a pass per micro-step"), "separate"},
+                                   {tr("PyTorch autocast"), "autocast"}},
                                   tr("How each micro-step's weight gradients join the step's: the weight-gradient "
-                                     "products add them in, or a kernel adds every gradient into the buffer"));
+                                     "products add them in, a kernel adds every gradient into the buffer, or "
+                                     "PyTorch's autocast (master weights cast every forward, gradients cast back "
+                                     "and added into .grad)"));
   prefill_tokens_ = int_spin(1, kMaxInt, static_cast<int>(d.prefill.tokens), tr("Prompt tokens per sequence"),
                              tr(" tokens"));
   prefill_batch_ = int_spin(1, 1 << 20, static_cast<int>(d.prefill.batch), tr("Sequences prefilled together"),

@@ -77,15 +77,47 @@ double optimizer_update_s(const CostContext& ctx, double dense, double experts) 
   return streaming_s(*ctx.hw, params * (2 * sh.weight_el_bytes + sh.comm_el_bytes + 2 * sh.optimizer_bytes_per_param));
 }
 
-// Every gradient on the device (an accumulation buffer is not sharded by ZeRO): the new
-// gradient read in the weights' precision, the buffer read and written in the precision
-// the gradients are all-reduced in (Megatron-LM reduces that buffer).
+namespace {
+
+// Parameters one device holds of `dense` + `experts` (every one: an accumulation buffer
+// and autocast's parameters are not sharded by ZeRO stages 1-2).
+double device_params(const CostContext& ctx, double dense, double experts) {
+  const double tp = d(ctx.scenario->parallel.tp), ep = d(ctx.scenario->parallel.ep);
+  return dense / tp + experts / (tp * ep);
+}
+
+// Bytes of a parameter in autocast's master precision: the optimizer state's where it
+// differs from the weights' (a master copy), else the weights' own (nothing to cast).
+double master_el_bytes(const ModelShape& sh) {
+  return sh.precision.optimizer_state == sh.precision.weights ? sh.weight_el_bytes
+                                                                : model::dtype_bytes(sh.precision.optimizer_state);
+}
+
+}  // namespace
+
+// Separate: the new gradient read in the weights' precision, the buffer read and written
+// in the precision the gradients are all-reduced in (Megatron-LM reduces that buffer).
+// Autocast: the gradient cast to the master precision, then .grad += it (TrainScenario).
 double grad_accumulation_s(const CostContext& ctx, double dense, double experts) {
-  const Scenario& s = *ctx.scenario;
-  if (s.train.grad_accumulation == GradAccumulation::fused || dense + experts <= 0) return 0;
-  const double tp = d(s.parallel.tp), ep = d(s.parallel.ep);
   const ModelShape& sh = ctx.shape;
-  return streaming_s(*ctx.hw, (dense / tp + experts / (tp * ep)) * (sh.weight_el_bytes + 2 * sh.comm_el_bytes));
+  const double params = device_params(ctx, dense, experts);
+  if (params <= 0) return 0;
+  switch (ctx.scenario->train.grad_accumulation) {
+    case GradAccumulation::fused: return 0;
+    case GradAccumulation::separate: return streaming_s(*ctx.hw, params * (sh.weight_el_bytes + 2 * sh.comm_el_bytes));
+    case GradAccumulation::autocast: break;
+  }
+  const double master = master_el_bytes(sh);
+  const double cast = master == sh.weight_el_bytes ? 0 : streaming_s(*ctx.hw, params * (sh.weight_el_bytes + master));
+  return cast + streaming_s(*ctx.hw, params * 3 * master);
+}
+
+double weight_cast_s(const CostContext& ctx, double dense, double experts) {
+  const ModelShape& sh = ctx.shape;
+  const double params = device_params(ctx, dense, experts), master = master_el_bytes(sh);
+  if (ctx.scenario->train.grad_accumulation != GradAccumulation::autocast || params <= 0 || master == sh.weight_el_bytes)
+    return 0;
+  return streaming_s(*ctx.hw, params * (master + sh.weight_el_bytes));
 }
 
 // Gradient all-reduce over the data-parallel ranks: dense gradients over dp (x cp) ranks,
@@ -253,8 +285,14 @@ void cost_train(const CostContext& ctx, PassCost& forward, TrainResult& out) {
   const double micro_comm = out.forward_comm.total() * comm_passes;
   const double experts = d(ctx.params.routed_experts), dense = d(ctx.params.total) - experts;
   out.grad_accumulation_s = grad_accumulation_s(ctx, dense, experts);
-  out.micro_step_s =
-      out.forward.total_s + out.forward.backward_s + out.recompute_s + micro_comm + out.grad_accumulation_s;
+  // autocast casts every parameter in the forward, the layers' again when full
+  // recomputation reruns them (the embedding and head are not recomputed)
+  double outside = 0;
+  for (const model::OpNode& n : forward.outside) outside += n.params;
+  out.weight_cast_s = weight_cast_s(ctx, dense, experts) +
+                      (t.recompute == Recompute::full ? weight_cast_s(ctx, dense - outside, experts) : 0);
+  out.micro_step_s = out.forward.total_s + out.forward.backward_s + out.recompute_s + micro_comm +
+                     out.grad_accumulation_s + out.weight_cast_s;
   out.dp_comm_s = dp_gradient_s(ctx, dense, experts);
   out.exposed_dp_s = t.overlap_dp_comm ? std::max(0.0, out.dp_comm_s - out.forward.backward_s) : out.dp_comm_s;
   out.zero3_gather_s = zero3_gather_s(ctx);

@@ -53,9 +53,12 @@ PipelineLayer layer_costs(const CostContext& ctx, const LayerGroupCost& g, doubl
   const double comm_passes = t.recompute == Recompute::full ? 3 : 2;  // forward, backward (, recomputed forward)
   PipelineLayer l;
   owned_params(g.ops, l.dense_params, l.expert_params);
-  l.forward_s = time.total_s + comm;
+  // autocast's cast of the layer's weights, by the forward and by a recomputed forward
+  const double cast = weight_cast_s(ctx, l.dense_params, l.expert_params) / passes;
+  const double recast = t.recompute == Recompute::full ? cast : 0;
+  l.forward_s = time.total_s + comm + cast;
   const double accumulate = grad_accumulation_s(ctx, l.dense_params, l.expert_params) / passes;  // follows dW
-  l.backward_s = time.backward_s + recompute_s(t, time) + (comm_passes - 1) * comm + accumulate;
+  l.backward_s = time.backward_s + recompute_s(t, time) + recast + (comm_passes - 1) * comm + accumulate;
   l.backward_weight_s = time.backward_weight_s + accumulate;  // recomputation and collectives serve B
   l.activation_bytes = activation_bytes_per_device(*one, ctx.shape, t.recompute, t.vwn_eta, ctx.sharding);
   // memory.hpp adds one layer's selective set, live while full recomputation reruns a
@@ -73,7 +76,7 @@ PipelineEndCost end_costs(const CostContext& ctx, const OpTable& outside, std::i
   double experts = 0;
   owned_params(p->outside, e.dense_params, experts);
   const double accumulate = grad_accumulation_s(ctx, e.dense_params, experts);
-  e.forward_s = time.total_s;
+  e.forward_s = time.total_s + weight_cast_s(ctx, e.dense_params, experts);  // the ends are not recomputed
   e.backward_s = time.backward_s + accumulate;
   e.backward_weight_s = time.backward_weight_s + accumulate;  // the head's dW; the embedding's scatter-add is all B
   const TrainScenario& t = ctx.scenario->train;

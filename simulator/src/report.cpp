@@ -105,6 +105,7 @@ json train_json(const TrainResult& t) {
           {"forward_s", t.forward.total_s},
           {"recompute_s", t.recompute_s},
           {"grad_accumulation_s", t.grad_accumulation_s},
+          {"weight_cast_s", t.weight_cast_s},
           {"dp_comm_s", t.dp_comm_s},
           {"exposed_dp_s", t.exposed_dp_s},
           {"zero3_gather_s", t.zero3_gather_s},

@@ -100,7 +100,8 @@ void parse_train(ObjectReader r, TrainScenario& t) {
   t.overlap_tp_comm = r.boolean("overlap_tp_comm", t.overlap_tp_comm);
   t.overlap_ep_comm = r.boolean("overlap_ep_comm", t.overlap_ep_comm);
   t.grad_accumulation = r.choice<GradAccumulation>(
-      "grad_accumulation", {{"fused", GradAccumulation::fused}, {"separate", GradAccumulation::separate}},
+      "grad_accumulation",
+      {{"fused", GradAccumulation::fused}, {"separate", GradAccumulation::separate}, {"autocast", GradAccumulation::autocast}},
       t.grad_accumulation);
   for (auto [key, p] : {std::pair{"hidden_dropout", &t.hidden_dropout}, std::pair{"attention_dropout", &t.attention_dropout}}) {
     *p = r.number(key, *p, 0.0, 1.0);
@@ -183,7 +184,14 @@ const char* to_string(AttentionCount c) { return c == AttentionCount::executed ?
 const char* to_string(AttentionKernel k) { return k == AttentionKernel::fused ? "fused" : "unfused"; }
 const char* to_string(DecodeKernel k) { return k == DecodeKernel::automatic ? "auto" : "one_row"; }
 const char* to_string(GateUp g) { return g == GateUp::fused ? "fused" : "separate"; }
-const char* to_string(GradAccumulation g) { return g == GradAccumulation::fused ? "fused" : "separate"; }
+const char* to_string(GradAccumulation g) {
+  switch (g) {
+    case GradAccumulation::fused: return "fused";
+    case GradAccumulation::separate: return "separate";
+    case GradAccumulation::autocast: break;
+  }
+  return "autocast";
+}
 
 Scenario parse_scenario(const json& j, const std::string& pointer) {
   ObjectReader r(j, pointer);

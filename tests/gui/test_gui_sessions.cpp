@@ -379,4 +379,7 @@ TEST_CASE("the FFN gate/up and gradient accumulation choices are restored with a
   w->waitForEvaluation();
   CHECK(w->session()->scenario().ffn.gate_up == simulator::GateUp::fused);
   CHECK(w->session()->scenario().train.grad_accumulation == simulator::GradAccumulation::fused);
+  accumulation->setCurrentIndex(accumulation->findData("autocast"));
+  w->waitForEvaluation();
+  CHECK(w->session()->scenario().train.grad_accumulation == simulator::GradAccumulation::autocast);
 }

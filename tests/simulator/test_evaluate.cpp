@@ -236,6 +236,48 @@ TEST_CASE("separate gradient accumulation: one pass over every gradient per micr
             .rfind("/scenario/train/grad_accumulation:", 0) == 0);
 }
 
+TEST_CASE("autocast: parameters cast by every forward, gradients cast back and added into .grad, by hand",
+          "[evaluate][train]") {
+  // tiny_dense: 1368 parameters, 1200 in its two layers, 168 outside them (embedding 80,
+  // final norm 8, untied head 80); bf16 weights, fp32 optimizer state (the master), at
+  // 800 GB/s; the fixture's launches cost nothing.
+  const model::Config c = fixtures::config(fixtures::tiny_dense(), "{}");
+  const HardwareProfile hw = fixtures::device();
+  Scenario s;
+  s.train.seq_len = 16;
+  s.train.grad_accum = 2;
+  auto step = [&](const Scenario& sc) {
+    CostContext ctx;
+    make_context(c, hw, sc, ctx);
+    auto pass = std::make_unique<PassCost>();
+    TrainResult t;
+    cost_train(ctx, *pass, t);
+    return t;
+  };
+  const TrainResult fused = step(s);
+  CHECK(fused.weight_cast_s == 0);
+  s.train.grad_accumulation = GradAccumulation::autocast;
+  const TrainResult amp = step(s);
+  const double cast = 1368.0 * (4 + 2) / 800e9;            // read fp32, write bf16
+  const double back = 1368.0 * ((2 + 4) + 3 * 4) / 800e9;  // bf16 -> fp32, then .grad += (two reads, a write)
+  CHECK(amp.weight_cast_s == Approx(cast).epsilon(1e-12));
+  CHECK(amp.grad_accumulation_s == Approx(back).epsilon(1e-12));
+  CHECK(amp.micro_step_s == Approx(fused.micro_step_s + cast + back).epsilon(1e-12));
+  CHECK(amp.step_s == Approx(fused.step_s + 2 * (cast + back)).epsilon(1e-12));
+  // Full recomputation reruns the layers' forward, which casts their 1200 again.
+  s.train.recompute = Recompute::full;
+  CHECK(step(s).weight_cast_s == Approx((1368.0 + 1200.0) * 6 / 800e9).epsilon(1e-12));
+  // fp32 weights are the master: nothing to cast, .grad += in fp32 alone.
+  s.train.recompute = Recompute::selective;
+  s.precision.weights = model::DType::fp32;
+  const TrainResult fp32 = step(s);
+  CHECK(fp32.weight_cast_s == 0);
+  CHECK(fp32.grad_accumulation_s == Approx(1368.0 * 3 * 4 / 800e9).epsilon(1e-12));
+
+  CHECK(parse_scenario(to_json(s)) == s);
+  CHECK(to_json(s)["train"]["grad_accumulation"] == "autocast");
+}
+
 TEST_CASE("training step composition and optimizer update, by hand", "[evaluate][train]") {
   const model::Config c = fixtures::config(fixtures::tiny_dense(), "{}");
   Scenario s;

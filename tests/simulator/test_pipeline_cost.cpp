@@ -224,6 +224,39 @@ TEST_CASE("separate gradient accumulation joins each pipeline layer's backward, 
   CHECK(fixtures::close(looped_added, lt.grad_accumulation_s, 1e-9));
 }
 
+TEST_CASE("autocast in the pipeline: each layer's forward casts its weights, its backward adds its gradients",
+          "[pipeline][cost]") {
+  const HardwareProfile hw = fixtures::device();
+  const hdlab::model::Config c = fixtures::config(fixtures::tiny_dense(), "{}");
+  Scenario s = scenario(Recompute::full);
+  const PipelineWorkload fused = pipeline_workload(c, hw, s, 2);
+  s.train.grad_accumulation = GradAccumulation::autocast;
+  const PipelineWorkload amp = pipeline_workload(c, hw, s, 2);
+  auto ctx = std::make_unique<CostContext>();
+  make_context(c, hw, s, *ctx);
+  double cast_sum = 0, back_sum = 0;
+  for (std::size_t i = 0; i < fused.layers.size(); ++i) {
+    const PipelineLayer &f = fused.layers[i], &a = amp.layers[i];
+    const double cast = weight_cast_s(*ctx, a.dense_params, a.expert_params);
+    const double back = grad_accumulation_s(*ctx, a.dense_params, a.expert_params);
+    CHECK(cast > 0);
+    CHECK(fixtures::close(a.forward_s, f.forward_s + cast, 1e-12));
+    // B: the recomputed forward casts again; W: the add follows dW
+    CHECK(fixtures::close(a.backward_s, f.backward_s + cast + back, 1e-12));
+    CHECK(fixtures::close(a.backward_weight_s, f.backward_weight_s + back, 1e-12));
+    cast_sum += 2 * cast;
+    back_sum += back;
+  }
+  // the ends cast in their forward (not recomputed) and add in their backward
+  cast_sum += amp.embedding.forward_s - fused.embedding.forward_s + amp.head.forward_s - fused.head.forward_s;
+  back_sum += amp.embedding.backward_s - fused.embedding.backward_s + amp.head.backward_s - fused.head.backward_s;
+  auto forward = std::make_unique<PassCost>();
+  TrainResult t;
+  cost_train(*ctx, *forward, t);
+  CHECK(fixtures::close(cast_sum, t.weight_cast_s, 1e-12));
+  CHECK(fixtures::close(back_sum, t.grad_accumulation_s, 1e-12));
+}
+
 TEST_CASE("ZeRO-3 under a pipeline is refused by pointer: its weight gathers are not costed there",
           "[pipeline][cost][bad-input]") {
   const HardwareProfile hw = fixtures::device(2);

@@ -65,6 +65,7 @@ struct TrainResult {
   PassComm forward_comm;       // its TP/EP collectives
   double recompute_s = 0;      // per micro-step
   double grad_accumulation_s = 0;  // per micro-step: gradients added into the step's buffer (0 when fused)
+  double weight_cast_s = 0;        // per micro-step: autocast's casts of the parameters, every forward run
   double micro_step_s = 0;
   double dp_comm_s = 0;        // gradient all-reduce per step
   double exposed_dp_s = 0;
@@ -127,8 +128,12 @@ double recompute_s(const TrainScenario& t, const PassTime& forward);
 double optimizer_update_s(const CostContext& ctx, double dense, double experts);
 double dp_gradient_s(const CostContext& ctx, double dense, double experts);
 // One micro-step's gradient accumulation of those parameters on one device: 0 when fused
-// (TrainScenario::grad_accumulation), else one streaming pass over their gradients.
+// (TrainScenario::grad_accumulation), else one streaming pass over their gradients
+// (autocast: their cast back to the master precision and the add into .grad).
 double grad_accumulation_s(const CostContext& ctx, double dense, double experts);
+// One forward's cast of those parameters to the weights' precision under autocast (0 in
+// the other modes, and where the master precision is the weights': nothing to cast).
+double weight_cast_s(const CostContext& ctx, double dense, double experts);
 
 // FLOPs of the attention op of a pass for a pair count (2*H*(qk+v) per pair).
 double attention_flops(const ModelShape& s, double pairs);

@@ -57,7 +57,7 @@ const char* to_string(AttentionKernel k);
 const char* to_string(DecodeKernel k);
 
 // How a micro-step's weight gradients join the step's (TrainScenario::grad_accumulation).
-enum class GradAccumulation { fused, separate };
+enum class GradAccumulation { fused, separate, autocast };
 const char* to_string(GradAccumulation g);
 
 struct TrainScenario {
@@ -89,7 +89,14 @@ struct TrainScenario {
   // kernel after each micro-step's backward adds every gradient into the step's buffer
   // (Megatron-LM's main_grad hook without that fusion): per parameter on the device it
   // reads the gradient in the weights' precision and reads and writes the buffer in the
-  // communication precision (the buffer is what the data-parallel all-reduce sends).
+  // communication precision (the buffer is what the data-parallel all-reduce sends);
+  // autocast: PyTorch's automatic mixed precision, the parameters kept in the master
+  // precision (the optimizer state's, where it differs from the weights') and cast to the
+  // weights' precision by every forward (again by a fully recomputed one: the cast cache
+  // lives one forward), each micro-step's weight gradients cast back and added into the
+  // parameters' .grad by autograd: per parameter on the device, a cast reads the master
+  // and writes the weights' precision; the backward reads the gradient in the weights'
+  // precision, writes it in the master's, and the add reads both and writes the master's.
   GradAccumulation grad_accumulation = GradAccumulation::fused;
   bool operator==(const TrainScenario&) const = default;
 };
@@ -248,7 +255,7 @@ struct Scenario {
 // {"train": {"seq_len", "micro_batch", "grad_accum", "recompute", "optimizer_sharding",
 //            "vwn_eta", "overlap_dp_comm", "overlap_weight_gather", "overlap_tp_comm",
 //            "overlap_ep_comm", "hidden_dropout", "attention_dropout",
-//            "grad_accumulation": "fused"|"separate"},
+//            "grad_accumulation": "fused"|"separate"|"autocast"},
 //  "prefill": {"tokens", "batch"}, "decode": {"batch", "context", "kv_mirror_final_only"},
 //  "serving": {"batches": [...], "input_lengths": [...], "output_tokens"},
 //  "kv": {"context", "memory_utilization"},
