@@ -60,6 +60,7 @@ struct Options {
   std::string schedule = "1f1b";
   std::int64_t group = 0;
   std::string partition = "balanced";
+  std::string p2p = "async";
   int gantt_width = 100;
   bool json = false;
   bool no_timeline = false;
@@ -72,7 +73,8 @@ struct Options {
 [[noreturn]] void rethrow_as_flag(const model::ConfigError& e, const Options& o) {
   static const std::pair<const char*, const char*> flags[] = {
       {"/pipeline/pp", "--pp"}, {"/pipeline/microbatches", "--microbatches"}, {"/pipeline/schedule", "--schedule"},
-      {"/pipeline/virtual_stages", "--schedule"}, {"/pipeline/group", "--group"}, {"/pipeline/partition", "--partition"}};
+      {"/pipeline/virtual_stages", "--schedule"}, {"/pipeline/group", "--group"}, {"/pipeline/partition", "--partition"},
+      {"/pipeline/p2p", "--p2p"}};
   for (const auto& [pointer, flag] : flags) {
     if (e.pointer().rfind(pointer, 0) != 0) continue;
     const std::string rest = e.pointer().substr(std::strlen(pointer));  // "/3": an entry of a list
@@ -110,6 +112,7 @@ simulator::PipelineOptions pipeline_options(const Options& o, const json* sessio
   }
   if (given("--group") || !session) j["group"] = o.group;
   if (given("--partition") || !session) j["partition"] = partition_json(o.partition);
+  if (given("--p2p") || !session) j["p2p"] = o.p2p;
   try {
     return simulator::parse_pipeline_options(j);
   } catch (const model::ConfigError& e) {
@@ -223,9 +226,9 @@ void print_text(const simulator::PipelineResult& r, const model::Config& c, cons
             << fmt::format("micro-batch: {} seqs x {} tokens, recompute {}, tp {} x ep {} x cp {} per stage, dp {}\n",
                            s.train.micro_batch, s.train.seq_len, simulator::to_string(s.train.recompute),
                            s.parallel.tp, s.parallel.ep, s.parallel.cp, s.parallel.dp)
-            << fmt::format("pipeline: {}, pp {}, {} micro-batches in groups of {}, {} partition\n\n",
+            << fmt::format("pipeline: {}, pp {}, {} micro-batches in groups of {}, {} partition, {} sends\n\n",
                            simulator::schedule_label(o), o.stages, o.microbatches, o.group,
-                           simulator::to_string(o.partition));
+                           simulator::to_string(o.partition), simulator::to_string(o.p2p));
   print_partition(r);
   print_devices(r);
   print_summary(r, hw);
@@ -260,6 +263,9 @@ Verb add_pipeline(CLI::App& app) {
       "--group", o->group, "Micro-batches per priority group (0: p, GPipe m; 1: one micro-batch's passes at a time)");
   o->given["--partition"] =
       sub->add_option("--partition", o->partition, "balanced | uniform | layers per chunk, e.g. 9,9,9,9");
+  o->given["--p2p"] = sub->add_option("--p2p", o->p2p,
+                                      "async | blocking: a stage's sends travel while it computes, or hold it until "
+                                      "they arrive (Megatron-LM 2021-2022)");
   o->scenario.add_to(*sub, kScenarioFlags);
   sub->add_option("--gantt-width", o->gantt_width, "Columns of the text Gantt chart")->check(CLI::Range(10, 1000));
   auto* json_flag = sub->add_flag("--json", o->json, "Print JSON: options, partition, path, devices, metrics and the timeline");

@@ -192,12 +192,16 @@ QLayout* PipelineView::buildControls() {
   virtual_stages_->setEnabled(false);
   partition_ = choice_box({{tr("balanced"), "balanced"}, {tr("uniform"), "uniform"}},
                           tr("balanced: minimise the slowest stage by cost; uniform: equal layer counts"));
+  p2p_ = choice_box({{tr("async"), "async"}, {tr("blocking"), "blocking"}},
+                    tr("async: a stage's sends travel while it computes; blocking: each send holds the stage until "
+                       "it arrives (Megatron-LM 2021-2022)"));
   add_labelled_fields(controls, errors_,
                       {{tr("stages"), pp_, "/pipeline/pp"},
                        {tr("micro-batches"), microbatches_, "/pipeline/microbatches"},
                        {tr("schedule"), schedule_, "/pipeline/schedule"},
                        {tr("chunks"), virtual_stages_, "/pipeline/virtual_stages"},
-                       {tr("partition"), partition_, "/pipeline/partition"}});
+                       {tr("partition"), partition_, "/pipeline/partition"},
+                       {tr("sends"), p2p_, "/pipeline/p2p"}});
   return controls;
 }
 
@@ -208,7 +212,7 @@ void PipelineView::connectSignals() {
     connect(s, &QSpinBox::valueChanged, this, &PipelineView::schedule);
     connect(s, &QSpinBox::valueChanged, this, &PipelineView::settingsEdited);
   }
-  for (QComboBox* c : {schedule_, partition_}) {
+  for (QComboBox* c : {schedule_, partition_, p2p_}) {
     connect(c, &QComboBox::currentIndexChanged, this, &PipelineView::schedule);
     connect(c, &QComboBox::currentIndexChanged, this, &PipelineView::settingsEdited);
   }
@@ -363,7 +367,8 @@ nlohmann::json PipelineView::optionsJson() const {
   nlohmann::json o = {{"pp", pp_->value()},
                       {"microbatches", microbatches_->value()},
                       {"schedule", choice_value(schedule_).toStdString()},
-                      {"partition", choice_value(partition_).toStdString()}};
+                      {"partition", choice_value(partition_).toStdString()},
+                      {"p2p", choice_value(p2p_).toStdString()}};
   if (choice_value(schedule_) == "interleaved") o["virtual_stages"] = virtual_stages_->value();
   return o;
 }
@@ -388,13 +393,14 @@ void PipelineView::checkOptions(const nlohmann::json& options) {
 void PipelineView::restoreOptions(const nlohmann::json& options) {
   const simulator::PipelineOptions o = simulator::parse_pipeline_options(options, "/pipeline");
   {
-    const QSignalBlocker b1(pp_), b2(microbatches_), b3(schedule_), b4(virtual_stages_), b5(partition_);
+    const QSignalBlocker b1(pp_), b2(microbatches_), b3(schedule_), b4(virtual_stages_), b5(partition_), b6(p2p_);
     pp_->setValue(static_cast<int>(o.stages));
     microbatches_->setValue(static_cast<int>(o.microbatches));
     set_choice(schedule_, QString::fromUtf8(simulator::to_string(o.schedule)));
     if (o.schedule == simulator::ScheduleKind::interleaved)
       virtual_stages_->setValue(static_cast<int>(o.virtual_stages));
     set_choice(partition_, QString::fromStdString(simulator::to_string(o.partition)));
+    set_choice(p2p_, QString::fromUtf8(simulator::to_string(o.p2p)));
   }
   virtual_stages_->setEnabled(choice_value(schedule_) == "interleaved");
   schedule();

@@ -126,6 +126,7 @@ class PipelineView : public QWidget {
   QComboBox* schedule_;
   QSpinBox* virtual_stages_;
   QComboBox* partition_;
+  QComboBox* p2p_;
   QLabel* summary_;
   QLabel* fit_warning_;
   ChartPanel* panel_;

@@ -74,6 +74,7 @@ PipelineOptions parse_pipeline_options(const json& j, const std::string& pointer
     model::fail(r.at("virtual_stages"), fmt::format("is {} but the schedule says interleaved:{}", v, spec.virtual_stages));
   if (spec.kind == ScheduleKind::interleaved) o.virtual_stages = spec.virtual_stages > 0 ? spec.virtual_stages : (v > 0 ? v : 2);
   o.group = r.integer("group", 0, 0, 1 << 20);
+  o.p2p = r.choice<P2pSends>("p2p", {{"async", P2pSends::async}, {"blocking", P2pSends::blocking}}, o.p2p);
   read_partition(r, o);
   r.finish();
   return o;
@@ -82,7 +83,7 @@ PipelineOptions parse_pipeline_options(const json& j, const std::string& pointer
 json to_json(const PipelineOptions& o) {
   json j = {{"pp", o.stages},           {"microbatches", o.microbatches},
             {"schedule", schedule_label(o)}, {"virtual_stages", o.virtual_stages},
-            {"group", o.group}};
+            {"group", o.group},           {"p2p", to_string(o.p2p)}};
   if (o.partition == PartitionPolicy::explicit_counts) j["partition"] = o.layers_per_chunk;
   else j["partition"] = to_string(o.partition);
   return j;

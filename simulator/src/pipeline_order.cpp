@@ -19,10 +19,15 @@ std::optional<std::uint32_t> TaskIds::data_successor(std::uint32_t id) const {
 }
 
 double TaskIds::duration(std::uint32_t id, const std::vector<PipelineStep>& path) const {
-  const PipelineStep& p = path[static_cast<std::size_t>(step(id))];
-  if (!is_backward(id)) return p.forward_s;
-  if (!weight_tasks) return p.backward_s;
-  return is_weight(id) ? p.backward_weight_s : p.backward_s - p.backward_weight_s;
+  const std::int64_t s = step(id);
+  const PipelineStep& p = path[static_cast<std::size_t>(s)];
+  // a blocking send: a forward's to the next step, a backward's (B) to the previous one
+  const double send = !blocking_sends || is_weight(id) ? 0.0
+                      : !is_backward(id)                 ? (s + 1 < steps ? p.send_s : 0.0)
+                                                         : (s > 0 ? path[static_cast<std::size_t>(s - 1)].send_s : 0.0);
+  if (!is_backward(id)) return p.forward_s + send;
+  if (!weight_tasks) return p.backward_s + send;
+  return is_weight(id) ? p.backward_weight_s : p.backward_s - p.backward_weight_s + send;
 }
 
 namespace {
@@ -146,7 +151,7 @@ class ListScheduler {
       // The send between steps s and s+1 carries the activation forward and its gradient back.
       const std::int64_t s = ids_.step(e.task);
       const std::int64_t boundary = ids_.is_backward(e.task) ? s - 1 : s;
-      const double gap = ids_.step(*next) == s ? 0.0 : path_[static_cast<std::size_t>(boundary)].send_s;
+      const double gap = ids_.step(*next) == s ? 0.0 : ids_.gap(boundary, path_);
       events_.push({now + gap, ready_event, *next});
     }
     return d;
@@ -215,7 +220,7 @@ class ListScheduler {
 
 DeviceOrders schedule_device_orders(const PipelineOptions& o, const std::vector<PipelineStep>& path) {
   const auto steps = static_cast<std::int64_t>(path.size());
-  const TaskIds ids{static_cast<std::uint32_t>(steps), o.schedule == ScheduleKind::zb_h1};
+  const TaskIds ids{static_cast<std::uint32_t>(steps), o.schedule == ScheduleKind::zb_h1, o.p2p == P2pSends::blocking};
   std::vector<std::vector<std::int64_t>> visits(static_cast<std::size_t>(o.stages));
   for (std::size_t s = 0; s < path.size(); ++s)
     visits[static_cast<std::size_t>(path[s].device)].push_back(static_cast<std::int64_t>(s));

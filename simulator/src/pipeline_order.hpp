@@ -15,6 +15,9 @@ namespace hdlab::simulator::pipeline_detail {
 struct TaskIds {
   std::uint32_t steps = 0;
   bool weight_tasks = false;  // ZB-H1: each backward split into B and W
+  // Blocking sends (PipelineOptions::p2p): a task that sends its output to another device
+  // holds its device until the transfer is done, and the data is there when it ends.
+  bool blocking_sends = false;
   std::uint32_t per_step() const { return weight_tasks ? 3 : 2; }
   std::uint32_t forward(std::int64_t mb, std::int64_t s) const {
     return static_cast<std::uint32_t>(mb * per_step() * steps + s);
@@ -36,6 +39,11 @@ struct TaskIds {
   std::optional<std::uint32_t> data_successor(std::uint32_t id) const;
   // Seconds the task runs: the step's forward, its backward (less W where W is split off) or W.
   double duration(std::uint32_t id, const std::vector<PipelineStep>& path) const;
+  // Seconds between the end of a task that sends across `boundary` (the cut after that
+  // step) and its receiver's earliest start: the transfer, or 0 where the send blocked.
+  double gap(std::int64_t boundary, const std::vector<PipelineStep>& path) const {
+    return blocking_sends ? 0.0 : path[static_cast<std::size_t>(boundary)].send_s;
+  }
 };
 
 struct DeviceOrders {

@@ -22,6 +22,8 @@ const char* to_string(ScheduleKind s) {
   return "?";
 }
 
+const char* to_string(P2pSends p) { return p == P2pSends::async ? "async" : "blocking"; }
+
 const char* to_string(PartitionPolicy p) {
   switch (p) {
     case PartitionPolicy::balanced: return "balanced";

@@ -51,7 +51,7 @@ void add_data_edges(EdgeList& e, const std::vector<PipelineStep>& path, const Ta
   const auto steps = static_cast<std::int64_t>(path.size());
   for (std::int64_t mb = 0; mb < m; ++mb) {
     for (std::int64_t s = 0; s + 1 < steps; ++s) {
-      const double gap = path[static_cast<std::size_t>(s)].send_s;
+      const double gap = ids.gap(s, path);
       e.add(ids.forward(mb, s), ids.forward(mb, s + 1), gap);
       e.add(ids.backward(mb, s + 1), ids.backward(mb, s), gap);
     }
@@ -179,7 +179,7 @@ PipelineResult simulate_pipeline(const PipelineWorkload& w, const PipelineOption
   r.partition = partition_stages(w, o);
   r.path = microbatch_path(w, r.partition);
   const auto steps = static_cast<std::int64_t>(r.path.size());
-  const TaskIds ids{static_cast<std::uint32_t>(steps), o.schedule == ScheduleKind::zb_h1};
+  const TaskIds ids{static_cast<std::uint32_t>(steps), o.schedule == ScheduleKind::zb_h1, o.p2p == P2pSends::blocking};
   const std::int64_t per_microbatch = ids.per_step() * steps;
   const std::int64_t tasks = o.microbatches * per_microbatch;
   if (tasks > max_tasks)

@@ -81,6 +81,7 @@ void edit_everything(gui::MainWindow& w) {
   gui::set_choice(named<QComboBox>(w.pipelineView(), "/pipeline/schedule"), "interleaved");
   named<QSpinBox>(w.pipelineView(), "/pipeline/virtual_stages")->setValue(3);
   named<QSpinBox>(w.pipelineView(), "/pipeline/microbatches")->setValue(12);
+  gui::set_choice(named<QComboBox>(w.pipelineView(), "/pipeline/p2p"), "blocking");
   w.maskView()->tokensBox()->setValue(12);
   w.session()->setSelectedLayer(7);
   w.tabs()->setCurrentIndex(4);  // pipeline
@@ -125,6 +126,7 @@ TEST_CASE("a saved session opens to the same config, hardware, scenario, pipelin
   REQUIRE(b->pipelineView()->result());
   CHECK(b->pipelineView()->result()->options.stages == 3);
   CHECK(b->pipelineView()->result()->options.virtual_stages == 3);
+  CHECK(b->pipelineView()->result()->options.p2p == simulator::P2pSends::blocking);
   CHECK(b->windowTitle().contains(QString::fromStdString(saved.hardware.name)));
 
   // The file is the CLI's format: the simulator's parser reads the GUI's state from it.

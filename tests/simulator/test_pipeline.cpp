@@ -103,6 +103,30 @@ TEST_CASE("transfers add 2(p-1) sends to the GPipe makespan", "[pipeline][transf
     }
 }
 
+TEST_CASE("blocking sends hold the sender: GPipe's closed form with every send on its sender's task",
+          "[pipeline][transfer]") {
+  // Forward 1 s, backward 2 s, a send of 0.25 s: every forward but the last stage's and
+  // every backward but the first stage's runs 0.25 s longer, and the data is there when
+  // it ends. The forwards end at (m + p - 2)(f + t) + f, the backwards (m + p - 2)(b + t)
+  // + b later: (m + p - 1)(f + b) + 2 (m + p - 2) t, against async's 2 (p - 1) t.
+  for (int p : {2, 4})
+    for (int m : {1, 4, 8}) {
+      PipelineOptions o = options(ScheduleKind::gpipe, p, m);
+      o.p2p = P2pSends::blocking;
+      const PipelineResult r = simulate_pipeline(uniform(p, 1, 2, 0.25), o);
+      INFO("p=" << p << " m=" << m);
+      CHECK(r.metrics.makespan_s == Approx((m + p - 1) * 3.0 + 2 * (m + p - 2) * 0.25).epsilon(1e-12));
+      CHECK(r.metrics.transfers_per_microbatch == 2 * (p - 1));
+      // one micro-batch alone: blocking or not, the same path
+      if (m == 1) CHECK(r.metrics.makespan_s == Approx(p * 3.0 + 2 * (p - 1) * 0.25).epsilon(1e-12));
+    }
+  // 1F1B too is slower, never faster, with the sends blocking
+  PipelineOptions o = options(ScheduleKind::one_f_one_b, 4, 8);
+  const double async = simulate_pipeline(uniform(4, 1, 2, 0.25), o).metrics.makespan_s;
+  o.p2p = P2pSends::blocking;
+  CHECK(simulate_pipeline(uniform(4, 1, 2, 0.25), o).metrics.makespan_s > async);
+}
+
 // Two layers, both recurrent, K = 2, on two devices: the path is dev0, dev1, dev0, dev1
 // (steps 0-3, layer 0 then 1, iteration 0 then 1); forward 1 s, backward 2 s per pass.
 PipelineWorkload two_layer_loop() {
@@ -372,6 +396,10 @@ TEST_CASE("pipeline options from JSON", "[pipeline][json]") {
   CHECK(parse_pipeline_options(to_json(o)) == o);
   CHECK(parse_pipeline_options(Json::parse(R"({"pp": 2, "microbatches": 4, "schedule": "interleaved"})")).virtual_stages == 2);
   CHECK(parse_pipeline_options(Json::parse(R"({"pp": 2, "microbatches": 4})")).schedule == ScheduleKind::one_f_one_b);
+  CHECK(parse_pipeline_options(Json::parse(R"({"pp": 2, "microbatches": 4})")).p2p == P2pSends::async);
+  const PipelineOptions blocking = parse_pipeline_options(Json::parse(R"({"pp": 2, "microbatches": 4, "p2p": "blocking"})"));
+  CHECK(blocking.p2p == P2pSends::blocking);
+  CHECK(parse_pipeline_options(to_json(blocking)) == blocking);
   auto error = [](const char* text) { return pointer_of([&] { parse_pipeline_options(Json::parse(text)); }); };
   CHECK(error(R"({"pp": 2, "microbatches": 4, "schedule": "zb-v"})") == "/pipeline/schedule");
   CHECK(error(R"({"pp": 2, "microbatches": 4, "schedule": "interleaved:0"})") == "/pipeline/schedule");
@@ -382,6 +410,7 @@ TEST_CASE("pipeline options from JSON", "[pipeline][json]") {
   CHECK(error(R"({"pp": 2})") == "/pipeline/microbatches");
   CHECK(error(R"({"pp": 2, "microbatches": 4, "micro_batches": 4})") == "/pipeline/micro_batches");
   CHECK(error(R"({"pp": 2, "microbatches": 4, "partition": "even"})") == "/pipeline/partition");
+  CHECK(error(R"({"pp": 2, "microbatches": 4, "p2p": "sync"})") == "/pipeline/p2p");
   CHECK(error(R"({"pp": 2, "microbatches": 4, "partition": [1, -1]})") == "/pipeline/partition/1");
 }
 

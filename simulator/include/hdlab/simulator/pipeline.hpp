@@ -69,7 +69,9 @@
 // PipelineMetrics::limit_overrides counts these.
 //
 // Conventions: transfers are asynchronous (they delay the receiver, never occupy a
-// device) and links have no contention; a backward pass sends a gradient of the same
+// device) unless PipelineOptions::p2p is blocking (then the sending task holds its
+// device until the transfer ends, and the receiver has the data then), and links have
+// no contention; a backward pass sends a gradient of the same
 // size as the forward's activation. Activation memory: a step's bytes are held from the
 // start of its forward until the end of its backward, under ZB-H1 until the end of its W
 // (W needs the layer inputs it multiplies by the output gradients; the paper's smaller
@@ -138,6 +140,13 @@ enum class ScheduleKind { gpipe, one_f_one_b, interleaved, zb_h1 };
 const char* to_string(ScheduleKind s);  // "gpipe", "1f1b", "interleaved", "zb-h1"
 
 enum class PartitionPolicy { balanced, uniform, explicit_counts };
+// How a stage sends its activations and gradients: async, the sender goes on computing
+// while they travel (they only delay the receiver); blocking, the sender waits for its
+// send to finish before its next task, as Megatron-LM's point-to-point exchange of
+// 2021-2022 does (batch_isend_irecv, then a wait on every request and a device
+// synchronize), so every sending task holds its device one transfer longer.
+enum class P2pSends { async, blocking };
+const char* to_string(P2pSends p);
 const char* to_string(PartitionPolicy p);
 
 struct PipelineOptions {
@@ -148,6 +157,7 @@ struct PipelineOptions {
   std::int64_t group = 0;            // micro-batches per group; 0: the schedule's default
   PartitionPolicy partition = PartitionPolicy::balanced;
   std::vector<std::int64_t> layers_per_chunk;  // explicit_counts: p*v entries
+  P2pSends p2p = P2pSends::async;
   bool operator==(const PipelineOptions&) const = default;
   std::int64_t chunks() const { return stages * virtual_stages; }
 };
