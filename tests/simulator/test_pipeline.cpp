@@ -317,21 +317,26 @@ TEST_CASE("interleaved chunks go round the devices", "[pipeline][partition]") {
 
 TEST_CASE("timeline invariants on irregular workloads", "[pipeline][dag]") {
   // Every task starts after its data (plus transfer) and after the device's previous task;
-  // the makespan is at least the busiest device and one micro-batch's path.
+  // the makespan is at least the busiest device and one micro-batch's path. With blocking
+  // sends a sending task runs its step's time plus its send, and its data is there at its end.
   PipelineWorkload w;
   for (int l = 0; l < 9; ++l) w.layers.push_back({0.1 + 0.05 * (l % 4), 0.25 + 0.1 * (l % 3), 1.0 + l, 0.01 * l});
   w.embedding = {0.05, 0.05, 0};
   w.head = {0.3, 0.6, 5};
   w.loop = PipelineLoop{2, 4, 3};
   w.link = {2.0, 0.001};
+  for (auto p2p : {P2pSends::async, P2pSends::blocking})
   for (auto schedule : {ScheduleKind::gpipe, ScheduleKind::one_f_one_b, ScheduleKind::interleaved})
     for (int p : {2, 3})
       for (int m : {1, 3, 6})
         for (int group : {0, 1, 2}) {
           if (group > m) continue;
           const int v = schedule == ScheduleKind::interleaved ? 3 : 1;
-          const PipelineResult r = simulate_pipeline(w, options(schedule, p, m, v, group));
-          INFO(to_string(schedule) << " p=" << p << " m=" << m << " group=" << group);
+          PipelineOptions o = options(schedule, p, m, v, group);
+          o.p2p = p2p;
+          const PipelineResult r = simulate_pipeline(w, o);
+          const bool blocking = p2p == P2pSends::blocking;
+          INFO(to_string(schedule) << " p=" << p << " m=" << m << " group=" << group << " " << to_string(p2p));
           const auto steps = r.path.size();
           std::vector<const PipelineTask*> index(2 * steps * m);
           for (const auto& t : r.tasks) index[(t.microbatch * 2 + t.backward) * steps + t.step] = &t;
@@ -339,9 +344,15 @@ TEST_CASE("timeline invariants on irregular workloads", "[pipeline][dag]") {
             for (std::size_t s = 0; s < steps; ++s) {
               const PipelineTask& f = *index[(mb * 2) * steps + s];
               const PipelineTask& b = *index[(mb * 2 + 1) * steps + s];
-              if (s > 0) CHECK(f.start_s >= index[(mb * 2) * steps + s - 1]->end_s + r.path[s - 1].send_s - 1e-12);
-              if (s + 1 < steps) CHECK(b.start_s >= index[(mb * 2 + 1) * steps + s + 1]->end_s + r.path[s].send_s - 1e-12);
+              const double in_f = s > 0 && !blocking ? r.path[s - 1].send_s : 0;
+              const double in_b = s + 1 < steps && !blocking ? r.path[s].send_s : 0;
+              if (s > 0) CHECK(f.start_s >= index[(mb * 2) * steps + s - 1]->end_s + in_f - 1e-12);
+              if (s + 1 < steps) CHECK(b.start_s >= index[(mb * 2 + 1) * steps + s + 1]->end_s + in_b - 1e-12);
               else CHECK(b.start_s >= f.end_s - 1e-12);
+              const double out_f = blocking && s + 1 < steps ? r.path[s].send_s : 0;
+              const double out_b = blocking && s > 0 ? r.path[s - 1].send_s : 0;
+              CHECK(f.end_s - f.start_s == Approx(r.path[s].forward_s + out_f).epsilon(1e-12));
+              CHECK(b.end_s - b.start_s == Approx(r.path[s].backward_s + out_b).epsilon(1e-12));
             }
           double busiest = 0, path = 0;
           for (std::size_t i = 1; i < r.tasks.size(); ++i)
