@@ -37,6 +37,24 @@ void check_all_equal(const Metrics& a, const Metrics& b) {
   for (std::size_t i = 0; i < a.serving.size(); ++i) CHECK(fixtures::close(a.serving[i].tokens_per_s, b.serving[i].tokens_per_s));
 }
 
+// 16-token sequences, 2 micro-steps: the gradient-accumulation tests' training setup.
+Scenario small_training() {
+  Scenario s;
+  s.train.seq_len = 16;
+  s.train.grad_accum = 2;
+  return s;
+}
+
+// The cost model's training step of `c` on `hw` under `s`.
+TrainResult train_step(const model::Config& c, const HardwareProfile& hw, const Scenario& s) {
+  CostContext ctx;
+  make_context(c, hw, s, ctx);
+  auto pass = std::make_unique<PassCost>();
+  TrainResult t;
+  cost_train(ctx, *pass, t);
+  return t;
+}
+
 }  // namespace
 
 TEST_CASE("scenario JSON: defaults, round trip, errors at their pointers", "[evaluate][scenario]") {
@@ -205,17 +223,8 @@ TEST_CASE("decode time and collectives of a tiny model, by hand", "[evaluate][de
 TEST_CASE("separate gradient accumulation: one pass over every gradient per micro-step, by hand", "[evaluate][train]") {
   const model::Config c = fixtures::config(fixtures::tiny_dense(), "{}");
   const HardwareProfile hw = fixtures::device();
-  Scenario s;
-  s.train.seq_len = 16;
-  s.train.grad_accum = 2;
-  auto step = [&](const Scenario& sc) {
-    CostContext ctx;
-    make_context(c, hw, sc, ctx);
-    auto pass = std::make_unique<PassCost>();
-    TrainResult t;
-    cost_train(ctx, *pass, t);
-    return t;
-  };
+  Scenario s = small_training();
+  auto step = [&](const Scenario& sc) { return train_step(c, hw, sc); };
   const TrainResult fused = step(s);
   CHECK(fused.grad_accumulation_s == 0);
   s.train.grad_accumulation = GradAccumulation::separate;
@@ -243,17 +252,8 @@ TEST_CASE("autocast: parameters cast by every forward, gradients cast back and a
   // 800 GB/s; the fixture's launches cost nothing.
   const model::Config c = fixtures::config(fixtures::tiny_dense(), "{}");
   const HardwareProfile hw = fixtures::device();
-  Scenario s;
-  s.train.seq_len = 16;
-  s.train.grad_accum = 2;
-  auto step = [&](const Scenario& sc) {
-    CostContext ctx;
-    make_context(c, hw, sc, ctx);
-    auto pass = std::make_unique<PassCost>();
-    TrainResult t;
-    cost_train(ctx, *pass, t);
-    return t;
-  };
+  Scenario s = small_training();
+  auto step = [&](const Scenario& sc) { return train_step(c, hw, sc); };
   const TrainResult fused = step(s);
   CHECK(fused.weight_cast_s == 0);
   s.train.grad_accumulation = GradAccumulation::autocast;
