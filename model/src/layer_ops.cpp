@@ -24,6 +24,48 @@ double experts_hit(double E, double k, double tokens) {
   return E * (1 - std::exp(tokens * std::log1p(-k / E)));
 }
 
+// The q, k and v projections: [Nq, D] -> q [Nq, H*qk] (and the output gate's half,
+// gate_el elements); [Nkv, D] -> k, v [Nkv, kv_out]. kv_b: MLA's absorbed up-projection
+// multiply-adds, moved from the key rows to the query rows.
+void qkv_projection(const OpDims& s, const LayerFeatures& f, double Nq, double Nkv, double kv_b, double gate_el,
+                    OpNode& qkv) {
+  const double e = s.bytes;
+  qkv.cost.flops = 2 * (Nq * (s.q_weights + kv_b) + Nkv * (s.kv_weights - kv_b)) + Nq * s.q_bias + Nkv * s.kv_bias;
+  qkv.params = s.q_weights + s.q_bias + s.kv_weights + s.kv_bias;
+  qkv.cost.weight_bytes = qkv.params * s.weight_el_bytes;
+  qkv.cost.act_bytes_in = (f.kv_from_source ? Nq + Nkv : Nq) * s.D * e;
+  qkv.cost.act_bytes_out = (Nq * s.H * s.qk_head_dim + gate_el + Nkv * s.kv_out) * e;
+  qkv.calls = 1;
+  qkv.rows = Nq;
+  qkv.weight_dim_min = s.D < s.G * s.qk_head_dim ? s.D : s.G * s.qk_head_dim;
+  // q and the K/V projections as their products (MLA's low-rank paths as one product of
+  // the same multiply-adds per row). Where q, k and v project the same rows of the same
+  // input, engines run them as one product of the concatenated weights (Megatron's
+  // linear_qkv, TensorRT-LLM's and vLLM's fused QKV), as the gate and up halves are.
+  if (s.mla_latent == 0 && !f.kv_from_source && Nq == Nkv)
+    qkv.gemms = {OpGemm{Nq, (s.q_weights + s.kv_weights) / s.D, s.D, 1, GemmSplit::column}, OpGemm{}};
+  else
+    qkv.gemms = {OpGemm{Nq, s.q_weights / s.D, s.D, 1, GemmSplit::column},
+                 OpGemm{Nkv, s.kv_weights / s.D, s.D, 1, GemmSplit::column}};
+}
+
+// Unfused attention: Q K^T and P V as per-(sequence, head) products, and the scores
+// [seqs, H, rows_q, rows_kv] written, read and written by the softmax, read by P V.
+void unfused_attention(const OpDims& s, const LayerWork& w, double qk, double vd, OpNode& att) {
+  const double e = s.bytes;
+  const double heads = w.seqs * s.H;
+  att.gemms = {OpGemm{w.rows_q, w.rows_kv, qk, heads, GemmSplit::heads},
+               OpGemm{w.rows_q, vd, w.rows_kv, heads, GemmSplit::heads}};
+  att.inner_vector_bytes = 4 * heads * w.pairs_executed * e;
+  att.inner_vector_calls = 1;
+  att.calls = 3;
+  if (w.attention_dropout) {  // reads the probabilities, writes the dropped ones and the mask
+    att.inner_vector_bytes += heads * w.pairs_executed * (2 * e + 1);
+    att.inner_vector_calls += 1;
+    att.calls += 1;
+  }
+}
+
 void attention_ops(const OpDims& s, const LayerFeatures& f, const LayerWork& w, bool executed, OpNodes& t) {
   const double e = s.bytes;
   const double Nq = w.seqs * w.rows_q, Nkv = w.seqs * w.rows_kv;
@@ -38,26 +80,8 @@ void attention_ops(const OpDims& s, const LayerFeatures& f, const LayerWork& w, 
   const bool absorbed = s.mla_latent > 0 && w.reads_cache;
   const double kv_b = absorbed ? s.mla_latent * s.H * (s.qk_head_dim - s.rope_dim + s.v_head_dim) : 0;
 
-  // [Nq, D] -> q [Nq, H*qk]; [Nkv, D] -> k, v [Nkv, kv_out]
-  OpNode& qkv = node(t, OpKind::qkv_proj);
-  qkv.cost.flops = 2 * (Nq * (s.q_weights + kv_b) + Nkv * (s.kv_weights - kv_b)) + Nq * s.q_bias + Nkv * s.kv_bias;
-  qkv.params = s.q_weights + s.q_bias + s.kv_weights + s.kv_bias;
-  qkv.cost.weight_bytes = qkv.params * s.weight_el_bytes;
-  qkv.cost.act_bytes_in = (f.kv_from_source ? Nq + Nkv : Nq) * s.D * e;
   const double gate_el = s.output_gate ? Nq * s.H * s.v_head_dim : 0;  // gated attention: the gate half of q_proj
-  qkv.cost.act_bytes_out = (Nq * s.H * s.qk_head_dim + gate_el + Nkv * s.kv_out) * e;
-  qkv.calls = 1;
-  qkv.rows = Nq;
-  qkv.weight_dim_min = s.D < s.G * s.qk_head_dim ? s.D : s.G * s.qk_head_dim;
-  // q and the K/V projections as their products (MLA's low-rank paths as one product of
-  // the same multiply-adds per row). Where q, k and v project the same rows of the same
-  // input, engines run them as one product of the concatenated weights (Megatron's
-  // linear_qkv, TensorRT-LLM's and vLLM's fused QKV), as the gate and up halves are.
-  if (s.mla_latent == 0 && !f.kv_from_source && Nq == Nkv)
-    qkv.gemms = {OpGemm{Nq, (s.q_weights + s.kv_weights) / s.D, s.D, 1, GemmSplit::column}, OpGemm{}};
-  else
-    qkv.gemms = {OpGemm{Nq, s.q_weights / s.D, s.D, 1, GemmSplit::column},
-                 OpGemm{Nkv, s.kv_weights / s.D, s.D, 1, GemmSplit::column}};
+  qkv_projection(s, f, Nq, Nkv, kv_b, gate_el, node(t, OpKind::qkv_proj));
 
   // MLA: one RoPE key per row, shared by the heads; a decode scores the cached latents
   // with absorbed queries [q_nope W_UK | q_rope] and sums latent values.
@@ -83,21 +107,7 @@ void attention_ops(const OpDims& s, const LayerFeatures& f, const LayerWork& w, 
   // counted like the rest of the softmax).
   att.params = s.sinks;
   att.cost.weight_bytes = s.sinks * s.weight_el_bytes;
-  if (w.scores_materialised) {
-    // Unfused: Q K^T and P V as per-(sequence, head) products, and the scores
-    // [seqs, H, rows_q, rows_kv] written, read and written by the softmax, read by P V.
-    const double heads = w.seqs * s.H;
-    att.gemms = {OpGemm{w.rows_q, w.rows_kv, qk, heads, GemmSplit::heads},
-                 OpGemm{w.rows_q, vd, w.rows_kv, heads, GemmSplit::heads}};
-    att.inner_vector_bytes = 4 * heads * w.pairs_executed * e;
-    att.inner_vector_calls = 1;
-    att.calls = 3;
-    if (w.attention_dropout) {  // reads the probabilities, writes the dropped ones and the mask
-      att.inner_vector_bytes += heads * w.pairs_executed * (2 * e + 1);
-      att.inner_vector_calls += 1;
-      att.calls += 1;
-    }
-  }
+  if (w.scores_materialised) unfused_attention(s, w, qk, vd, att);
 
   OpNode& o = node(t, OpKind::o_proj);
   gemm_op(o, Nq, s.H * s.v_head_dim, s.D, s.o_bias, s, GemmSplit::row);

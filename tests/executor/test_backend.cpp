@@ -146,6 +146,9 @@ TEST_CASE("references agree with hand-worked values", "[executor][reference]") {
     CHECK(r.expert_ids == std::vector<std::int32_t>{1, 3});  // tie: lower id first
     CHECK(r.weights[0] == Approx(0.5));
   }
+}
+
+TEST_CASE("hyper-connection references (GHC, mHC) agree with hand-worked values", "[executor][reference]") {
   SECTION("GHC at its static init with n = m is a residual connection") {
     const std::int64_t m = 2, n = 2, s = 3;
     // A = [[I I]], B = I: x = h, out = z + h.

@@ -149,6 +149,27 @@ TEST_CASE("bad HF configs give ConfigErrors at the right place", "[hf][errors]")
     CHECK(e.pointer == "/model_type");
     CHECK(e.reason == "is required");
   }
+  SECTION("unsupported dtype") {
+    Json j = hf_json("qwen3-8b");
+    j["torch_dtype"] = "int4";
+    CHECK(config_error([&] { import_hf_config(j); }).pointer == "/torch_dtype");
+  }
+  SECTION("the imported backbone is validated") {
+    Json j = hf_json("qwen3-8b");
+    j["num_key_value_heads"] = 5;  // 32 query heads cannot be grouped into 5
+    CHECK(config_error([&] { import_hf_config(j); }).pointer == "/num_key_value_heads");
+    j["num_key_value_heads"] = 8;
+    j["max_position_embeddings"] = -1;
+    CHECK(config_error([&] { import_hf_config(j); }).pointer == "/max_position_embeddings");
+    // Checks only validate() makes (top-k above the expert count) apply to imports too.
+    Json moe = hf_json("qwen3-30b-a3b");
+    moe["num_experts_per_tok"] = 200;
+    CHECK(config_error([&] { import_hf_config(moe); }).pointer == "/moe/top_k");
+  }
+}
+
+TEST_CASE("HF model families: unsupported layer layouts refused at their key, dense blocks and biases imported",
+          "[hf][errors]") {
   SECTION("qwen3_moe: dense layers after MoE layers are unsupported") {
     Json j = hf_json("qwen3-30b-a3b");
     j["mlp_only_layers"] = {5};
@@ -198,23 +219,6 @@ TEST_CASE("bad HF configs give ConfigErrors at the right place", "[hf][errors]")
     const Caught e = config_error([&] { import_hf_config(j); });
     CHECK(e.pointer == "/text_config/hidden_size");
     CHECK(e.reason == "is required");
-  }
-  SECTION("unsupported dtype") {
-    Json j = hf_json("qwen3-8b");
-    j["torch_dtype"] = "int4";
-    CHECK(config_error([&] { import_hf_config(j); }).pointer == "/torch_dtype");
-  }
-  SECTION("the imported backbone is validated") {
-    Json j = hf_json("qwen3-8b");
-    j["num_key_value_heads"] = 5;  // 32 query heads cannot be grouped into 5
-    CHECK(config_error([&] { import_hf_config(j); }).pointer == "/num_key_value_heads");
-    j["num_key_value_heads"] = 8;
-    j["max_position_embeddings"] = -1;
-    CHECK(config_error([&] { import_hf_config(j); }).pointer == "/max_position_embeddings");
-    // Checks only validate() makes (top-k above the expert count) apply to imports too.
-    Json moe = hf_json("qwen3-30b-a3b");
-    moe["num_experts_per_tok"] = 200;
-    CHECK(config_error([&] { import_hf_config(moe); }).pointer == "/moe/top_k");
   }
 }
 

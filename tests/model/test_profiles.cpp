@@ -329,6 +329,45 @@ TEST_CASE("looped profiles: Huginn 2 + 4 x 32 + 2 with injection, Ouro whole sta
   }
 }
 
+namespace {
+
+// Every numeric (or null: "none") leaf of a hardware profile, nested ones as
+// "efficiency.gemm", has a source or an assumption; every note is of a number that exists
+// (or of the fitted curves or kernel models, documented by their own records) and says
+// something.
+void check_every_number_noted(const Json& hw, bool calibrated) {
+  std::vector<std::string> numbers;
+  for (const auto& [key, value] : hw.items()) {
+    if (key == "sources" || key == "assumptions" || key == "efficiency_curves" || key == "calibration" ||
+        key == "kernel_models")
+      continue;
+    if (value.is_object()) {
+      for (const auto& [sub, v] : value.items()) {
+        CHECK((v.is_number() || v.is_null()));
+        numbers.push_back(key + "." + sub);
+      }
+    } else if (value.is_number() || value.is_null()) {
+      numbers.push_back(key);
+    }
+  }
+  for (const auto& n : numbers) {
+    INFO(n);
+    const bool sourced = hw["sources"].contains(n) || hw["assumptions"].contains(n);
+    CHECK(sourced);
+  }
+  // No note for a number that does not exist, and every note says something.
+  for (const char* section : {"sources", "assumptions"})
+    for (const auto& [key, note] : hw[section].items()) {
+      INFO(section << ": " << key);
+      const bool curves_note = calibrated && key == "efficiency_curves";
+      const bool kernels_note = hw.contains("kernel_models") && key.rfind("kernel_models", 0) == 0;
+      CHECK((curves_note || kernels_note || std::find(numbers.begin(), numbers.end(), key) != numbers.end()));
+      CHECK((note.is_string() && note.get<std::string>().size() > 10));
+    }
+}
+
+}  // namespace
+
 TEST_CASE("every hardware profile: fixed schema, and a source or assumption for every number", "[profiles][hardware]") {
   const std::set<std::string> keys = {"name", "kind", "peak_bf16_tflop_per_s", "peak_fp16_tflop_per_s",
                                       "peak_fp8_tflop_per_s", "peak_fp32_tflop_per_s", "memory_gb",
@@ -370,36 +409,8 @@ TEST_CASE("every hardware profile: fixed schema, and a source or assumption for 
     else
       CHECK(hw["kind"] == "gpu");
 
-    // Every numeric (or null: "none") leaf, nested ones as "efficiency.gemm".
-    std::vector<std::string> numbers;
     if (hw.contains("efficiency_curves")) CHECK(hw.contains("calibration"));
-    for (const auto& [key, value] : hw.items()) {
-      if (key == "sources" || key == "assumptions" || key == "efficiency_curves" || key == "calibration" ||
-          key == "kernel_models")
-        continue;
-      if (value.is_object()) {
-        for (const auto& [sub, v] : value.items()) {
-          CHECK((v.is_number() || v.is_null()));
-          numbers.push_back(key + "." + sub);
-        }
-      } else if (value.is_number() || value.is_null()) {
-        numbers.push_back(key);
-      }
-    }
-    for (const auto& n : numbers) {
-      INFO(n);
-      const bool sourced = hw["sources"].contains(n) || hw["assumptions"].contains(n);
-      CHECK(sourced);
-    }
-    // No note for a number that does not exist, and every note says something.
-    for (const char* section : {"sources", "assumptions"})
-      for (const auto& [key, note] : hw[section].items()) {
-        INFO(section << ": " << key);
-        const bool curves_note = calibrated && key == "efficiency_curves";
-        const bool kernels_note = hw.contains("kernel_models") && key.rfind("kernel_models", 0) == 0;
-        CHECK((curves_note || kernels_note || std::find(numbers.begin(), numbers.end(), key) != numbers.end()));
-        CHECK((note.is_string() && note.get<std::string>().size() > 10));
-      }
+    check_every_number_noted(hw, calibrated);
 
     for (const auto& [key, value] : hw["efficiency"].items()) {
       INFO(key);

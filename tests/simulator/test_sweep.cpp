@@ -479,7 +479,7 @@ TEST_CASE("a part key space too large to memoize is parsed per point", "[sweep]"
   CHECK(out.results.stored(4099, 0, 1) > out.results.stored(0, 0, 1));
 }
 
-TEST_CASE("bad sweep documents name the place in the sweep file", "[sweep][errors]") {
+TEST_CASE("bad sweep axes name their place in the sweep file", "[sweep][errors]") {
   auto axes = [](const char* json) { return with(base_sweep(), {{"axes", Json::parse(json)}}); };
   CHECK(error_of(axes(R"([{"pointer": "/design/hd/n", "values": [2]}, {"pointer": "/design/hd/nn", "values": [1]}])")) ==
         "/axes/1/pointer: /design/hd/nn does not exist in the base document and is not a field there "
@@ -524,8 +524,12 @@ TEST_CASE("bad sweep documents name the place in the sweep file", "[sweep][error
         "/axes/1/name: \"decode_batch\" is already the name of /axes/0 (give \"name\")");
   CHECK(error_of(axes(R"([{"pointer": "/design/hd/n", "value": [2]}])")) ==
         "/axes/0/value: unknown key (did you mean \"values\"?)");
+}
 
-  const Json one_axis = axes(R"([{"pointer": "/scenario/decode/batch", "name": "batch", "values": [1, 2]}])");
+TEST_CASE("bad sweep exclusions, columns, derived columns, tables and base documents name their place",
+          "[sweep][errors]") {
+  const Json one_axis = with(
+      base_sweep(), {{"axes", Json::parse(R"([{"pointer": "/scenario/decode/batch", "name": "batch", "values": [1, 2]}])")}});
   CHECK(error_of(with(one_axis, {{"exclude", Json::parse(R"([{"bach": 1}])")}})) ==
         "/exclude/0/bach: no axis is named \"bach\" (did you mean \"batch\"?); axes: batch");
   CHECK(error_of(with(one_axis, {{"exclude", Json::parse(R"([{"batch": 3}])")}})) ==
