@@ -205,8 +205,19 @@ struct DecodeBounds {
   double dram, issue;
 };
 
-double decode_total(const DecodeAttentionKernel& a, const DecodeBounds& b) {
-  return a.latency_us * 1e-6 + blend(b.dram, b.issue, a.overlap);
+double decode_total(const DecodeAttentionKernel& a, const DecodeBounds& b, double latency_us) {
+  return latency_us * 1e-6 + blend(b.dram, b.issue, a.overlap);
+}
+double decode_total(const DecodeAttentionKernel& a, const DecodeBounds& b) { return decode_total(a, b, a.latency_us); }
+
+// The grouped kernel's fixed cost at head dimension hd: the next fitted one up, else the
+// largest; the kernel's own where none is fitted.
+double grouped_latency_us(const DecodeAttentionKernel& a, double hd) {
+  const std::vector<DecodeHeadDim>& dims = a.grouped.head_dims;
+  if (dims.empty()) return a.latency_us;
+  for (const DecodeHeadDim& k : dims)
+    if (k.head_dim >= hd) return k.latency_us;
+  return dims.back().latency_us;
 }
 
 // The one-row kernel (masked MHA): a block per query row and split. The splits follow the
@@ -238,7 +249,8 @@ double grouped_seconds(const DecodeAttentionKernel& a, double sms, const DecodeA
   const double walk = fixed + (block_keys * d.kv_row + d.rows_per_kv * d.q_row) / rate;
   const double keys_read = std::max(s.keys, p.min_keys * splits);
   const double all = units * (splits * fixed + (keys_read * d.kv_row + splits * d.rows_per_kv * d.q_row) / rate);
-  return decode_total(a, {d.dram, std::max({walk, all / (p.resident_blocks * sms), d.compute})});
+  return decode_total(a, {d.dram, std::max({walk, all / (p.resident_blocks * sms), d.compute})},
+                      grouped_latency_us(a, s.head_dim));
 }
 
 // TensorRT-LLM's test for the grouped kernel: f ceil(b) G max(1, floor(context / 128)) < sms

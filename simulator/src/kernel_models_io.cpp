@@ -73,6 +73,31 @@ PrefillHeadDim parse_head_dim(ObjectReader r) {
   return k;
 }
 
+DecodeHeadDim parse_decode_head_dim(ObjectReader r) {
+  DecodeHeadDim k;
+  k.head_dim = positive(r, "head_dim", 1e5);
+  k.latency_us = r.number("latency_us", std::nullopt, 0.0, 1e4);
+  r.finish();
+  return k;
+}
+
+// A kernel's "head_dims": a non-empty list of per-head-dimension costs, by increasing head_dim.
+template <class HeadDim, class Parse>
+std::vector<HeadDim> parse_head_dims(ObjectReader& r, const char* fields, Parse parse_one) {
+  const std::string ptr = r.at("head_dims");
+  const json& list = r.required("head_dims");
+  if (!list.is_array() || list.empty())
+    model::fail(ptr, std::string("must be a non-empty list of ") + fields + ", by increasing head_dim");
+  std::vector<HeadDim> out;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string p_i = model::pointer_join(ptr, i);
+    out.push_back(parse_one(ObjectReader(list[i], p_i)));
+    if (i > 0 && out[i].head_dim <= out[i - 1].head_dim)
+      model::fail(p_i + "/head_dim", "must be larger than the previous entry's (the list goes by increasing head_dim)");
+  }
+  return out;
+}
+
 PrefillAttentionKernel parse_prefill(ObjectReader r) {
   PrefillAttentionKernel a;
   a.tensor_tflop_per_s = positive(r, "tensor_tflop_per_s", 1e5);
@@ -80,16 +105,7 @@ PrefillAttentionKernel parse_prefill(ObjectReader r) {
   a.memory_gb_per_s = positive(r, "memory_gb_per_s", 1e6);
   a.kv_gb_per_s = positive(r, "kv_gb_per_s", 1e6);
   a.window_us = r.number("window_us", std::nullopt, 0.0, 1e4);
-  const std::string ptr = r.at("head_dims");
-  const json& list = r.required("head_dims");
-  if (!list.is_array() || list.empty())
-    model::fail(ptr, "must be a non-empty list of {head_dim, latency_us, unit_us}, by increasing head_dim");
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    const std::string p_i = model::pointer_join(ptr, i);
-    a.head_dims.push_back(parse_head_dim(ObjectReader(list[i], p_i)));
-    if (i > 0 && a.head_dims[i].head_dim <= a.head_dims[i - 1].head_dim)
-      model::fail(p_i + "/head_dim", "must be larger than the previous entry's (the list goes by increasing head_dim)");
-  }
+  a.head_dims = parse_head_dims<PrefillHeadDim>(r, "{head_dim, latency_us, unit_us}", parse_head_dim);
   r.finish();
   return a;
 }
@@ -124,6 +140,8 @@ DecodeGrouped parse_grouped(ObjectReader r) {
   p.resident_blocks = positive(r, "resident_blocks", 1e4);
   p.min_keys = r.number("min_keys", std::nullopt, 0.0, 1e6);
   p.splits_span_context = r.boolean("splits_span_context", std::nullopt);
+  if (r.has("head_dims"))  // optional: without it the grouped kernel takes the decode kernel's latency
+    p.head_dims = parse_head_dims<DecodeHeadDim>(r, "{head_dim, latency_us}", parse_decode_head_dim);
   r.finish();
   return p;
 }
@@ -152,12 +170,18 @@ json to_json(const DecodeOneRow& p) {
 }
 
 json to_json(const DecodeGrouped& p) {
-  return {{"block_us", p.block_us},
-          {"row_us", p.row_us},
-          {"block_gb_per_s", p.block_gb_per_s},
-          {"resident_blocks", p.resident_blocks},
-          {"min_keys", p.min_keys},
-          {"splits_span_context", p.splits_span_context}};
+  json j = {{"block_us", p.block_us},
+            {"row_us", p.row_us},
+            {"block_gb_per_s", p.block_gb_per_s},
+            {"resident_blocks", p.resident_blocks},
+            {"min_keys", p.min_keys},
+            {"splits_span_context", p.splits_span_context}};
+  if (!p.head_dims.empty()) {
+    j["head_dims"] = json::array();
+    for (const DecodeHeadDim& k : p.head_dims)
+      j["head_dims"].push_back({{"head_dim", k.head_dim}, {"latency_us", k.latency_us}});
+  }
+  return j;
 }
 
 json to_json(const DecodeAttentionKernel& a) {

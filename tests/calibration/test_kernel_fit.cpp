@@ -206,7 +206,7 @@ simulator::DecodeAttentionKernel true_decode() {
   a.memory_gb_per_s = 2900;  // bounds 0.2 .. 0.9 x 3350
   a.latency_us = 6.5;
   a.overlap = 3.2;
-  a.grouped = {2.6, 0.045, 40, 0.9, 100};
+  a.grouped = {2.6, 0.045, 40, 0.9, 100, true, {}};
   a.one_row = {2.1, 42, 1.9, 0.5, 50000, 2.3, 7000};
   a.grouped_min_block_factor = 4;
   a.tensor_tflop_per_s = 989;  // the fit takes the datasheet's
@@ -349,6 +349,9 @@ TEST_CASE("kernel fit: a decode-attention model is recovered from rows it genera
   CHECK(rel(fit.one_row.split_keys_x_head_dim, truth.one_row.split_keys_x_head_dim) <= 0.02);
   CHECK(rel(fit.one_row.split_us, truth.one_row.split_us) <= 0.02);
   CHECK(rel(fit.one_row.l2_gb_per_s, truth.one_row.l2_gb_per_s) <= 0.02);
+  // The grouped kernel's latency per head dimension, where the refinement kept one, is
+  // the shared latency's (the rows were made with one).
+  for (const simulator::DecodeHeadDim& k : fit.grouped.head_dims) CHECK(rel(k.latency_us, truth.latency_us) <= 0.01);
 
   // Rows made without the dispatch test (the grouped kernel whatever the grid, as the H100
   // fp8 tables run) are fitted with factor 0.
@@ -356,6 +359,35 @@ TEST_CASE("kernel fit: a decode-attention model is recovered from rows it genera
   always.grouped_min_block_factor = 0;
   const KernelModels km0 = fit_kernel_models(synthetic_decode_db(always), h100_facts());
   CHECK(km0.decode_attention.at(model::DType::bf16).grouped_min_block_factor == 0);
+}
+
+TEST_CASE("kernel fit: the grouped decode kernel's latency per head dimension is recovered", "[kernel-models][fit]") {
+  // Rows made with the grouped kernel compiled apart per head dim, hd 64 the slowest (as
+  // the H100 fp8 tables run): 7.8, 5.2 and 4.5 us at hd 64, 128 and 256.
+  simulator::DecodeAttentionKernel truth = true_decode();
+  truth.grouped.head_dims = {{64, 7.8}, {128, 5.2}, {256, 4.5}};
+  const KernelDb db = synthetic_decode_db(truth);
+  const KernelModels km = fit_kernel_models(db, h100_facts());
+  const simulator::DecodeAttentionKernel& fit = km.decode_attention.at(model::DType::bf16);
+  INFO("fitted: " << simulator::to_json(km)["decode_attention"].dump());
+  REQUIRE(fit.grouped.head_dims.size() == 3);
+  for (std::size_t i = 0; i < 3; ++i) {
+    INFO("head dim " << truth.grouped.head_dims[i].head_dim);
+    CHECK(fit.grouped.head_dims[i].head_dim == truth.grouped.head_dims[i].head_dim);
+    CHECK(rel(fit.grouped.head_dims[i].latency_us, truth.grouped.head_dims[i].latency_us) <= 0.01);
+  }
+  CHECK(rel(fit.latency_us, truth.latency_us) <= 0.01);  // the one-row kernel's
+  // The latencies are refined from the shared model's optimum, where the grouped block's
+  // fixed cost and rate have traded against the one latency; the refinement stops short of
+  // undoing that (measured: block cost 9.7% off, rate 6%), so rows are predicted to a
+  // median of 0.1% but the worst within 6% (measured: 0.04% and 5.0%), not 3%.
+  std::vector<double> held;
+  for (const AttentionRow& r : db.generation_attention)
+    if (held_out(r)) held.push_back(rel(simulator::decode_attention_seconds(fit, km.sms, row_shape(r)), r.seconds));
+  const Errors h = errors(held);
+  INFO("held out: " << h.n << " rows, median " << h.median << ", max " << h.max);
+  CHECK(h.median <= 0.001);
+  CHECK(h.max <= 0.06);
 }
 
 TEST_CASE("kernel fit: decode rows faster than the device's DRAM can read their cache are left out",

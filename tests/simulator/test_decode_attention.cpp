@@ -40,7 +40,7 @@ DecodeAttentionKernel hand_kernel() {
   a.memory_gb_per_s = 1000;
   a.grouped_min_block_factor = 4;
   a.one_row = {2, 10, 2, 1, 12800, 1, 50000};
-  a.grouped = {4, 0.5, 20, 2, 64};
+  a.grouped = {4, 0.5, 20, 2, 64, true, {}};
   a.tensor_tflop_per_s = 100;
   a.latency_us = 5;
   a.overlap = 100;
@@ -157,6 +157,29 @@ TEST_CASE("decode attention by hand: the one-row and grouped kernels, the dispat
   CHECK(us(mha) == us(shape(1, 10000, 4, 4)));
 }
 
+TEST_CASE("decode attention by hand: the grouped kernel's latency per head dimension", "[kernel-models][decode]") {
+  // The grouped step of the hand kernel (GQA 32/8, 64 sequences, 1000 keys: 811.58144 us
+  // past its latency) with head dims 64 and 128 fitted at 7 and 3 us: hd 128 takes 3 us,
+  // hd 64 and anything below 64 takes 7, hd 96 the next one up (128's), hd 256 the largest
+  // (128's). The one-row kernel keeps the kernel's 5 us.
+  DecodeAttentionKernel a = hand_kernel();
+  a.grouped.head_dims = {{64, 7}, {128, 3}};
+  auto grouped_us = [&](double hd) {
+    DecodeAttentionShape s = shape(64, 1000, 32, 8);
+    s.head_dim = hd;
+    DecodeAttentionKernel shared = a;
+    shared.grouped.head_dims.clear();  // the same step at the kernel's own latency, 5 us
+    return (decode_attention_seconds(a, kSms, s) - decode_attention_seconds(shared, kSms, s)) * 1e6 + 5;
+  };
+  CHECK(decode_attention_seconds(a, kSms, shape(64, 1000, 32, 8)) * 1e6 == Approx(3 + 811.58144).epsilon(1e-12));
+  CHECK(grouped_us(128) == Approx(3).epsilon(1e-9));
+  CHECK(grouped_us(64) == Approx(7).epsilon(1e-9));
+  CHECK(grouped_us(32) == Approx(7).epsilon(1e-9));
+  CHECK(grouped_us(96) == Approx(3).epsilon(1e-9));
+  CHECK(grouped_us(256) == Approx(3).epsilon(1e-9));
+  CHECK(decode_attention_seconds(a, kSms, shape(1, 10000, 4, 4)) * 1e6 == Approx(5 + 207.8512).epsilon(1e-12));
+}
+
 TEST_CASE("decode attention: never faster across the dispatch switch, nor with a longer context under a window",
           "[kernel-models][decode][monotonic]") {
   Violations v;
@@ -232,6 +255,27 @@ TEST_CASE("decode attention: the JSON form carries the new keys and refuses unkn
   model::Json negative = j;
   negative["kernel_models"]["decode_attention"]["bf16"]["grouped_min_block_factor"] = -1;
   refused(negative, at + "/grouped_min_block_factor");
+  // The grouped kernel's latencies per head dimension: optional, by increasing head dim.
+  REQUIRE(j["kernel_models"]["decode_attention"]["fp8"]["grouped"].contains("head_dims"));
+  model::Json no_dims = j;
+  no_dims["kernel_models"]["decode_attention"]["fp8"]["grouped"].erase("head_dims");
+  CHECK(parse_hardware_profile(no_dims).kernel_models->decode_attention.at(DType::fp8).grouped.head_dims.empty());
+  model::Json& dims = j["kernel_models"]["decode_attention"]["fp8"]["grouped"]["head_dims"];
+  REQUIRE(dims.size() >= 2);
+  const std::string fp8 = "/kernel_models/decode_attention/fp8/grouped/head_dims";
+  model::Json swapped = j;
+  std::swap(swapped["kernel_models"]["decode_attention"]["fp8"]["grouped"]["head_dims"][0],
+            swapped["kernel_models"]["decode_attention"]["fp8"]["grouped"]["head_dims"][1]);
+  refused(swapped, fp8 + "/1/head_dim");
+  model::Json empty = j;
+  empty["kernel_models"]["decode_attention"]["fp8"]["grouped"]["head_dims"] = model::Json::array();
+  refused(empty, fp8);
+  model::Json below_zero = j;
+  below_zero["kernel_models"]["decode_attention"]["fp8"]["grouped"]["head_dims"][0]["latency_us"] = -1;
+  refused(below_zero, fp8 + "/0/latency_us");
+  model::Json extra = j;
+  extra["kernel_models"]["decode_attention"]["fp8"]["grouped"]["head_dims"][0]["unit_us"] = 1;
+  refused(extra, fp8 + "/0/unit_us");
 }
 
 TEST_CASE("the scenario's attention.decode_kernel forces the one-row kernel on a GQA model", "[decode][scenario]") {

@@ -104,6 +104,10 @@
 //     their fixed part only and the longest block reads at most the window.
 //   Both: bytes = b (G keys kv_row + query_rows H q_row); compute = 4 b query_rows H hd keys / F
 //       t = latency + (dram^q + max(issue, compute)^q)^(1/q),  dram = bytes / B
+//   The grouped kernel is compiled per head dimension, with its own fixed cost: where
+//   `grouped.head_dims` is fitted, its latency is that of the next fitted head dimension up
+//   (the largest beyond), as for prefill; the one-row kernel's is `latency`. (H100 fp8: the
+//   smallest grouped calls take 6 us at hd 128 and 256 but 8 us at hd 64.)
 //   Extrapolation: every term grows with b, keys and context (splits never fall with the
 //   context, never rise with b; a block's keys never fall), so within a kernel more
 //   sequences or a longer context never take less time. Where the dispatch switches from
@@ -213,6 +217,12 @@ struct DecodeOneRow {
   double l2_gb_per_s = 0;            // what all blocks read from L2 (a KV head shared by a group)
   bool operator==(const DecodeOneRow&) const = default;
 };
+// The fixed cost per call of the grouped decode kernel compiled for one head dimension.
+struct DecodeHeadDim {
+  double head_dim = 0;
+  double latency_us = 0;
+  bool operator==(const DecodeHeadDim&) const = default;
+};
 // The grouped-query decode kernel (XQA): a block per KV head and split for all its rows.
 struct DecodeGrouped {
   double block_us = 0;        // fixed cost of one block
@@ -221,6 +231,7 @@ struct DecodeGrouped {
   double resident_blocks = 0;
   double min_keys = 0;        // keys a block costs at least (its first tile)
   bool splits_span_context = true;  // the splits cover the whole context (Hopper's XQA), or the keys read
+  std::vector<DecodeHeadDim> head_dims;  // by increasing head_dim; none: the kernel's latency
   bool operator==(const DecodeGrouped&) const = default;
 };
 
