@@ -295,13 +295,19 @@ simulator::DecodeAttentionKernel fit_decode(const std::vector<AttentionRow>& row
     double loss = INFINITY, factor = 0;
     bool span = true;
   };
+  // Three Subplex runs, each from where the last stopped.
+  auto fit_in_runs = [&](std::vector<Bound> b, double factor, bool span, const std::vector<double>& dims,
+                         double& loss) {
+    std::vector<double> p;
+    for (int evaluations : {o.max_evaluations / 3, o.max_evaluations / 2, o.max_evaluations / 3}) {
+      p = fit(b, samples, predict_with(factor, span, dims), evaluations, &loss);
+      for (std::size_t i = 0; i < b.size(); ++i) b[i].init = p[i];
+    }
+    return p;
+  };
   auto fit_to_end = [&](double factor, bool span) {
     Candidate c{{}, INFINITY, factor, span};
-    std::vector<Bound> b = start;
-    for (int evaluations : {o.max_evaluations / 3, o.max_evaluations / 2, o.max_evaluations / 3}) {
-      c.p = fit(b, samples, predict_with(factor, span, {}), evaluations, &c.loss);
-      for (std::size_t i = 0; i < b.size(); ++i) b[i].init = c.p[i];
-    }
+    c.p = fit_in_runs(start, factor, span, {}, c.loss);
     return c;
   };
   Candidate best = fit_to_end(0, true);
@@ -319,11 +325,7 @@ simulator::DecodeAttentionKernel fit_decode(const std::vector<AttentionRow>& row
     for (std::size_t i = 0; i < b.size(); ++i) b[i].init = best.p[i];
     b.insert(b.end(), head_dims.size(), Bound{best.p[1], 0.5, 50});  // us
     double loss = INFINITY;
-    std::vector<double> p;
-    for (int evaluations : {o.max_evaluations / 3, o.max_evaluations / 2, o.max_evaluations / 3}) {
-      p = fit(b, samples, predict_with(best.factor, best.span, head_dims), evaluations, &loss);
-      for (std::size_t i = 0; i < b.size(); ++i) b[i].init = p[i];
-    }
+    std::vector<double> p = fit_in_runs(b, best.factor, best.span, head_dims, loss);
     if (loss < best.loss) {
       best.p = std::move(p);
       dims = head_dims;
