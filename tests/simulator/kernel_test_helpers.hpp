@@ -1,5 +1,5 @@
 // Helpers shared by the kernel-model tests (test_kernel_models.cpp,
-// test_kernel_models_monotonic.cpp): the bundled profiles, a collector of "more work took
+// test_kernel_models_monotonic.cpp, test_decode_attention.cpp): the bundled profiles, a collector of "more work took
 // less time" violations, and attention shapes.
 #pragma once
 
@@ -81,13 +81,17 @@ inline PrefillAttentionShape prefill(double seqs, double rows, double heads, dou
   return p;
 }
 
-inline DecodeAttentionShape decode(double seqs, double keys, double heads, double kv_heads, double head_dim = 128) {
+// One decode step: `keys` read per sequence and KV head, out of `context` positions (0:
+// the keys are the context).
+inline DecodeAttentionShape decode(double seqs, double keys, double heads, double kv_heads, double head_dim = 128,
+                                   double context = 0) {
   DecodeAttentionShape d;
   d.seqs = seqs;
   d.heads = heads;
   d.kv_heads = kv_heads;
   d.head_dim = head_dim;
   d.keys = keys;
+  d.context = context;
   return d;
 }
 

@@ -17,6 +17,7 @@
 #include "hdlab/simulator/evaluate.hpp"
 #include "hdlab/simulator/hardware.hpp"
 #include "hdlab/simulator/kernel_models.hpp"
+#include "kernel_test_helpers.hpp"
 
 using namespace hdlab;
 using namespace hdlab::simulator;
@@ -24,9 +25,8 @@ using model::DType;
 
 namespace {
 
-model::Json profile_json(const std::string& file) {
-  return model::read_json_file(fixtures::source_path("profiles/hardware/" + file + ".json"));
-}
+using kernel_test::profile_json;
+using kernel_test::Violations;
 
 // sms 10; B 1000 GB/s; latency 5 us; overlap 100 (the larger bound alone, to 1e-30);
 // tensor 100 TFLOP/s; TensorRT-LLM's block factor 4. One-row kernel: 2 us a block, 10 GB/s
@@ -47,33 +47,10 @@ DecodeAttentionKernel hand_kernel() {
   return a;
 }
 
+// A decode step at hd 128 (context 0: the keys are the context).
 DecodeAttentionShape shape(double seqs, double keys, double heads, double kv_heads, double context = 0) {
-  DecodeAttentionShape d;
-  d.seqs = seqs;
-  d.heads = heads;
-  d.kv_heads = kv_heads;
-  d.head_dim = 128;
-  d.keys = keys;
-  d.context = context;
-  return d;
+  return kernel_test::decode(seqs, keys, heads, kv_heads, 128, context);
 }
-
-struct Violations {
-  std::vector<std::string> cases;
-  void check(double smaller_work_s, double larger_work_s, const std::string& what) {
-    if (!(larger_work_s >= smaller_work_s * (1 - 1e-12))) {
-      std::ostringstream o;
-      o.precision(9);
-      o << what << ": " << smaller_work_s * 1e6 << " us -> " << larger_work_s * 1e6 << " us";
-      cases.push_back(o.str());
-    }
-  }
-  std::string first() const {
-    std::string out = std::to_string(cases.size()) + " violation(s)";
-    for (std::size_t i = 0; i < cases.size() && i < 8; ++i) out += "\n  " + cases[i];
-    return out;
-  }
-};
 
 // Contexts around every 128-key step of the dispatch test and the split count, and seqs
 // 0.5 (a sequence shared by two expert-parallel ranks) to 40 in halves.
