@@ -11,6 +11,8 @@
 #include "hdlab/model/config_io.hpp"
 #include "hdlab/model/error.hpp"
 
+#include "fit_test_support.hpp"
+
 using namespace hdlab;
 using namespace hdlab::calibration;
 using simulator::GemmKernel;
@@ -19,10 +21,7 @@ using simulator::KernelModels;
 
 namespace {
 
-HardwareProfile profile(const std::string& relative) {
-  return simulator::parse_hardware_profile(
-      model::read_json_file(std::string(HDLAB_SOURCE_DIR) + "/profiles/hardware/" + relative + ".json"));
-}
+using fit_test::profile;
 
 // Rates scale by their ratio to rounding (one multiplication); latencies and shapes are
 // kept exactly.

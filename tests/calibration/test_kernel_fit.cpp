@@ -20,6 +20,8 @@
 #include "hdlab/model/config_io.hpp"
 #include "hdlab/model/error.hpp"
 
+#include "fit_test_support.hpp"
+
 using namespace hdlab;
 using namespace hdlab::calibration;
 using simulator::CollectiveRegime;
@@ -29,10 +31,8 @@ using simulator::KernelModels;
 
 namespace {
 
-std::string source(const std::string& relative) { return std::string(HDLAB_SOURCE_DIR) + "/" + relative; }
-HardwareProfile profile(const std::string& relative) {
-  return simulator::parse_hardware_profile(model::read_json_file(source("profiles/hardware/" + relative + ".json")));
-}
+using fit_test::profile;
+using fit_test::source;
 
 // The truth the synthetic rows are made from: the bundled H100's bf16 GEMM fit scaled a
 // little (so the fit cannot just return its starting point), inside the fit's bounds.

@@ -5,13 +5,14 @@
 // test_kernel_fit.cpp.)
 #include <catch2/catch.hpp>
 
-#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "hdlab/calibration/kernel_fit.hpp"
 #include "hdlab/calibration/kerneldb.hpp"
 #include "hdlab/model/config_io.hpp"
+
+#include "fit_test_support.hpp"
 
 using namespace hdlab;
 using namespace hdlab::calibration;
@@ -20,9 +21,19 @@ using simulator::KernelModels;
 
 namespace {
 
-std::string source(const std::string& relative) { return std::string(HDLAB_SOURCE_DIR) + "/" + relative; }
-HardwareProfile profile(const std::string& relative) {
-  return simulator::parse_hardware_profile(model::read_json_file(source("profiles/hardware/" + relative + ".json")));
+using fit_test::profile;
+using fit_test::source;
+
+// A device's bundled kerneldb tables without what the decode fit does not read and the
+// other fits would spend most of the time on: the GEMM rows but the m = 1 ones (bf16 GEMM
+// rows are required; the GEMM fit is not what is checked), the MoE layers and the
+// prefill rows.
+KernelDb decode_tables(const std::string& device) {
+  KernelDb db = read_kerneldb(source("profiles/kerneldb"), device);
+  std::erase_if(db.gemm, [](const GemmRow& r) { return r.m > 1; });
+  db.moe.clear();
+  db.context_attention.clear();
+  return db;
 }
 
 }  // namespace
@@ -35,11 +46,7 @@ TEST_CASE("kernel fit: the bundled A100 decode model is what the fit gives on th
   // that chose otherwise, fails here.
   const HardwareProfile bundled = profile("a100-80gb-sxm");
   REQUIRE(bundled.kernel_models);
-  KernelDb db = read_kerneldb(source("profiles/kerneldb"), "a100_sxm");
-  db.gemm.erase(std::remove_if(db.gemm.begin(), db.gemm.end(), [](const GemmRow& r) { return r.m > 1; }),
-                db.gemm.end());  // bf16 GEMM rows are required; the GEMM fit is not what is checked
-  db.moe.clear();
-  const KernelModels km = fit_kernel_models(db, device_facts(profile("datasheet/a100-80gb-sxm")));
+  const KernelModels km = fit_kernel_models(decode_tables("a100_sxm"), device_facts(profile("datasheet/a100-80gb-sxm")));
   REQUIRE(km.decode_attention.count(model::DType::bf16) == 1);
   const simulator::DecodeAttentionKernel& fitted = km.decode_attention.at(model::DType::bf16);
   CHECK(fitted == bundled.kernel_models->decode_attention.at(model::DType::bf16));
@@ -56,11 +63,7 @@ TEST_CASE("kernel fit: the bundled H100 fp8 decode model is what the fit gives o
   // profile, or a fit that chose before refining, fails here.
   const HardwareProfile bundled = profile("h100-sxm");
   REQUIRE(bundled.kernel_models);
-  KernelDb db = read_kerneldb(source("profiles/kerneldb"), "h100_sxm");
-  db.gemm.erase(std::remove_if(db.gemm.begin(), db.gemm.end(), [](const GemmRow& r) { return r.m > 1; }),
-                db.gemm.end());  // bf16 GEMM rows are required; the GEMM fit is not what is checked
-  db.moe.clear();
-  db.context_attention.clear();
+  KernelDb db = decode_tables("h100_sxm");
   std::erase_if(db.generation_attention, [](const AttentionRow& r) { return r.kv_dtype != "fp8"; });
   const KernelModels km = fit_kernel_models(db, device_facts(profile("datasheet/h100-sxm")));
   REQUIRE(km.decode_attention.count(model::DType::fp8) == 1);
