@@ -280,12 +280,13 @@ simulator::DecodeAttentionKernel fit_decode(const std::vector<AttentionRow>& row
   // Two discrete choices: the dispatch's block factor (TensorRT-LLM's 4, or none: the
   // grouped kernel whatever the grid), then whether the grouped splits span a window's
   // whole context (tried where the rows have a window shorter than their context). Each
-  // candidate is fitted to the end (three Subplex runs, each from where the last stopped,
-  // then the per-head-dimension refinement below) and the lowest loss on the fitted rows
-  // wins: a brief first run ranked the A100's two factors the other way round (0.1246 for
-  // none against 0.1276 for 4, 0.1224 against 0.1213 at the end), and the refinement turns
-  // the H100 fp8 tables' span round (0.1515 spanning against 0.1524 not, 0.1143 against
-  // 0.1107 refined).
+  // factor is fitted to the end (three Subplex runs, each from where the last stopped) and
+  // the lower loss on the fitted rows wins: a brief first run ranked the A100's two factors
+  // the other way round (0.1246 for none against 0.1276 for 4, 0.1224 against 0.1213 at the
+  // end). Each span is then fitted to the end with the per-head-dimension refinement below,
+  // which turns the H100 fp8 table's span round (0.1515 spanning against 0.1524 not,
+  // 0.1143 against 0.1107 refined). (Refining both factors as well would turn the A100's to
+  // none by 0.13% of the loss, at about 9 s more for each of the H100 and B200 fits.)
   auto predict_with = [&](double factor, bool span, const std::vector<double>& dims) {
     return std::function<double(const std::vector<double>&, const simulator::DecodeAttentionShape&)>(
         [&, factor, span](const std::vector<double>& p, const simulator::DecodeAttentionShape& s) {
@@ -331,9 +332,9 @@ simulator::DecodeAttentionKernel fit_decode(const std::vector<AttentionRow>& row
   if (Candidate c = fit_to_end(4, true); c.loss < best.loss) best = std::move(c);
   const bool windows =
       std::any_of(samples.begin(), samples.end(), [](const auto& s) { return s.shape.context > s.shape.keys; });
-  const double factor = best.factor;
   best = refine(std::move(best));
-  if (Candidate c = windows ? refine(fit_to_end(factor, false)) : Candidate{}; c.loss < best.loss) best = std::move(c);
+  if (Candidate c = windows ? refine(fit_to_end(best.factor, false)) : Candidate{}; c.loss < best.loss)
+    best = std::move(c);
   return decode_from(best.p, best.dims, best.factor, best.span, peak);
 }
 
