@@ -309,8 +309,8 @@ simulator::DecodeAttentionKernel fit_decode(const std::vector<AttentionRow>& row
     }
     return p;
   };
-  // Then the grouped kernel's latency per head dimension (each compiled apart): a
-  // refinement from the shared model's optimum, each starting at the shared latency, kept
+  // The grouped kernel's latency per head dimension (each compiled apart): a
+  // refinement from a candidate's shared-model optimum, each starting at the shared latency, kept
   // where it lowers the loss. (Fitting them with the rest from the start ended higher on
   // the B200's tables than the shared model: 0.0885 against 0.0879.)
   auto refine = [&](Candidate c) {

@@ -56,10 +56,10 @@ TEST_CASE("kernel fit: the bundled A100 decode model is what the fit gives on th
 
 TEST_CASE("kernel fit: the bundled H100 fp8 decode model is what the fit gives on the bundled table",
           "[kernel-models][fit]") {
-  // The candidates (dispatch factor, whether the grouped splits span a window's context)
-  // are each fitted to the end, the per-head-dimension refinement included: on this table
-  // the splits over the window alone win only after it (loss 0.1107 against 0.1143), where
-  // the shared fits ranked them the other way (0.1524 against 0.1515). A stale bundled
+  // The span candidates (whether the grouped splits cover a window's whole context) are
+  // each fitted to the end, the per-head-dimension refinement included: on this table the
+  // splits over the window alone win only after it (loss 0.1107 against 0.1143), where the
+  // shared fits ranked them the other way (0.1524 against 0.1515). A stale bundled
   // profile, or a fit that chose before refining, fails here.
   const HardwareProfile bundled = profile("h100-sxm");
   REQUIRE(bundled.kernel_models);
