@@ -97,6 +97,22 @@ bool CpuBackend::supports(BackendOp op, ScalarType type) const {
   return type == ScalarType::f32;  // the CPU computes in f32 only
 }
 
+bool CpuBackend::supports(const ModuleOp& op, ScalarType type) const {
+  return op.cpu != nullptr && type == ScalarType::f32;
+}
+
+void CpuBackend::run_impl(const ModuleOp& op, const ModuleOpCall& call) {
+  struct Workers final : CpuWorkers {
+    explicit Workers(CpuBackend& b) : backend(b) {}
+    void parallel_for(std::int64_t n, double cost_per_item,
+                      const std::function<void(std::int64_t, std::int64_t)>& body) override {
+      backend.parallel_for(n, cost_per_item, body);
+    }
+    CpuBackend& backend;
+  } workers(*this);
+  op.cpu(call, workers);
+}
+
 std::unique_ptr<EventTimer> CpuBackend::make_timer() { return std::make_unique<SteadyTimer>(); }
 
 void* CpuBackend::raw_allocate(std::size_t bytes) {

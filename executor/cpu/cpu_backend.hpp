@@ -19,6 +19,7 @@ class CpuBackend final : public Backend {
   std::string name() const override { return "cpu"; }
   std::string description() const override;
   bool supports(BackendOp op, ScalarType type) const override;
+  bool supports(const ModuleOp& op, ScalarType type) const override;
   bool fused_attention_fits(std::int64_t qk_dim, std::int64_t v_dim) const override;  // cpu_attention.cpp
   void synchronize() override {}
   std::unique_ptr<EventTimer> make_timer() override;
@@ -53,8 +54,7 @@ class CpuBackend final : public Backend {
                         const Tensor& static_b, const Tensor& alpha, const Tensor& beta) override;
   void ghc_width_impl(const Tensor& h, const Tensor& alpha, const Tensor& x, const Tensor& carry) override;
   void ghc_depth_impl(const Tensor& z, const Tensor& beta, const Tensor& carry, const Tensor& out) override;
-  void mhc_dynamic_impl(const Tensor& h, const Tensor& phi, const Tensor& bias, const Tensor& scale,
-                        std::int64_t sinkhorn_iters, float eps, const Tensor& alpha, const Tensor& beta) override;
+  void run_impl(const ModuleOp& op, const ModuleOpCall& call) override;  // the op's own CPU kernel
   // cpu_linear.cpp
   void causal_conv1d_impl(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& state,
                           const Tensor& out, const Tensor& writes) override;

@@ -1,5 +1,4 @@
-// The CPU backend's vector ops (norms, RoPE, SwiGLU, residual adds, routing, gathers, GHC,
-// mHC coefficients).
+// The CPU backend's vector ops (norms, RoPE, SwiGLU, residual adds, routing, gathers, GHC).
 // All f32, parallel over rows or tokens on the backend's pool.
 #include <cblas.h>
 
@@ -10,7 +9,6 @@
 #include <vector>
 
 #include "../src/activation_math.hpp"
-#include "../src/mhc_coefficients.hpp"
 #include "../src/op_errors.hpp"
 #include "cpu_backend.hpp"
 
@@ -253,35 +251,6 @@ void CpuBackend::ghc_depth_impl(const Tensor& z, const Tensor& beta, const Tenso
           for (std::int64_t d = 0; d < s; ++d) dst[d] += coeff * src[d];
         }
       }
-    }
-  });
-}
-
-void CpuBackend::mhc_dynamic_impl(const Tensor& h, const Tensor& phi, const Tensor& bias, const Tensor& scale,
-                                  std::int64_t sinkhorn_iters, float eps, const Tensor& alpha, const Tensor& beta) {
-  const std::int64_t tokens = h.dim(0), n = h.dim(1), wide = n * h.dim(2), c = n * n + 2 * n;
-  // logits [T, c] = h [T, n*D] x phi [n*D, c]: one GEMM for all tokens; the RMS scales
-  // each token's row afterwards (the projection is linear), as the paper reorders it.
-  std::vector<float> logits(static_cast<std::size_t>(tokens * c));
-  const float* hs = h.data_as<const float>();
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<blasint>(tokens), static_cast<blasint>(c),
-              static_cast<blasint>(wide), 1.0f, hs, static_cast<blasint>(wide), phi.data_as<const float>(),
-              static_cast<blasint>(c), 0.0f, logits.data(), static_cast<blasint>(c));
-  const float* b = bias.data_as<const float>();
-  const float* sc = scale.data_as<const float>();
-  float* al = alpha.data_as<float>();
-  float* be = beta.data_as<float>();
-  const double cost = 2.0 * static_cast<double>(wide) + 4.0 * static_cast<double>(sinkhorn_iters * n * n);
-  parallel_for(tokens, cost, [&](std::int64_t begin, std::int64_t end) {
-    std::vector<float> res(static_cast<std::size_t>(n * n));
-    for (std::int64_t t = begin; t < end; ++t) {
-      const float* ht = hs + t * wide;
-      double sq = 0;  // in double, as rms_norm: n*D elements
-      for (std::int64_t d = 0; d < wide; ++d) sq += static_cast<double>(ht[d]) * ht[d];
-      const auto inv = static_cast<float>(1.0 / std::sqrt(sq / static_cast<double>(wide) + eps));
-      float* g = logits.data() + t * c;
-      for (std::int64_t k = 0; k < c; ++k) g[k] *= inv;
-      detail::mhc_token_coefficients(g, b, sc, n, sinkhorn_iters, res.data(), al + t * n * (1 + n), be + t * n);
     }
   });
 }

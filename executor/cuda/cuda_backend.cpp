@@ -10,6 +10,7 @@
 
 #include "../src/op_errors.hpp"
 #include "cuda_check.hpp"
+#include "cuda_module_ops.hpp"
 
 namespace hdlab::executor::cuda {
 
@@ -32,8 +33,6 @@ void bind_device(int device) {
 bool usable(const cudaDeviceProp& p) { return p.major >= 8; }
 
 namespace {
-
-Elem elem_of(const Tensor& t) { return t.type() == ScalarType::bf16 ? Elem::bf16 : Elem::f32; }
 
 int as_int(std::int64_t x, const char* what) {
   if (x > INT_MAX) throw BackendError(std::string("cuda backend: ") + what + " exceeds cuBLAS's int range");
@@ -122,6 +121,10 @@ std::string CudaBackend::description() const {
 bool CudaBackend::supports(BackendOp op, ScalarType type) const {
   (void)op;
   return type == ScalarType::f32 || type == ScalarType::bf16;
+}
+
+bool CudaBackend::supports(const ModuleOp& op, ScalarType type) const {
+  return module_kernel(op.name) != nullptr && (type == ScalarType::f32 || type == ScalarType::bf16);
 }
 
 void CudaBackend::synchronize() {
@@ -535,12 +538,9 @@ void CudaBackend::ghc_depth_impl(const Tensor& z, const Tensor& beta, const Tens
                    z.dim(1), z.dim(2), carry.dim(1), stream_);
 }
 
-void CudaBackend::mhc_dynamic_impl(const Tensor& h, const Tensor& phi, const Tensor& bias, const Tensor& scale,
-                                   std::int64_t sinkhorn_iters, float eps, const Tensor& alpha, const Tensor& beta) {
+void CudaBackend::run_impl(const ModuleOp& op, const ModuleOpCall& call) {
   bind_device(device_);
-  launch_mhc_dynamic(elem_of(h), h.data(), phi.data(), bias.data_as<const float>(), scale.data_as<const float>(),
-                     sinkhorn_iters, eps, alpha.data_as<float>(), beta.data_as<float>(), h.dim(0), h.dim(1), h.dim(2),
-                     stream_);
+  module_kernel(op.name)(call, stream_);  // supports() found it
 }
 
 }  // namespace hdlab::executor::cuda

@@ -34,6 +34,7 @@ class CudaBackend final : public Backend {
   std::string name() const override { return "cuda"; }
   std::string description() const override;
   bool supports(BackendOp op, ScalarType type) const override;
+  bool supports(const ModuleOp& op, ScalarType type) const override;
   bool fused_attention_fits(std::int64_t qk_dim, std::int64_t v_dim) const override;
   void synchronize() override;
   std::unique_ptr<EventTimer> make_timer() override;
@@ -76,8 +77,7 @@ class CudaBackend final : public Backend {
                         const Tensor& static_b, const Tensor& alpha, const Tensor& beta) override;
   void ghc_width_impl(const Tensor& h, const Tensor& alpha, const Tensor& x, const Tensor& carry) override;
   void ghc_depth_impl(const Tensor& z, const Tensor& beta, const Tensor& carry, const Tensor& out) override;
-  void mhc_dynamic_impl(const Tensor& h, const Tensor& phi, const Tensor& bias, const Tensor& scale,
-                        std::int64_t sinkhorn_iters, float eps, const Tensor& alpha, const Tensor& beta) override;
+  void run_impl(const ModuleOp& op, const ModuleOpCall& call) override;  // the kernel registered for it
   void causal_conv1d_impl(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& state,
                           const Tensor& out, const Tensor& writes) override;
   void gated_delta_rule_impl(const Tensor& qkv, const Tensor& ba, const Tensor& a_log, const Tensor& dt_bias,

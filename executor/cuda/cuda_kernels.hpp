@@ -96,11 +96,6 @@ void launch_scatter_add_rows(Elem e, const void* src, const std::int32_t* ids, c
 void launch_ghc_dynamic(Elem e, const void* hn, const void* w_dyn, const float* scale, const float* static_a,
                         const float* static_b, float* alpha, float* beta, std::int64_t tokens, std::int64_t n,
                         std::int64_t s, std::int64_t m, cudaStream_t stream);
-// mHC coefficients (Backend::mhc_dynamic): h [tokens, n, D], phi [n*D, n^2+2n] of e;
-// bias [n^2+2n], scale [3], alpha [tokens, n, 1+n], beta [tokens, 1, n] f32.
-void launch_mhc_dynamic(Elem e, const void* h, const void* phi, const float* bias, const float* scale,
-                        std::int64_t iters, float eps, float* alpha, float* beta, std::int64_t tokens, std::int64_t n,
-                        std::int64_t D, cudaStream_t stream);
 void launch_ghc_width(Elem e, const void* h, const float* alpha, bool alpha_per_token, void* x, void* carry,
                       std::int64_t tokens, std::int64_t n, std::int64_t s, std::int64_t m, cudaStream_t stream);
 void launch_ghc_depth(Elem e, const void* z, const float* beta, bool beta_per_token, const void* carry, void* out,

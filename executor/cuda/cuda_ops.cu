@@ -9,7 +9,6 @@
 #include <cstdint>
 
 #include "../src/activation_math.hpp"
-#include "../src/mhc_coefficients.hpp"
 #include "cuda_check.hpp"
 #include "cuda_kernels.hpp"
 #include "cuda_launch.cuh"
@@ -236,42 +235,6 @@ __global__ void ghc_dynamic_kernel(const T* hn, const T* w, const float* scale, 
   }
 }
 
-// mHC coefficients: one block per token. The sum of squares and each of the c logits
-// are block reductions over the token's n*D elements; thread 0 then runs the per-token
-// step shared with the CPU (mhc_coefficients.hpp). Shared memory: c logits, the [n, n]
-// scratch (dynamic) and the reduction's partial sums.
-template <class T>
-__global__ void mhc_dynamic_kernel(const T* h, const T* phi, const float* bias, const float* scale,
-                                   std::int64_t iters, float eps, float* alpha, float* beta, std::int64_t n,
-                                   std::int64_t D) {
-  extern __shared__ float logits[];  // [c], then [n * n]
-  __shared__ float partial[kBlock];
-  const std::int64_t wide = n * D, c = n * n + 2 * n, t = blockIdx.x;
-  const T* ht = h + t * wide;
-  auto block_sum = [&](float v) {
-    partial[threadIdx.x] = v;
-    __syncthreads();
-    for (int half = kBlock / 2; half > 0; half /= 2) {
-      if (threadIdx.x < half) partial[threadIdx.x] += partial[threadIdx.x + half];
-      __syncthreads();
-    }
-    const float total = partial[0];
-    __syncthreads();
-    return total;
-  };
-  float sq = 0.0f;
-  for (std::int64_t d = threadIdx.x; d < wide; d += blockDim.x) sq += to_float(ht[d]) * to_float(ht[d]);
-  const float inv = rsqrtf(block_sum(sq) / static_cast<float>(wide) + eps);
-  for (std::int64_t k = 0; k < c; ++k) {
-    float dot = 0.0f;
-    for (std::int64_t d = threadIdx.x; d < wide; d += blockDim.x) dot += to_float(ht[d]) * to_float(phi[d * c + k]);
-    const float total = block_sum(dot);
-    if (threadIdx.x == 0) logits[k] = total * inv;
-  }
-  if (threadIdx.x == 0)
-    detail::mhc_token_coefficients(logits, bias, scale, n, iters, logits + c, alpha + t * n * (1 + n), beta + t * n);
-}
-
 // One thread per output element of [x | carry]: slot j < m goes to x, the rest to carry.
 template <class T>
 __global__ void ghc_width_kernel(const T* h, const float* alpha, bool per_token, T* x, T* carry, std::int64_t tokens,
@@ -390,15 +353,6 @@ void launch_ghc_dynamic(Elem e, const void* hn, const void* w_dyn, const float* 
   HDLAB_DISPATCH(e, ghc_dynamic_kernel<T><<<blocks_for(tokens * n * (2 * m + n)), kBlock, 0, stream>>>(
         static_cast<const T*>(hn), static_cast<const T*>(w_dyn), scale, static_a, static_b, alpha, beta, tokens, n, s,
         m));
-}
-
-void launch_mhc_dynamic(Elem e, const void* h, const void* phi, const float* bias, const float* scale,
-                        std::int64_t iters, float eps, float* alpha, float* beta, std::int64_t tokens, std::int64_t n,
-                        std::int64_t D, cudaStream_t stream) {
-  const std::size_t shared = static_cast<std::size_t>(2 * n * n + 2 * n) * sizeof(float);
-  HDLAB_DISPATCH(e, mhc_dynamic_kernel<T><<<static_cast<unsigned>(tokens), kBlock, shared, stream>>>(
-                        static_cast<const T*>(h), static_cast<const T*>(phi), bias, scale, iters, eps, alpha, beta, n,
-                        D));
 }
 
 void launch_ghc_width(Elem e, const void* h, const float* alpha, bool alpha_per_token, void* x, void* carry,

@@ -16,7 +16,7 @@ namespace {
 constexpr const char* kOpNames[] = {"gemm",         "attention",   "rms_norm",   "group_norm",      "rope",
                                     "swiglu",       "add",         "topk_routing",     "gather_rows",
                                     "scatter_add_rows", "ghc_dynamic", "ghc_width",    "ghc_depth",
-                                    "mhc_dynamic",      "causal_conv1d",  "gated_delta_rule", "gated_rms_norm",
+                                    "module",           "causal_conv1d",  "gated_delta_rule", "gated_rms_norm",
                                     "sigmoid_gate",     "mamba2_ssd",     "relu2",            "convert",
                                     "gemm_batched",     "copy_strided",     "attention_softmax"};
 static_assert(sizeof(kOpNames) / sizeof(kOpNames[0]) == backend_op_count, "one name per BackendOp");
@@ -393,22 +393,14 @@ void Backend::ghc_depth(const Tensor& z, const Tensor& beta, const Tensor& carry
   if (tokens) ghc_depth_impl(z, beta, carry, out);
 }
 
-void Backend::mhc_dynamic(const Tensor& h, const Tensor& phi, const Tensor& bias, const Tensor& scale,
-                          std::int64_t sinkhorn_iters, float eps, const Tensor& alpha, const Tensor& beta) {
-  for (const Tensor* t : {&h, &phi, &bias, &scale, &alpha, &beta}) check_owned(*t, "mhc_dynamic");
-  require_float(h, "mhc_dynamic", "h");
-  check_supported(BackendOp::mhc_dynamic, h.type());
-  require(h.rank() == 3, "mhc_dynamic", "h must be [T, n, D], is " + shape_of(h));
-  const std::int64_t tokens = h.dim(0), n = h.dim(1), D = h.dim(2), c = n * n + 2 * n;
-  require(sinkhorn_iters >= 1, "mhc_dynamic", "needs at least one Sinkhorn iteration");
-  require(phi.type() == h.type(), "mhc_dynamic", "phi must have h's type");
-  require_shape(phi, {n * D, c}, "mhc_dynamic", "phi");
-  for (const Tensor* t : {&bias, &scale, &alpha, &beta}) require_type(*t, ScalarType::f32, "mhc_dynamic", "coefficients");
-  require_shape(bias, {c}, "mhc_dynamic", "bias");
-  require_shape(scale, {3}, "mhc_dynamic", "scale");
-  require_shape(alpha, {tokens, n, 1 + n}, "mhc_dynamic", "alpha");
-  require_shape(beta, {tokens, 1, n}, "mhc_dynamic", "beta");
-  if (tokens) mhc_dynamic_impl(h, phi, bias, scale, sinkhorn_iters, eps, alpha, beta);
+void Backend::run(const ModuleOp& op, const ModuleOpCall& call) {
+  for (const Tensor& t : call.tensors) check_owned(t, op.name);
+  require(op.typed_operand < call.tensors.size(), op.name, "the call has no operand " + std::to_string(op.typed_operand));
+  const ScalarType type = call.tensors[op.typed_operand].type();
+  if (!supports(op, type))
+    throw BackendError(name() + " backend does not support " + op.name + " in " + to_string(type));
+  op.check(call);
+  run_impl(op, call);
 }
 
 std::vector<float> random_floats(std::size_t count, std::uint64_t seed, float lo, float hi) {

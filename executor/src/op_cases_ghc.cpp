@@ -1,6 +1,5 @@
-// Op cases of the VWN generalized hyper-connection ops (methods.md section 3) and of mHC's
-// coefficients (model/src/designs/mhc.cpp). Shapes: T tokens, n slots of s = D/m, m
-// slots make the D-wide sublayer input/output (mHC: m = 1, s = D).
+// Op cases of the VWN generalized hyper-connection ops (methods.md section 3). Shapes: T
+// tokens, n slots of s = D/m, m slots make the D-wide sublayer input/output.
 #include <cmath>
 #include <sstream>
 
@@ -172,67 +171,6 @@ OpCase ghc_depth_case(std::int64_t tokens, std::int64_t m, std::int64_t n, std::
     // In place on the carried state, as the runner updates the wide residual stream.
     p->set([bp = &be, tz, tb, tc] { bp->ghc_depth(tz, tb, tc, tc); },
            [bp = &be, tc, ref, tol] { return compare(bp->download_f32(tc), ref->get(), tol, "out"); });
-    return p;
-  };
-  return c;
-}
-
-// The cost is the layer program's (model/src/layer_ops.cpp: one node covers a layer's two
-// connections, so half of it), in the case's element type.
-OpCase mhc_dynamic_case(std::int64_t tokens, std::int64_t n, std::int64_t D, std::int64_t iters, ScalarType type,
-                        std::uint64_t seed) {
-  OpCase c;
-  std::ostringstream name;
-  name << "mhc_dynamic T=" << tokens << " n=" << n << " D=" << D << " iters=" << iters << ' ' << to_string(type);
-  c.name = name.str();
-  c.op = BackendOp::mhc_dynamic;
-  c.kind = model::OpKind::ghc_dynamic;
-  c.type = type;
-  model::OpDims dims;
-  dims.D = static_cast<double>(D);
-  dims.vwn = true;
-  dims.vwn_n = static_cast<double>(n);
-  dims.mhc_sinkhorn = static_cast<double>(iters);
-  dims.bytes = dims.weight_el_bytes = static_cast<double>(bytes_of(1, type));
-  model::LayerWork work;
-  work.seqs = 1;
-  work.rows_q = static_cast<double>(tokens);
-  model::OpNodes nodes;
-  model::layer_ops(dims, {}, work, true, nodes);
-  const model::OpCost both = model::node(nodes, model::OpKind::ghc_dynamic).cost;
-  c.cost = model::OpCost{both.flops / 2, both.weight_bytes / 2, both.act_bytes_in / 2, both.act_bytes_out / 2, 0, 0};
-  c.executed_flops = c.cost.flops;
-  const std::int64_t wide = n * D, cols = n * n + 2 * n;
-  // Logits are f32 sums of n*D products of O(1 / sqrt(nD)) terms, then sigmoids and a
-  // Sinkhorn projection of an n x n matrix (contractive): f32 rounding of the sums.
-  c.tolerance = Tolerance{1e-6 * std::sqrt(static_cast<double>(wide)), 1e-5};
-  auto h = host_floats(static_cast<std::size_t>(tokens * wide), seed, type, -2.0f, 2.0f);
-  const float bound = static_cast<float>(2.0 / std::sqrt(static_cast<double>(wide)));
-  auto phi = host_floats(static_cast<std::size_t>(wide * cols), seed + 1, type, -bound, bound);
-  auto bias = host_floats(static_cast<std::size_t>(cols), seed + 2, ScalarType::f32, -1.0f, 1.0f);
-  auto scale = host_floats(3, seed + 3, ScalarType::f32, 0.5f, 1.5f);
-  const double eps = 1e-6;
-  auto ref = lazy<GhcCoefficients>([=] {
-    return mhc_dynamic_reference(to_doubles(*h), tokens, n, D, to_doubles(*phi), to_doubles(*bias), to_doubles(*scale),
-                                 iters, eps);
-  });
-  const Tolerance tol = c.tolerance;
-  c.prepare = [=](Backend& be) {
-    auto p = std::make_unique<PreparedLambda>(be);
-    const Tensor th = be.allocate({tokens, n, D}, type), tp = be.allocate({wide, cols}, type);
-    const Tensor tb = be.allocate({cols}, ScalarType::f32), ts = be.allocate({3}, ScalarType::f32);
-    const Tensor ta = be.allocate({tokens, n, 1 + n}, ScalarType::f32), tbe = be.allocate({tokens, 1, n}, ScalarType::f32);
-    p->input(th, h);
-    p->input(tp, phi);
-    p->input(tb, bias);
-    p->input(ts, scale);
-    p->set([bp = &be, th, tp, tb, ts, iters, eps, ta, tbe] {
-             bp->mhc_dynamic(th, tp, tb, ts, iters, static_cast<float>(eps), ta, tbe);
-           },
-           [bp = &be, ta, tbe, ref, tol] {
-             return merge(compare(bp->download_f32(ta), ref->get().alpha, tol, "alpha (H_pre, H_res^T)"),
-                          compare(bp->download_f32(tbe), ref->get().beta, tol, "beta (H_post)"));
-           });
     return p;
   };
   return c;

@@ -1,6 +1,7 @@
 // The correctness table: fixed edge shapes plus a few seeded random ones per op.
 #include <algorithm>
 
+#include "hdlab/executor/designs/registry.hpp"
 #include "op_case_support.hpp"
 
 namespace hdlab::executor {
@@ -118,9 +119,6 @@ void add_ghc_cases(std::vector<OpCase>& out, ScalarType t) {
   out.push_back(ghc_depth_case(9, 2, 3, 32, false, t, 96));
   out.push_back(ghc_depth_case(9, 2, 3, 32, true, t, 97));
   out.push_back(ghc_depth_case(4, 8, 16, 8, false, t, 98));
-  out.push_back(mhc_dynamic_case(9, 4, 32, 20, t, 99));
-  out.push_back(mhc_dynamic_case(5, 3, 16, 1, t, 100));
-  out.push_back(mhc_dynamic_case(1, 1, 8, 3, t, 101));
 }
 
 // Gated DeltaNet's ops at shapes with odd row counts, chunks that do not divide them,
@@ -194,11 +192,17 @@ std::vector<OpCase> correctness_cases(ScalarType type) {
   }
   auto mla = mla_correctness_cases(type);  // op_cases_strided.cpp
   std::move(mla.begin(), mla.end(), std::back_inserter(out));
+  auto designs = design_op_cases(type);  // the design modules' own ops (designs/registry.cpp)
+  std::move(designs.begin(), designs.end(), std::back_inserter(out));
   return out;
 }
 
+bool runs_on(const Backend& backend, const OpCase& c) {
+  return c.module ? backend.supports(*c.module, c.type) : backend.supports(c.op, c.type);
+}
+
 std::vector<OpCase> supported_cases(const Backend& backend, std::vector<OpCase> cases) {
-  std::erase_if(cases, [&](const OpCase& c) { return !backend.supports(c.op, c.type); });
+  std::erase_if(cases, [&](const OpCase& c) { return !runs_on(backend, c); });
   return cases;
 }
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "hdlab/executor/designs/mhc_op.hpp"
 #include "runner_internal.hpp"
 
 namespace hdlab::executor {
@@ -247,8 +248,8 @@ void Runner::Impl::ghc_sublayer(Pass& p, const LayerRun& r, Tensor& h, bool atte
     alpha = ws.get(Buf::ghc_alpha, {R, n, 1 + n}, ScalarType::f32);
     beta = ws.get(Buf::ghc_beta, {R, 1, n}, ScalarType::f32);
     OpScope op(prof, g, OpKind::ghc_dynamic);
-    backend.mhc_dynamic(h3, gw.w_dyn, gw.bias, gw.scale, features.sinkhorn_iters,
-                        static_cast<float>(config.effective.norm_eps), alpha, beta);
+    mhc_coefficients(backend, h3, gw.w_dyn, gw.bias, gw.scale, features.sinkhorn_iters,
+                     static_cast<float>(config.effective.norm_eps), alpha, beta);
   } else if (!features.dynamic_mixing) {
     alpha = gw.static_a.reshaped({1, n, m + n});
     beta = gw.static_b.reshaped({1, m, n});

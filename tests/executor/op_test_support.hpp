@@ -14,7 +14,7 @@ namespace hdlab::executor::testing {
 inline int check_cases(Backend& backend, const std::vector<OpCase>& cases, BackendOp op, bool only = true) {
   int ran = 0;
   for (const OpCase& c : cases) {
-    if ((only && c.op != op) || !backend.supports(c.op, c.type)) continue;
+    if ((only && c.op != op) || !runs_on(backend, c)) continue;
     INFO(backend.name() << ": " << c.name << " (tolerance abs " << c.tolerance.abs << ", rel " << c.tolerance.rel
                         << ")");
     auto prepared = c.prepare(backend);

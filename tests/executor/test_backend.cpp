@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "hdlab/executor/backends.hpp"
+#include "hdlab/executor/designs/mhc_op.hpp"
 #include "hdlab/executor/reference.hpp"
 
 using namespace hdlab::executor;
@@ -107,6 +108,40 @@ TEST_CASE("ops check shapes and owners before running", "[executor]") {
                   BackendError);  // 4 query heads over 3 kv heads
 }
 
+// A design module's op goes through the same gate: owners, the op's own checks (named by
+// the op and operand), the type the backend runs, and zero tokens as a no-op.
+TEST_CASE("module ops check owners, shapes and types before running", "[executor][mhc]") {
+  auto be = make_cpu_backend(CpuOptions{1, "generic"});
+  auto other = make_cpu_backend(CpuOptions{1, "generic"});
+  const std::int64_t T = 3, n = 2, D = 4, c = n * n + 2 * n;
+  auto f32 = [&](Backend& b, Shape s) { return b.allocate(std::move(s), ScalarType::f32); };
+  const Tensor h = f32(*be, {T, n, D}), phi = f32(*be, {n * D, c}), bias = f32(*be, {c}), scale = f32(*be, {3});
+  const Tensor alpha = f32(*be, {T, n, 1 + n}), beta = f32(*be, {T, 1, n});
+  for (const Tensor* t : {&h, &phi, &bias, &scale}) be->fill_zero(*t);
+  CHECK_NOTHROW(mhc_coefficients(*be, h, phi, bias, scale, 2, 1e-6f, alpha, beta));
+  CHECK(be->download_f32(beta)[0] == 1.0f);  // 2 sigmoid(0)
+  auto message = [&](auto&& call) {
+    try {
+      call();
+    } catch (const BackendError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK_THAT(message([&] { mhc_coefficients(*be, h, phi, bias, scale, 2, 1e-6f, f32(*be, {T, n, n}), beta); }),
+             Catch::Contains("mhc_dynamic") && Catch::Contains("alpha"));
+  CHECK_THAT(message([&] { mhc_coefficients(*be, h, phi, bias, scale, 0, 1e-6f, alpha, beta); }),
+             Catch::Contains("Sinkhorn"));
+  CHECK_THAT(message([&] { mhc_coefficients(*be, h, phi, bias, scale, 2, 1e-6f, alpha, f32(*other, {T, 1, n})); }),
+             Catch::Contains("another backend"));
+  const Tensor h16 = be->allocate({T, n, D}, ScalarType::bf16), phi16 = be->allocate({n * D, c}, ScalarType::bf16);
+  CHECK_FALSE(be->supports(mhc_coefficients_op(), ScalarType::bf16));
+  CHECK_THAT(message([&] { mhc_coefficients(*be, h16, phi16, bias, scale, 2, 1e-6f, alpha, beta); }),
+             Catch::Contains("does not support mhc_dynamic in bf16"));
+  const Tensor none = f32(*be, {0, n, D});
+  CHECK_NOTHROW(mhc_coefficients(*be, none, phi, bias, scale, 2, 1e-6f, f32(*be, {0, n, 1 + n}), f32(*be, {0, 1, n})));
+}
+
 TEST_CASE("references agree with hand-worked values", "[executor][reference]") {
   SECTION("gemm") {
     // [1 2; 3 4] x [5 6; 7 8]^T = [17 23; 39 53]
@@ -172,7 +207,7 @@ TEST_CASE("hyper-connection references (GHC, mHC) agree with hand-worked values"
     // (sums 3/4, 5/4) -> [[1/3, 3/5], [2/3, 2/5]].
     Doubles bias = {0, std::log(3.0), 0, -std::log(3.0), 0, std::log(3.0), 0, 0};
     const GhcCoefficients one =
-        mhc_dynamic_reference(h, 1, n, D, Doubles(n * D * c, 0.0), bias, Doubles{1, 1, 1}, 1, 1e-6);
+        mhc_coefficients_reference(h, 1, n, D, Doubles(n * D * c, 0.0), bias, Doubles{1, 1, 1}, 1, 1e-6);
     CHECK(one.alpha[0] == Approx(0.5));                          // H_pre[0] = sigmoid(0)
     CHECK(one.alpha[3] == Approx(0.75));                         // H_pre[1] = sigmoid(ln 3)
     CHECK(one.beta[0] == Approx(1.0));                           // H_post[0] = 2 sigmoid(0)
@@ -183,7 +218,7 @@ TEST_CASE("hyper-connection references (GHC, mHC) agree with hand-worked values"
     CHECK(one.alpha[5] == Approx(2.0 / 5));                      // alpha[1, 2] = H_res[1, 1]
     // Twenty iterations: rows and columns of H_res sum to 1.
     const GhcCoefficients many =
-        mhc_dynamic_reference(h, 1, n, D, Doubles(n * D * c, 0.0), bias, Doubles{1, 1, 1}, 20, 1e-6);
+        mhc_coefficients_reference(h, 1, n, D, Doubles(n * D * c, 0.0), bias, Doubles{1, 1, 1}, 20, 1e-6);
     CHECK(many.alpha[1] + many.alpha[4] == Approx(1.0).epsilon(1e-9));  // row 0 of H_res
     CHECK(many.alpha[1] + many.alpha[2] == Approx(1.0).epsilon(1e-9));  // column 0
     CHECK(many.alpha[4] + many.alpha[5] == Approx(1.0).epsilon(1e-9));  // column 1
@@ -191,7 +226,8 @@ TEST_CASE("hyper-connection references (GHC, mHC) agree with hand-worked values"
     // gives g_pre[0] = h[0] / rms(h) = 1 / sqrt((1 + 1 + 4 + 0.25) / 4 + eps).
     Doubles phi(n * D * c, 0.0);
     phi[0] = 1;
-    const GhcCoefficients g = mhc_dynamic_reference(h, 1, n, D, phi, Doubles(c, 0.0), Doubles{2, 1, 1}, 1, 1e-6);
+    const GhcCoefficients g =
+        mhc_coefficients_reference(h, 1, n, D, phi, Doubles(c, 0.0), Doubles{2, 1, 1}, 1, 1e-6);
     const double g0 = 1 / std::sqrt(6.25 / 4 + 1e-6);
     CHECK(g.alpha[0] == Approx(1 / (1 + std::exp(-2 * g0))));  // the pre scale 2 applied
   }

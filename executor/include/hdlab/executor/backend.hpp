@@ -5,8 +5,8 @@
 // supports and refuses the others with BackendError.
 //
 // Shapes use T = tokens (rows), D = hidden width, H/G = query/kv heads, hd = head dim,
-// E = experts, F = FFN width, and for VWN (methods.md section 3) n slots of s = D/m
-// (mHC: m = 1, n streams of D).
+// E = experts, F = FFN width, and for VWN (methods.md section 3) n slots of s = D/m.
+// Ops a design module brings with it (module_op.hpp) go through run(), not a method here.
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "hdlab/executor/attention_mask.hpp"
+#include "hdlab/executor/module_op.hpp"
 #include "hdlab/executor/tensor.hpp"
 #include "hdlab/model/backbone.hpp"
 
@@ -36,7 +37,7 @@ enum class BackendOp {
   ghc_dynamic,
   ghc_width,
   ghc_depth,
-  mhc_dynamic,
+  module,  // an op a design module brings (module_op.hpp), run through Backend::run
   causal_conv1d,
   gated_delta_rule,
   gated_rms_norm,
@@ -246,16 +247,12 @@ class Backend {
   // sublayer output as m slots, beta [T or 1, m, n] f32, carry, out [T, n, s]; out may be carry.
   void ghc_depth(const Tensor& z, const Tensor& beta, const Tensor& carry, const Tensor& out);
 
-  // mHC coefficients (model/src/designs/mhc.cpp) of the n-stream state h [T, n, D]:
-  //   g[t] = (h[t] as one row of n*D) phi / sqrt(mean(h[t]^2) + eps)       [c = n + n + n^2]
-  //   alpha[t, i, 0]     = sigmoid(scale[0] g[0:n][i] + bias[0:n][i])        H_pre
-  //   beta[t, 0, j]      = 2 sigmoid(scale[1] g[n:2n][j] + bias[n:2n][j])    H_post
-  //   alpha[t, i, 1 + j] = H_res[j, i],  H_res = Sinkhorn_iters(exp(scale[2] g[2n:] + bias[2n:]))
-  // (H_res row-major [n, n]; each iteration divides rows, then columns, by their sums):
-  // the width/depth coefficients of ghc_width / ghc_depth with m = 1. phi [n*D, c] in h's
-  // type, bias [c], scale [3], alpha [T, n, 1+n], beta [T, 1, n] f32.
-  void mhc_dynamic(const Tensor& h, const Tensor& phi, const Tensor& bias, const Tensor& scale,
-                   std::int64_t sinkhorn_iters, float eps, const Tensor& alpha, const Tensor& beta);
+  // A design module's op (module_op.hpp): the operands must be this backend's, then the
+  // op checks the call and the backend runs its kernel for it (CPU: the op's own; CUDA:
+  // the one registered under the op's name). Refused with BackendError where the backend
+  // has no kernel for it or not in the typed operand's type (supports).
+  void run(const ModuleOp& op, const ModuleOpCall& call);
+  virtual bool supports(const ModuleOp& op, ScalarType type) const = 0;
 
   // ---- linear attention (Gated DeltaNet; executor/README.md "Linear attention") ------
   // Rows are one sequence's positions in order. `writes` (i32 [R] of 0/1, or empty: all
@@ -351,8 +348,7 @@ class Backend {
                                 const Tensor& static_b, const Tensor& alpha, const Tensor& beta) = 0;
   virtual void ghc_width_impl(const Tensor& h, const Tensor& alpha, const Tensor& x, const Tensor& carry) = 0;
   virtual void ghc_depth_impl(const Tensor& z, const Tensor& beta, const Tensor& carry, const Tensor& out) = 0;
-  virtual void mhc_dynamic_impl(const Tensor& h, const Tensor& phi, const Tensor& bias, const Tensor& scale,
-                                std::int64_t sinkhorn_iters, float eps, const Tensor& alpha, const Tensor& beta) = 0;
+  virtual void run_impl(const ModuleOp& op, const ModuleOpCall& call) = 0;
   virtual void causal_conv1d_impl(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& state,
                                   const Tensor& out, const Tensor& writes) = 0;
   virtual void gated_delta_rule_impl(const Tensor& qkv, const Tensor& ba, const Tensor& a_log, const Tensor& dt_bias,

@@ -51,6 +51,7 @@ class PreparedOp {
 struct OpCase {
   std::string name;  // op and shapes, e.g. "attention intra n=4 stream_major L=40 H=4 G=2 hd=64"
   BackendOp op = BackendOp::gemm;
+  const ModuleOp* module = nullptr;  // op == BackendOp::module: the design module's op it runs
   model::OpKind kind = model::OpKind::qkv_proj;  // the layer op it stands for (ops.hpp names)
   ScalarType type = ScalarType::f32;
   model::OpCost cost;             // analytic, methods.md section 6 conventions
@@ -124,9 +125,6 @@ OpCase ghc_width_case(std::int64_t tokens, std::int64_t m, std::int64_t n, std::
                       ScalarType type, std::uint64_t seed);
 OpCase ghc_depth_case(std::int64_t tokens, std::int64_t m, std::int64_t n, std::int64_t s, bool static_beta,
                       ScalarType type, std::uint64_t seed);
-// mHC coefficients of n streams of D over `tokens` tokens, `iters` Sinkhorn iterations.
-OpCase mhc_dynamic_case(std::int64_t tokens, std::int64_t n, std::int64_t D, std::int64_t iters, ScalarType type,
-                        std::uint64_t seed);
 
 // ---- linear attention (op_cases_linear.cpp): Gated DeltaNet and Mamba-2 sizes ----------
 struct GdnCaseShape {
@@ -180,7 +178,10 @@ std::vector<OpCase> correctness_cases(ScalarType type);
 // The attention part alone: every mask kind, layout and PHD variant.
 std::vector<OpCase> attention_correctness_cases(ScalarType type);
 
-// Cases the backend can run (supports(op, type)).
+// Whether the backend runs the case's op in its type (Backend::supports, for a module op
+// the module's).
+bool runs_on(const Backend& backend, const OpCase& c);
+// Cases the backend can run (runs_on).
 std::vector<OpCase> supported_cases(const Backend& backend, std::vector<OpCase> cases);
 
 }  // namespace hdlab::executor

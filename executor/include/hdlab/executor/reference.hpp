@@ -99,12 +99,6 @@ GhcWidthOut ghc_width_reference(DoubleSpan h, std::int64_t tokens, std::int64_t 
 Doubles ghc_depth_reference(DoubleSpan z, std::int64_t tokens, std::int64_t m, std::int64_t s, std::int64_t n,
                             DoubleSpan beta, std::int64_t beta_tokens, DoubleSpan carry);
 
-// mHC coefficients (Backend::mhc_dynamic) of h [T, n, D] with phi [n*D, n^2+2n], bias
-// [n^2+2n], scale [3]: alpha [T, n, 1+n] (H_pre, H_res^T), beta [T, 1, n] (H_post).
-GhcCoefficients mhc_dynamic_reference(DoubleSpan h, std::int64_t tokens, std::int64_t n, std::int64_t D,
-                                      DoubleSpan phi, DoubleSpan bias, DoubleSpan scale, std::int64_t sinkhorn_iters,
-                                      double eps);
-
 // ---- linear attention (reference_linear.cpp) -------------------------------------------
 // x [R, C], weight [C, K], bias [C] or empty; state [K-1, C] read and updated in place;
 // writes [R] (0: the row reads the history and is not added to it) or empty: all write.

@@ -1,6 +1,6 @@
 #pragma once
-// The per-token step of mHC's coefficients (Backend::mhc_dynamic; semantics in
-// model/src/designs/mhc.cpp), shared by the CPU and CUDA backends: from one token's
+// The per-token step of mHC's coefficients (the mhc_coefficients op, mhc_op.hpp; semantics
+// in model/src/designs/mhc.cpp), shared by its CPU and CUDA kernels: from one token's
 // logits g [n + n + n^2] (the projection already divided by the state's RMS) to its
 // alpha [n, 1+n] (H_pre in column 0, H_res^T in columns 1..n) and beta [n] (H_post).
 #include <cmath>
