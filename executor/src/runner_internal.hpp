@@ -275,7 +275,7 @@ struct Runner::Impl {
   std::vector<Tensor> mirror_inputs;          // per layer: a mirror layer's normed source input (a view)
   std::vector<Tensor> mirror_storage;         // their flat allocations
   Tensor ones;                                // [rows, 1] of ones: biases added by a rank-1 GEMM
-  Tensor stream_ones;                         // mHC [1, n, 1] f32 of ones: the readout sums the streams
+  Tensor stream_ones;                         // [1, n, 1] f32 of ones: a summed readout adds the slots
 
   // ---- structure (runner.cpp) ----
   bool hd_mirror_queries(std::int64_t l) const;  // HD KV mirror: only the final stream queries

@@ -1,6 +1,6 @@
 // Everything of a forward but attention: embeddings (HD: a table per stream; VWN: over
 // width or projected; mHC: copied into each stream), the layer's residual scheme
-// (pre-norm residual per sublayer present, or VWN's / mHC's two hyper-connections), dense
+// (pre-norm residual per sublayer present, or two hyper-connections), dense
 // (SwiGLU or squared ReLU) and MoE FFNs, looped
 // injection, and the output path (VWN GroupNorm and reduce, mHC's stream sum, final norm,
 // head; VWN MTP). Ops are timed here; their FLOPs come from the
@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "hdlab/executor/designs/mhc_op.hpp"
+#include "hdlab/executor/designs/registry.hpp"
 #include "runner_internal.hpp"
 
 namespace hdlab::executor {
@@ -26,7 +26,7 @@ double dbl(std::int64_t v) { return static_cast<double>(v); }
 Tensor Runner::Impl::embed(const std::vector<detail::EmbedGroup>& groups_of_rows, const Tensor& ids,
                            std::int64_t rows, Buf out, model::OpKind kind) {
   Tensor x = ws.get(out, {rows, wide}, opt.dtype);
-  if (features.sinkhorn_iters > 0) {  // mHC: row r of the table into each stream j (row r*n + j of [rows*n, D])
+  if (features.copied_embedding) {  // row r of the table into each slot j (row r*n + j of [rows*n, D])
     const std::int64_t n = features.width_n;
     const Tensor streams = x.reshaped({rows * n, D});
     OpScope op(prof, -1, kind, dbl(static_cast<std::int64_t>(groups_of_rows.size()) * n));
@@ -234,9 +234,10 @@ std::vector<std::int64_t> Runner::Impl::route(const Tensor& ids, const Tensor& w
   return offset;
 }
 
-// One VWN sublayer wrapped by its GHC (methods.md section 3), or an mHC one (m = 1, its
-// coefficients Sinkhorn-projected: model/src/designs/mhc.cpp): width connection to the
-// D-wide input, the sublayer, depth connection back into the n slots of h [R, D'].
+// One sublayer of a wide residual wrapped by its hyper-connection (VWN's GHC, methods.md
+// section 3; or one whose coefficients come from the design's own op, as mHC's do):
+// width connection to the D-wide input, the sublayer, depth connection back into the n
+// slots of h [R, D'].
 void Runner::Impl::ghc_sublayer(Pass& p, const LayerRun& r, Tensor& h, bool attention) {
   const std::int64_t l = r.layer, R = h.dim(0), m = features.width_m, n = features.width_n, s = D / features.width_m;
   const int g = group_of_layer[static_cast<std::size_t>(l)];
@@ -244,12 +245,12 @@ void Runner::Impl::ghc_sublayer(Pass& p, const LayerRun& r, Tensor& h, bool atte
   const GhcWeights& gw = attention ? lw.ghc_attn : lw.ghc_ffn;
   const Tensor h3 = h.reshaped({R, n, s});
   Tensor alpha, beta;
-  if (features.sinkhorn_iters > 0) {
-    alpha = ws.get(Buf::ghc_alpha, {R, n, 1 + n}, ScalarType::f32);
-    beta = ws.get(Buf::ghc_beta, {R, 1, n}, ScalarType::f32);
+  if (features.module_mixing) {  // the design's own op (mHC's Sinkhorn coefficients)
+    alpha = ws.get(Buf::ghc_alpha, {R, n, m + n}, ScalarType::f32);
+    beta = ws.get(Buf::ghc_beta, {R, m, n}, ScalarType::f32);
     OpScope op(prof, g, OpKind::ghc_dynamic);
-    mhc_coefficients(backend, h3, gw.w_dyn, gw.bias, gw.scale, features.sinkhorn_iters,
-                     static_cast<float>(config.effective.norm_eps), alpha, beta);
+    design_mixing(config.design.method, backend, lw.design, attention, h3,
+                  static_cast<float>(config.effective.norm_eps), alpha, beta);
   } else if (!features.dynamic_mixing) {
     alpha = gw.static_a.reshaped({1, n, m + n});
     beta = gw.static_b.reshaped({1, m, n});
@@ -292,7 +293,7 @@ Tensor Runner::Impl::output_path(const Tensor& rows, Buf norm, Buf reduce, Buf f
   const float eps = static_cast<float>(config.effective.norm_eps);
   const bool mtp_path = kind == OpKind::mtp;
   Tensor h = rows;
-  if (features.sinkhorn_iters > 0) {  // mHC: the n streams summed (a depth connection of all-one coefficients)
+  if (features.summed_readout) {  // the n slots summed (a depth connection of all-one coefficients)
     const std::int64_t n = features.width_n;
     if (!stream_ones.defined()) {
       stream_ones = backend.allocate({1, n, 1}, ScalarType::f32);

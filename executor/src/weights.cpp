@@ -8,6 +8,7 @@
 #include <numbers>
 #include <set>
 
+#include "hdlab/executor/designs/registry.hpp"
 #include "hdlab/model/error.hpp"
 
 namespace hdlab::executor {
@@ -71,7 +72,7 @@ void check_executable(const Backbone& b, const model::Method& method) {
   if (f.wide_residual && b.kv_mirror_layers > 0)
     throw ConfigError("/backbone/kv_mirror_layers",
                       "the runner does not execute a wide residual (VWN, mHC) on a KV-mirror backbone");
-  if (f.wide_residual && f.sinkhorn_iters == 0 && b.tie_embeddings && !f.projected_embedding && f.width_n != f.width_m)
+  if (f.wide_residual && !f.copied_embedding && b.tie_embeddings && !f.projected_embedding && f.width_n != f.width_m)
       throw ConfigError("/design/vwn/embedding",
                       "a full over-width embedding [V, D'] cannot be the tied head [V, D]; use \"projected\"");
 }
@@ -190,17 +191,6 @@ void add_ghc(std::vector<WeightSpec>& out, const std::string& p, const model::De
   out.push_back({p + "dynamic.scale", {2}, WeightInit::ones, 0, true});
 }
 
-// One mHC hyper-connection (n streams of D): phi [n*D, c] ([in, out]: pre | post | res
-// columns, res row-major), biases [c] and scales (pre, post, res), c = n^2 + 2n. Init:
-// phi N(0, 1/(nD)) so the coefficients depend on the state from the start; biases
-// N(0, 1) so H_res is not the uniform matrix; scales 1.
-void add_mhc(std::vector<WeightSpec>& out, const std::string& p, const model::DesignFeatures& f, std::int64_t D) {
-  const std::int64_t n = f.width_n, c = n * n + 2 * n;
-  out.push_back({p + "phi", {n * D, c}, WeightInit::normal, 1.0 / std::sqrt(static_cast<double>(n * D))});
-  out.push_back({p + "bias", {c}, WeightInit::normal, 1.0, true});
-  out.push_back({p + "scale", {3}, WeightInit::ones, 0, true});
-}
-
 void add_ffn_of_layer(std::vector<WeightSpec>& out, const Backbone& b, std::int64_t l, const std::string& p,
                       double depth) {
   const std::int64_t D = b.hidden;
@@ -239,10 +229,8 @@ void add_layer(std::vector<WeightSpec>& out, const Backbone& b, const model::Met
   for (const std::string* norm : {&n.ffn_norm, &n.ffn_post_norm})
     if (!norm->empty()) out.push_back({*norm, {D}, WeightInit::ones, 0, true});
   if (b.has_ffn(l)) add_ffn_of_layer(out, b, l, n.ffn, depth);
-  if (const model::DesignFeatures f = model::design_features(method); f.sinkhorn_iters > 0) {
-    add_mhc(out, n.prefix + "hdlab_mhc.attn.", f, D);
-    add_mhc(out, n.prefix + "hdlab_mhc.ffn.", f, D);
-  } else if (f.wide_residual) {
+  add_design_layer_weights(method, b, design_tensor_prefix(n, method), out);
+  if (const model::DesignFeatures f = model::design_features(method); f.wide_residual && !f.module_mixing) {
     add_ghc(out, n.prefix + "hdlab_ghc.attn.", f, D);
     add_ghc(out, n.prefix + "hdlab_ghc.ffn.", f, D);
   }
@@ -273,6 +261,10 @@ struct NormalStream {
 };
 
 }  // namespace
+
+std::string design_tensor_prefix(const LayerNames& n, const model::Method& method) {
+  return n.prefix + "hdlab_" + model::method_name(method) + ".";
+}
 
 LayerNames layer_names(const Backbone& b, std::int64_t l) {
   LayerNames n;
@@ -317,17 +309,17 @@ std::vector<WeightSpec> weight_specs(const Backbone& b, const model::Method& met
   const std::int64_t D = b.hidden, V = b.padded_vocab();
   std::vector<WeightSpec> out;
   const model::DesignFeatures f = model::design_features(method);
-  const bool vwn = f.wide_residual && f.sinkhorn_iters == 0;  // mHC: the backbone's table and head
   const std::int64_t wide = f.residual_width(D);
-  const bool wide_table = vwn && !f.projected_embedding;
+  // A copied embedding (mHC) looks the backbone's D-wide table up for each slot.
+  const bool wide_table = f.wide_residual && !f.projected_embedding && !f.copied_embedding;
   out.push_back({"model.embed_tokens.weight", {V, wide_table ? wide : D}, WeightInit::normal, 1.0});
   // HD: one more table per stream.
   for (std::int64_t k = 1; k < f.input_tables; ++k)
     out.push_back({"hdlab.hd.embed_tokens." + std::to_string(k) + ".weight", {V, D}, WeightInit::normal, 1.0});
-  if (vwn && !wide_table)
+  if (f.wide_residual && f.projected_embedding)
     out.push_back({"hdlab.vwn.embed_proj.weight", {wide, D}, WeightInit::normal, 1.0 / std::sqrt(static_cast<double>(D))});
   for (std::int64_t l = 0; l < b.num_layers; ++l) add_layer(out, b, method, l);
-  if (vwn) {
+  if (f.wide_residual && !f.summed_readout) {  // VWN's readout (a summed one has no weights)
     const std::int64_t s = D / f.width_m;
     out.push_back({"hdlab.vwn.group_norm.weight", {wide}, WeightInit::ones, 0, true});
     out.push_back({"hdlab.vwn.group_norm.bias", {wide}, WeightInit::zeros, 0, true});
@@ -355,7 +347,7 @@ std::size_t weight_bytes(const std::vector<WeightSpec>& specs, ScalarType type) 
 std::size_t device_weight_bytes(const model::Config& c, ScalarType type) {
   std::size_t bytes = weight_bytes(weight_specs(c), type);
   const model::DesignFeatures f = model::design_features(c.design.method);
-  if (f.wide_residual && f.dynamic_mixing && f.sinkhorn_iters == 0)  // VWN's scales expanded per column
+  if (f.wide_residual && f.dynamic_mixing)  // VWN's scales expanded per column
     bytes += static_cast<std::size_t>(2 * c.effective.num_layers * (2 * f.width_m + f.width_n - 2)) * 4;
   return bytes;
 }

@@ -78,6 +78,13 @@ class Uploader {
     const auto it = tensors_.find(name);
     return it == tensors_.end() ? Tensor() : it->second;
   }
+  // Every tensor named `prefix`..., by the rest of its name.
+  DesignTensors under(const std::string& prefix) const {
+    DesignTensors out;
+    for (auto it = tensors_.lower_bound(prefix); it != tensors_.end() && it->first.starts_with(prefix); ++it)
+      out.emplace(it->first.substr(prefix.size()), it->second);
+    return out;
+  }
   std::size_t bytes() const { return bytes_; }
 
  private:
@@ -271,15 +278,7 @@ LinearAttentionWeights linear_of(const Uploader& up, const std::string& p) {
 
 GhcWeights ghc_of(const Uploader& up, const std::string& p) {
   GhcWeights g{up.get(p + "static_a"), up.get(p + "static_b"), up.get(p + "norm.weight"), up.get(p + "dynamic.weight"),
-               up.get(p + "dynamic.scale"), Tensor()};
-  return g;
-}
-
-GhcWeights mhc_of(const Uploader& up, const std::string& p) {
-  GhcWeights g;
-  g.w_dyn = up.get(p + "phi");
-  g.bias = up.get(p + "bias");
-  g.scale = up.get(p + "scale");
+               up.get(p + "dynamic.scale")};
   return g;
 }
 
@@ -319,7 +318,7 @@ void mixer_of(const Uploader& up, const model::Backbone& b, std::int64_t l, cons
   w.q_gate_bias = up.get(a + "q_proj.gate.bias");
 }
 
-LayerWeights layer_of(const Uploader& up, const model::Backbone& b, std::int64_t l) {
+LayerWeights layer_of(const Uploader& up, const model::Backbone& b, const model::Method& method, std::int64_t l) {
   const LayerNames n = layer_names(b, l);
   LayerWeights w;
   w.attn_norm = up.get(n.mixer_norm);
@@ -340,9 +339,9 @@ LayerWeights layer_of(const Uploader& up, const model::Backbone& b, std::int64_t
   } else if (b.has_ffn(l)) {
     w.dense = ffn_of(up, n.ffn);
   }
-  const bool mhc = up.get(n.prefix + "hdlab_mhc.attn.phi").defined();
-  w.ghc_attn = mhc ? mhc_of(up, n.prefix + "hdlab_mhc.attn.") : ghc_of(up, n.prefix + "hdlab_ghc.attn.");
-  w.ghc_ffn = mhc ? mhc_of(up, n.prefix + "hdlab_mhc.ffn.") : ghc_of(up, n.prefix + "hdlab_ghc.ffn.");
+  w.ghc_attn = ghc_of(up, n.prefix + "hdlab_ghc.attn.");
+  w.ghc_ffn = ghc_of(up, n.prefix + "hdlab_ghc.ffn.");
+  w.design = up.under(design_tensor_prefix(n, method));
   return w;
 }
 
@@ -375,7 +374,7 @@ ModelWeights upload_weights(Backend& backend, const model::Config& config, Weigh
   w.mtp_e = up.get("hdlab.vwn.mtp.weight.e");
   w.inject_h = up.get("hdlab.loop.injection.weight.h");
   w.inject_e = up.get("hdlab.loop.injection.weight.e");
-  for (std::int64_t l = 0; l < b.num_layers; ++l) w.layers.push_back(layer_of(up, b, l));
+  for (std::int64_t l = 0; l < b.num_layers; ++l) w.layers.push_back(layer_of(up, b, config.design.method, l));
   w.final_norm = up.get("model.norm.weight");
   w.lm_head = b.tie_embeddings ? w.embed[0] : up.get("lm_head.weight");
   w.bytes = up.bytes();

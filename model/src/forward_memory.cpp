@@ -192,7 +192,7 @@ namespace {
 // (executor/src/weights_upload.cpp), two hyper-connections per layer.
 double uploaded_scale_elements(const Config& c) {
   const DesignFeatures f = design_features(c.design.method);
-  if (!f.wide_residual || f.sinkhorn_iters > 0 || !f.dynamic_mixing) return 0;
+  if (!f.wide_residual || !f.dynamic_mixing) return 0;
   return 2.0 * static_cast<double>(c.effective.num_layers) * static_cast<double>(2 * f.width_m + f.width_n - 2);
 }
 

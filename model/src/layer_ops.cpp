@@ -263,44 +263,30 @@ void ffn_ops(const OpDims& s, const LayerFeatures& f, const LayerWork& w, OpNode
   }
 }
 
-// VWN's two generalized hyper-connections (around attention and FFN), per-token FLOPs
-// as published: norm 4rD, dynamic 2(2m+n)rD, width 2(m+n)rD, depth 2nD (r = n/m).
+// The two hyper-connections of a wide residual (around attention and FFN), per-token
+// FLOPs as VWN publishes them: norm 4rD, dynamic 2(2m+n)rD, width 2(m+n)rD, depth 2nD
+// (r = n/m). A design computing its coefficients with its own op (mHC's Sinkhorn
+// projection, module_mixing) costs that node itself; its width and depth connections
+// are these with no static coefficients to read.
 void ghc_ops(const OpDims& s, const LayerWork& w, OpNodes& t) {
   const double N = w.seqs * w.rows_q, m = s.vwn_m, n = s.vwn_n, D = s.D;
   const double r = n / m, slot = D / m, wide = r * D;
   const double coefficients = n * (m + n) + m * n;  // alpha and beta per token
   // Static m = n starts as the residual connection, but its A and B are trained: the
   // width and depth connections run as for any m, n.
-  if (s.vwn_dynamic) {
+  if (s.module_mixing) {
+    design_mixing_ops(s.method, s, N, t);
+  } else if (s.vwn_dynamic) {
     vector_op(node(t, OpKind::ghc_norm), 2 * N * 4 * wide, 2 * slot, 2 * N * wide, 2 * N * wide, s);
     vector_op(node(t, OpKind::ghc_dynamic), 2 * N * 2 * (2 * m + n) * wide, 2 * (slot * (m + n) + slot * m + 2),
               2 * N * wide, 2 * N * coefficients, s);
   }
+  const double static_width = s.module_mixing ? 0 : 2 * n * (m + n), static_depth = s.module_mixing ? 0 : 2 * m * n;
   // H' [N, n, D/m] -> sublayer input [N, m, D/m] and carried state [N, n, D/m]
-  vector_op(node(t, OpKind::ghc_width), 2 * N * 2 * (m + n) * wide, 2 * n * (m + n), 2 * N * (wide + coefficients),
+  vector_op(node(t, OpKind::ghc_width), 2 * N * 2 * (m + n) * wide, static_width, 2 * N * (wide + coefficients),
             2 * N * (m + n) * slot, s);
   // Z [N, m, D/m] and carried state -> new H' [N, n, D/m]
-  vector_op(node(t, OpKind::ghc_depth), 2 * N * 2 * n * D, 2 * m * n, 2 * N * (D + wide), 2 * N * wide, s);
-}
-
-// mHC's two hyper-connections (designs/mhc.cpp), per token: n streams of D, t Sinkhorn
-// iterations, c = n^2 + 2n coefficient logits.
-//  ghc_dynamic, the coefficients: squares summed over the n*D state (2nD), the projection
-//    [nD] x [nD, c] (2nDc), each logit times the RMS and its scale plus its bias (3c), the
-//    2n sigmoids (4 each: exp, add, divide, the post's doubling), the n^2 exps and t
-//    Sinkhorn iterations of a row and a column normalisation (4n^2: a sum and a divide
-//    per element per pass). Its weights are phi, the biases and the 3 scales.
-//  ghc_width / ghc_depth: VWN's connections with m = 1 (H_pre and H_res^T as alpha
-//    [n, 1+n], H_post as beta [1, n]); no static weights.
-void mhc_ops(const OpDims& s, const LayerWork& w, OpNodes& t) {
-  const double N = w.seqs * w.rows_q, n = s.vwn_n, D = s.D, wide = n * D, c = n * n + 2 * n;
-  const double per_token = 2 * wide + 2 * wide * c + 3 * c + 4 * 2 * n + n * n + 4 * s.mhc_sinkhorn * n * n;
-  const double coefficients = n * (1 + n) + n;  // alpha [n, 1+n] and beta [1, n]
-  vector_op(node(t, OpKind::ghc_dynamic), 2 * N * per_token, 2 * (wide * c + c + 3), 2 * N * wide,
-            2 * N * coefficients, s);
-  vector_op(node(t, OpKind::ghc_width), 2 * N * 2 * (1 + n) * wide, 0, 2 * N * (wide + coefficients),
-            2 * N * (1 + n) * D, s);
-  vector_op(node(t, OpKind::ghc_depth), 2 * N * 2 * n * D, 0, 2 * N * (D + wide), 2 * N * wide, s);
+  vector_op(node(t, OpKind::ghc_depth), 2 * N * 2 * n * D, static_depth, 2 * N * (D + wide), 2 * N * wide, s);
 }
 
 }  // namespace
@@ -348,9 +334,7 @@ void layer_ops(const OpDims& s, const LayerFeatures& f, const LayerWork& w, bool
   if (f.ffn) ffn_ops(s, f, w, out);
   const double N = w.seqs * w.rows_q;
   const double sublayers = (f.mixer != MixerKind::none ? 1 : 0) + (f.ffn ? 1 : 0);
-  if (s.mhc_sinkhorn > 0)  // mHC's connections carry the residual
-    mhc_ops(s, w, out);
-  else if (s.vwn)  // the depth connections carry the residual
+  if (s.vwn)  // the depth connections carry the residual
     ghc_ops(s, w, out);
   else  // a residual add per sublayer [N, D] + [N, D] -> [N, D]
     vector_op(node(out, OpKind::residual), sublayers * N * s.D, 0, 2 * sublayers * N * s.D, sublayers * N * s.D, s);

@@ -99,7 +99,9 @@ OpDims op_dims(const Backbone& b, const Method& m) {
     s.vwn_dynamic = f.dynamic_mixing;
     s.vwn_projected = f.projected_embedding;
     s.vwn_mtp = f.mtp;
-    s.mhc_sinkhorn = d(f.sinkhorn_iters);
+    s.copied_embedding = f.copied_embedding;
+    s.summed_readout = f.summed_readout;
+    s.module_mixing = f.module_mixing;
   }
   if (b.gdn) {
     const GatedDeltaNetConfig& g = *b.gdn;
@@ -123,6 +125,7 @@ OpDims op_dims(const Backbone& b, const Method& m) {
   }
   s.loop_iterations = d(f.loop_iterations);
   s.injection = f.input_injection;
+  s.method = m;
   return s;
 }
 

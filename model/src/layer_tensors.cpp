@@ -198,14 +198,14 @@ void residual_tensors(const Log& log, const LayerWork& w, double sublayers) {
     log.update(add, K::hidden, N, D);
     return;
   }
-  const double m = s.mhc_sinkhorn > 0 ? 1 : s.vwn_m, n = s.vwn_n, wide = n / s.vwn_m * D;
-  const bool dynamic = s.vwn_dynamic || s.mhc_sinkhorn > 0;
-  if (s.vwn_dynamic && s.mhc_sinkhorn <= 0) {
+  const double m = s.vwn_m, n = s.vwn_n, wide = n / s.vwn_m * D;
+  const bool dynamic = s.vwn_dynamic || s.module_mixing;
+  if (s.vwn_dynamic) {
     log.read(OpKind::ghc_norm, K::hidden, N, wide);
     log.write(OpKind::ghc_norm, K::ghc_hn, N, wide);
   }
   if (dynamic) {
-    log.read(OpKind::ghc_dynamic, s.mhc_sinkhorn > 0 ? K::hidden : K::ghc_hn, N, wide);
+    log.read(OpKind::ghc_dynamic, s.module_mixing ? K::hidden : K::ghc_hn, N, wide);
     log.use(OpKind::ghc_dynamic, K::ghc_alpha, true, N, n * (m + n), 4);
     log.use(OpKind::ghc_dynamic, K::ghc_beta, true, N, m * n, 4);
     log.use(OpKind::ghc_width, K::ghc_alpha, false, N, n * (m + n), 4);
@@ -236,10 +236,10 @@ void layer_tensors(const OpDims& s, const LayerFeatures& f, const LayerWork& w, 
 void outside_tensors(const OpDims& s, const OutsideWork& w, TensorUses& out) {
   const Log log{s, out};
   const double D = s.D, rows = w.seqs * w.embed_rows, loss = w.seqs * w.logit_rows;
-  const bool mhc = s.mhc_sinkhorn > 0, projected = s.vwn && s.vwn_projected && !mhc;
+  const bool projected = s.vwn && s.vwn_projected;
   const double wide = s.vwn ? s.vwn_n / s.vwn_m * D : D;
   log.use(OpKind::embedding, K::token_ids, false, rows, 1, 4);
-  // VWN's own table writes D' a row, mHC copies the D-wide row into each of its n streams
+  // VWN's own table writes D' a row; a copied embedding the D-wide row into each of n slots
   log.write(OpKind::embedding, projected ? K::embed_tmp : K::hidden, rows, projected ? D : wide);
   if (projected) {
     log.read(OpKind::vwn_embed_proj, K::embed_tmp, rows, D);
@@ -252,9 +252,9 @@ void outside_tensors(const OpDims& s, const OutsideWork& w, TensorUses& out) {
     log.write(OpKind::injection, K::hidden_b, r, D);
   }
   K final_in = K::hidden;
-  if (s.vwn) {  // VWN: GroupNorm over D' and the reduce to D; mHC: the streams summed
+  if (s.vwn) {  // VWN: GroupNorm over D' and the reduce to D; a summed readout: the slots summed
     log.read(OpKind::vwn_reduce, K::hidden, loss, wide);
-    if (!mhc) log.update(OpKind::vwn_reduce, K::out_norm, loss, wide);
+    if (!s.summed_readout) log.update(OpKind::vwn_reduce, K::out_norm, loss, wide);
     log.write(OpKind::vwn_reduce, K::out_reduce, loss, D);
     final_in = K::out_reduce;
   }

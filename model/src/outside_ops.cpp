@@ -15,9 +15,9 @@ using detail::gemm_op;
 using detail::norm_op;
 using detail::vector_op;
 
-// mHC's readout on `rows` rows: the n streams summed into a zeroed D-wide row (a zero
-// fill, then the depth connection with all-one coefficients): 2nD FLOPs a row.
-void mhc_readout_op(OpNode& r, double rows, const OpDims& s) {
+// A summed readout (mHC's) on `rows` rows: the n slots of D summed into a zeroed D-wide
+// row (a zero fill, then the depth connection with all-one coefficients): 2nD FLOPs a row.
+void summed_readout_op(OpNode& r, double rows, const OpDims& s) {
   const double n = s.vwn_n, D = s.D;
   vector_op(r, 2 * rows * n * D, 0, rows * (n * D + D), 2 * rows * D, s);
   r.calls = 2;
@@ -83,14 +83,13 @@ void outside_ops(const OpDims& s, const OutsideWork& w, OpNodes& out, TensorUses
   const double e = s.bytes, D = s.D;
   const double wide = s.vwn ? s.vwn_n / s.vwn_m * D : D;
   const double embed_rows = w.seqs * w.embed_rows, logits = w.seqs * w.logit_rows;
-  const bool mhc = s.mhc_sinkhorn > 0;
-  const bool wide_table = s.vwn && !s.vwn_projected && !mhc;  // VWN's over-width table
+  const bool wide_table = s.vwn && !s.vwn_projected && !s.copied_embedding;  // VWN's over-width table
 
   // Resident parameters are every table; HD looks up one row per stream from its table.
   OpNode& emb = node(out, OpKind::embedding);
   lookup_op(emb, embed_rows, s.hd_n * s.V_in, wide_table ? wide : D, s);
   emb.params = wide_table ? s.V_in * wide : s.hd_n * s.V_in * D;
-  if (mhc) {  // the D-wide row looked up once per stream, written into each of the n streams
+  if (s.copied_embedding) {  // the D-wide row looked up once per slot, written into each of the n slots
     emb.cost.act_bytes_in *= s.vwn_n;
     emb.cost.act_bytes_out *= s.vwn_n;
     emb.calls = s.vwn_n;
@@ -102,8 +101,8 @@ void outside_ops(const OpDims& s, const OutsideWork& w, OpNodes& out, TensorUses
     emb.cost.flops += embed_rows * D;
   }
   if (s.vwn && s.vwn_projected) gemm_op(node(out, OpKind::vwn_embed_proj), embed_rows, D, wide, 0, s);
-  if (mhc)
-    mhc_readout_op(node(out, OpKind::vwn_reduce), logits, s);
+  if (s.summed_readout)
+    summed_readout_op(node(out, OpKind::vwn_reduce), logits, s);
   else if (s.vwn)
     vwn_reduce_op(node(out, OpKind::vwn_reduce), logits, wide, D, s);
   if (s.injection) {

@@ -1,8 +1,8 @@
 // mHC's cost against measured kernels: DeepSeek-V4's mHC module timings (TensorRT-LLM,
 // profiles/kerneldb/{h100_sxm,b200_sxm}/mhc_module_perf.csv.gz, aiconfigurator data; see
 // profiles/kerneldb/NOTICE) compared with what the simulator predicts for the same shapes
-// from the layer program (model/src/layer_ops.cpp: mHC's ghc_dynamic, ghc_width and
-// ghc_depth nodes of one layer, i.e. two hyper-connections, as the table's num_sites = 2)
+// from the layer program (mHC's ghc_dynamic node from its module, model/src/designs/mhc.cpp,
+// and the ghc_width and ghc_depth nodes of model/src/layer_ops.cpp: one layer, i.e. two hyper-connections, as the table's num_sites = 2)
 // timed on the bundled hardware profiles. Nothing is fitted to these rows: every row is
 // out of sample. The module's time is "pre" + "post" at the same shape (TensorRT-LLM splits
 // the work differently from hdlab's three ops, so only their sum is compared).
@@ -32,7 +32,8 @@ double predicted_module_s(const simulator::HardwareProfile& hw, const calibratio
   shape.D = r.hidden;
   shape.vwn = true;
   shape.vwn_n = r.streams;
-  shape.mhc_sinkhorn = r.sinkhorn_iters;
+  shape.module_mixing = true;  // the coefficients' node is the mHC module's
+  shape.method = model::MhcDesign{static_cast<std::int64_t>(r.streams), static_cast<std::int64_t>(r.sinkhorn_iters)};
   simulator::set_precision(shape, simulator::TensorPrecision{});  // bf16, as the kernels ran
   const simulator::Roofline rl = simulator::make_roofline(hw, model::DType::bf16, simulator::Sharding{}, &shape);
   model::LayerWork w;

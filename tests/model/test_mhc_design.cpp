@@ -51,7 +51,13 @@ TEST_CASE("mHC: defaults, shorthand, JSON round trip and label", "[mhc]") {
   CHECK(f.wide_residual);
   CHECK(f.width_m == 1);
   CHECK(f.width_n == 2);
-  CHECK(f.sinkhorn_iters == 7);
+  CHECK(std::get<MhcDesign>(parsed.method).sinkhorn_iters == 7);
+  // mHC's kind of wide residual, in the features' own terms: its embedding copied into
+  // the streams, the streams summed for the readout, its coefficients its own op's.
+  CHECK(f.copied_embedding);
+  CHECK(f.summed_readout);
+  CHECK(f.module_mixing);
+  CHECK_FALSE(f.dynamic_mixing);
   CHECK(f.residual_width(8) == 16);
 }
 
@@ -84,7 +90,8 @@ TEST_CASE("mHC ops in the layer program, FLOPs by hand", "[mhc][layer-program]")
   const OpDims s = op_dims(c.effective, c.design.method);
   CHECK(s.vwn);
   CHECK(s.vwn_n == 3);
-  CHECK(s.mhc_sinkhorn == 5);
+  CHECK(s.module_mixing);
+  CHECK(std::get<MhcDesign>(s.method).sinkhorn_iters == 5);  // the coefficients' node is the module's
   LayerWork w;
   w.seqs = 2;
   w.rows_q = 5;

@@ -132,8 +132,8 @@ GhcCoefficients mhc_coefficients_reference(DoubleSpan h, std::int64_t tokens, st
   return out;
 }
 
-// The cost is the layer program's (model/src/layer_ops.cpp: one node covers a layer's two
-// connections, so half of it), in the case's element type.
+// The cost is the layer program's (the mHC module's mixing_ops: one node covers a layer's
+// two connections, so half of it), in the case's element type.
 OpCase mhc_coefficients_case(std::int64_t tokens, std::int64_t n, std::int64_t D, std::int64_t iters, ScalarType type,
                              std::uint64_t seed) {
   OpCase c;
@@ -146,16 +146,10 @@ OpCase mhc_coefficients_case(std::int64_t tokens, std::int64_t n, std::int64_t D
   c.type = type;
   model::OpDims dims;
   dims.D = static_cast<double>(D);
-  dims.vwn = true;
-  dims.vwn_n = static_cast<double>(n);
-  dims.mhc_sinkhorn = static_cast<double>(iters);
   dims.bytes = dims.weight_el_bytes = static_cast<double>(bytes_of(1, type));
-  model::LayerWork work;
-  work.seqs = 1;
-  work.rows_q = static_cast<double>(tokens);
-  model::OpNodes nodes;
-  model::layer_ops(dims, {}, work, true, nodes);
-  const model::OpCost both = model::node(nodes, model::OpKind::ghc_dynamic).cost;
+  model::OpNode node;
+  model::designs::mixing_ops(model::MhcDesign{n, iters}, dims, static_cast<double>(tokens), node);
+  const model::OpCost both = node.cost;
   c.cost = model::OpCost{both.flops / 2, both.weight_bytes / 2, both.act_bytes_in / 2, both.act_bytes_out / 2, 0, 0};
   c.executed_flops = c.cost.flops;
   const std::int64_t wide = n * D, cols = n * n + 2 * n;
@@ -203,3 +197,31 @@ std::vector<OpCase> mhc_op_cases(ScalarType type) {
 }
 
 }  // namespace hdlab::executor
+
+namespace hdlab::executor::designs {
+
+// Init: phi N(0, 1/(nD)) so the coefficients depend on the state from the start; biases
+// N(0, 1) so H_res is not the uniform matrix; scales 1.
+void add_layer_weights(const model::MhcDesign& d, const model::Backbone& b, const std::string& prefix,
+                       std::vector<WeightSpec>& out) {
+  const std::int64_t n = d.n, D = b.hidden, c = n * n + 2 * n;
+  for (const char* site : {"attn.", "ffn."}) {
+    const std::string p = prefix + site;
+    out.push_back({p + "phi", {n * D, c}, WeightInit::normal, 1.0 / std::sqrt(static_cast<double>(n * D))});
+    out.push_back({p + "bias", {c}, WeightInit::normal, 1.0, true});
+    out.push_back({p + "scale", {3}, WeightInit::ones, 0, true});
+  }
+}
+
+void mixing(const model::MhcDesign& d, Backend& backend, const DesignTensors& layer, bool attention, const Tensor& h,
+            float eps, const Tensor& alpha, const Tensor& beta) {
+  const std::string site = attention ? "attn." : "ffn.";
+  auto tensor = [&](const char* name) {
+    const auto it = layer.find(site + name);
+    if (it == layer.end()) throw BackendError(std::string("mhc: the layer has no weight ") + site + name);
+    return it->second;
+  };
+  mhc_coefficients(backend, h, tensor("phi"), tensor("bias"), tensor("scale"), d.sinkhorn_iters, eps, alpha, beta);
+}
+
+}  // namespace hdlab::executor::designs

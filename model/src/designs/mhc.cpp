@@ -27,6 +27,7 @@
 // the coefficients (mHC's Sinkhorn projection) are an op of their own.
 #include <ostream>
 
+#include "../layer_ops_internal.hpp"
 #include "common.hpp"
 #include "hdlab/model/config_io.hpp"
 #include "hdlab/model/json_reader.hpp"
@@ -73,8 +74,9 @@ DesignFeatures features(const MhcDesign& d) {
   f.wide_residual = true;  // n streams of D: the wide residual with slots of D (m = 1)
   f.width_m = 1;
   f.width_n = d.n;
-  f.dynamic_mixing = true;
-  f.sinkhorn_iters = d.sinkhorn_iters;
+  f.copied_embedding = true;
+  f.summed_readout = true;
+  f.module_mixing = true;  // mixing_ops below; the executor's mhc_coefficients op
   return f;
 }
 
@@ -90,6 +92,21 @@ void add_params(const MhcDesign& d, const Backbone& b, ParamCounts& p) {
   // Two hyper-connections per layer; the embedding and head are the backbone's (the
   // copy into the streams and the summing readout have no weights).
   p.ghc += 2 * b.num_layers * mhc_connection_params(d, b.hidden);
+}
+
+// Per token, n streams of D, t Sinkhorn iterations, c = n^2 + 2n coefficient logits:
+// squares summed over the n*D state (2nD), the projection [nD] x [nD, c] (2nDc), each
+// logit times the RMS and its scale plus its bias (3c), the 2n sigmoids (4 each: exp,
+// add, divide, the post's doubling), the n^2 exps and t Sinkhorn iterations of a row and
+// a column normalisation (4n^2: a sum and a divide per element per pass). Its weights
+// are phi, the biases and the 3 scales; it reads the state and writes alpha [n, 1+n]
+// and beta [1, n]. Two connections a layer.
+void mixing_ops(const MhcDesign& d, const OpDims& s, double rows, OpNode& coefficients) {
+  const double n = static_cast<double>(d.n), D = s.D, wide = n * D, c = n * n + 2 * n, t = static_cast<double>(d.sinkhorn_iters);
+  const double per_token = 2 * wide + 2 * wide * c + 3 * c + 4 * 2 * n + n * n + 4 * t * n * n;
+  const double alpha_beta = n * (1 + n) + n;
+  detail::vector_op(coefficients, 2 * rows * per_token, 2 * (wide * c + c + 3), 2 * rows * wide, 2 * rows * alpha_beta,
+                    s);
 }
 
 std::optional<std::int64_t> prefill_tail(const MhcDesign&, std::int64_t) { return std::nullopt; }

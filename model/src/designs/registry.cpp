@@ -9,6 +9,7 @@
 #include "hdlab/model/config_io.hpp"
 #include "hdlab/model/design.hpp"
 #include "hdlab/model/json_reader.hpp"
+#include "hdlab/model/layer_program.hpp"
 #include "hdlab/model/mask.hpp"
 #include "hdlab/model/params.hpp"
 #include "hdlab/model/schedule.hpp"
@@ -173,6 +174,18 @@ Layout default_layout(const Design& d) { return default_layout(d.method); }
 void designs::common::note_default(DesignDefaults& defaults, const ObjectReader& r, const char* key,
                                    const std::string& value) {
   if (!r.has(key)) defaults[r.at(key)] = value + " (hdlab's default)";
+}
+
+void design_mixing_ops(const Method& m, const OpDims& s, double rows, OpNodes& out) {
+  std::visit(
+      [&](const auto& d) {
+        // An optional question: only a design with its own mixing op answers it.
+        if constexpr (requires { designs::mixing_ops(d, s, rows, node(out, OpKind::ghc_dynamic)); })
+          designs::mixing_ops(d, s, rows, node(out, OpKind::ghc_dynamic));
+        else if (designs::features(d).module_mixing)
+          throw std::logic_error(std::string(method_name(m)) + " says module_mixing but has no mixing_ops");
+      },
+      m);
 }
 
 void describe_method(const Method& m, std::ostream& s) {

@@ -52,6 +52,7 @@
 //   lm_head.weight                                  [V, D]  (absent when tied: model.embed_tokens is the head)
 // V is the padded vocabulary; D' = D n/m.
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -98,6 +99,9 @@ struct LayerNames {
   std::string mixer, ffn;                    // prefixes of the sublayers' tensors
 };
 LayerNames layer_names(const model::Backbone& b, std::int64_t l);
+// Where a design module's own tensors of a layer sit: "model.layers.{l}.hdlab_<key>."
+// (<key> the method's JSON key, e.g. hdlab_mhc.attn.phi).
+std::string design_tensor_prefix(const LayerNames& n, const model::Method& method);
 
 // Every tensor of a design on `backbone` (the effective, grown backbone for a Config), in
 // a fixed order. Throws model::ConfigError for backbones the runner does not execute
@@ -227,14 +231,16 @@ struct Mamba2Weights {
   Tensor norm;     // [I] f32, the grouped gated norm's weight
   Tensor out;      // [D, I]
 };
-struct GhcWeights {  // one generalized hyper-connection (VWN), or mHC's (m = 1)
+struct GhcWeights {  // one generalized hyper-connection (VWN)
   Tensor static_a;   // [n, m+n] f32, the static alpha, also [1, n, m+n]
   Tensor static_b;   // [m, n] f32
   Tensor norm;       // [s] f32 (dynamic)
-  Tensor w_dyn;      // [s, 2m+n] (dynamic); mHC: phi [n*D, n^2+2n]
-  Tensor scale;      // [2m+n] f32: S_a on the m+n alpha columns, S_b on the m beta columns; mHC: [3]
-  Tensor bias;       // mHC [n^2+2n] f32
+  Tensor w_dyn;      // [s, 2m+n] (dynamic)
+  Tensor scale;      // [2m+n] f32: S_a on the m+n alpha columns, S_b on the m beta columns
 };
+// A layer's tensors of a design module's own, by their name after the layer's design
+// prefix (design_tensor_prefix: mHC's "attn.phi", "ffn.scale", ...).
+using DesignTensors = std::map<std::string, Tensor>;
 // Multi-head latent attention (DeepSeek), regrouped at upload for the runner's ops
 // (runner_mla.cpp): each query head [rope | nope] (RoPE turns a head's first dims), the
 // latent and the shared RoPE key as two products, each kv_b head [v | k nope] (values are
@@ -264,6 +270,7 @@ struct LayerWeights {
   FfnWeights dense;                  // dense layers
   std::optional<MoeWeights> moe;     // MoE layers
   GhcWeights ghc_attn, ghc_ffn;      // VWN
+  DesignTensors design;              // a design module's own (mHC's hyper-connections)
 };
 struct ModelWeights {
   std::vector<Tensor> embed;  // one table; HD: n tables (stream k); VWN full: [V, D']

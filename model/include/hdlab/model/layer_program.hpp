@@ -189,12 +189,15 @@ struct OpDims {
   double phd_K = 1;
   bool vwn = false, vwn_dynamic = false, vwn_projected = false, vwn_mtp = false;
   double vwn_m = 1, vwn_n = 1;  // D' = (n/m) D
-  double mhc_sinkhorn = 0;      // mHC Sinkhorn iterations (> 0: the wide residual is mHC's, m = 1)
+  // DesignFeatures' other kinds of wide residual (mHC's): copied embedding, summed
+  // readout, coefficients from the design's own op (design_mixing_ops).
+  bool copied_embedding = false, summed_readout = false, module_mixing = false;
   double loop_iterations = 1;
   bool injection = false;
   bool output_gate = false;  // gated attention: q_proj doubled, sigmoid(gate) * attention before o_proj
   GdnDims gdn;               // the linear-attention layers' sizes (all 0 without)
   Mamba2Dims mamba;          // the mamba2 layers' sizes (all 0 without)
+  Method method;             // the design, for the ops its module costs itself (design_mixing_ops)
 };
 OpDims op_dims(const Backbone& b, const Method& m);
 
@@ -240,6 +243,11 @@ struct LayerWork {
 // layer keeps one per stream, each over its stream's tokens; every other layer one, over
 // the whole expanded sequence in logical order.
 double recurrent_states(const Method& m, const LayerAttentionRole& role);
+
+// The node of a design's own mixing coefficients (OpKind::ghc_dynamic, both of a layer's
+// hyper-connections) over `rows` rows, from its module (designs::mixing_ops), where the
+// design's features say module_mixing; nothing for a design without one.
+void design_mixing_ops(const Method& m, const OpDims& s, double rows, OpNodes& out);
 
 // The nodes of one layer with features `f` doing `w`; attention FLOPs from the executed
 // pairs when `count_executed`, else from the exact ones. `tensors` (when given) receives

@@ -1,16 +1,19 @@
 #pragma once
-// mHC's one op of its own (model/src/designs/mhc.cpp): the per-token coefficients of its
-// two hyper-connections, from the n-stream state through a projection, sigmoids and a
-// Sinkhorn projection onto doubly-stochastic matrices. A module op (module_op.hpp): its
-// check, reference and CPU kernel are in executor/src/designs/mhc_op.cpp, its CUDA kernel
-// in mhc_op.cu (registered by mhc_op_cuda.cpp). The width and depth connections that use
-// the coefficients are VWN's ghc_width / ghc_depth with m = 1.
+// mHC in the executor (the design: model/src/designs/mhc.cpp). Its one op of its own is
+// the per-token coefficients of its two hyper-connections, from the n-stream state
+// through a projection, sigmoids and a Sinkhorn projection onto doubly-stochastic
+// matrices: a module op (module_op.hpp) whose check, reference, CPU kernel and cases are
+// in executor/src/designs/mhc_op.cpp, its CUDA kernel in mhc_op.cu (registered by
+// mhc_op_cuda.cpp). Its answers to the executor's design registry (weights per layer,
+// the mixing of each connection) are at the end. The width and depth connections that
+// use the coefficients are VWN's ghc_width / ghc_depth with m = 1.
 #include <cstdint>
 #include <vector>
 
 #include "hdlab/executor/backend.hpp"
 #include "hdlab/executor/op_cases.hpp"
 #include "hdlab/executor/reference.hpp"
+#include "hdlab/executor/weights.hpp"
 
 namespace hdlab::executor {
 
@@ -39,5 +42,16 @@ OpCase mhc_coefficients_case(std::int64_t tokens, std::int64_t n, std::int64_t D
                              ScalarType type, std::uint64_t seed);
 // The cases the correctness table runs (op_cases_table.cpp).
 std::vector<OpCase> mhc_op_cases(ScalarType type);
+
+namespace designs {
+// Each layer's two hyper-connections ("attn." and "ffn." after `prefix`): phi [n*D, c]
+// ([in, out]: pre | post | res columns, res row-major), biases [c] and scales (pre,
+// post, res), c = n^2 + 2n.
+void add_layer_weights(const model::MhcDesign& d, const model::Backbone& b, const std::string& prefix,
+                       std::vector<WeightSpec>& out);
+// The coefficients of one connection: mhc_coefficients on its weights.
+void mixing(const model::MhcDesign& d, Backend& backend, const DesignTensors& layer, bool attention, const Tensor& h,
+            float eps, const Tensor& alpha, const Tensor& beta);
+}  // namespace designs
 
 }  // namespace hdlab::executor

@@ -26,5 +26,7 @@ struct LayerAttentionRole;
 struct DecodeAttention;
 struct SizeKnob;
 struct DesignForm;
+struct OpDims;
+struct OpNode;
 
 }  // namespace hdlab::model

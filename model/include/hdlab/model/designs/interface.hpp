@@ -39,13 +39,17 @@ struct DesignFeatures {
   // generalized hyper-connections (VWN).
   bool wide_residual = false;
   std::int64_t width_m = 1, width_n = 1;
-  bool dynamic_mixing = false;       // input-dependent mixing coefficients
+  bool dynamic_mixing = false;       // VWN's input-dependent (tanh) mixing coefficients
   bool projected_embedding = false;  // D-wide table projected to D' (else a D'-wide table)
   bool mtp = false;                  // multi-token-prediction branch (training)
-  // mHC (> 0): the wide residual is n streams of D (width_m = 1) whose coefficients are
-  // Sinkhorn-projected (this many iterations); the embedding is copied into each stream
-  // and the streams are summed before the final norm. 0: VWN's GHC.
-  std::int64_t sinkhorn_iters = 0;
+  // Other kinds of wide residual (mHC's: n streams of D, width_m = 1): the D-wide
+  // embedding row copied into each of the n slots (else a D'-wide table, or projected);
+  // the slots summed before the final norm (else VWN's GroupNorm and reduce); and the
+  // mixing coefficients computed by the design module's own op (its mixing_ops in the
+  // layer program, its module op in the executor) instead of VWN's static or tanh ones.
+  bool copied_embedding = false;
+  bool summed_readout = false;
+  bool module_mixing = false;
   // Looped depth: a recurrent block run loop_iterations times; injection re-feeds the
   // embedding through a 2D -> D adapter at each iteration.
   std::int64_t loop_iterations = 1;

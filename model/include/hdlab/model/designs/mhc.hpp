@@ -39,6 +39,9 @@ DesignForm form(const MhcDesign& d);  // the editor page
 // of the flattened n*D state to the n + n + n^2 coefficient logits, their biases and the
 // three scales (pre, post, res).
 std::int64_t mhc_connection_params(const MhcDesign& d, std::int64_t D);
+// Its coefficients' op node (OpKind::ghc_dynamic) over `rows` rows, both of a layer's
+// hyper-connections: the design's module_mixing (layer_program.hpp design_mixing_ops).
+void mixing_ops(const MhcDesign& d, const OpDims& s, double rows, OpNode& coefficients);
 }  // namespace designs
 
 }  // namespace hdlab::model
