@@ -1,34 +1,25 @@
-// Reading kerneldb tables (kerneldb.hpp): a whole file through zlib (a plain CSV passes
-// through gzread unchanged), then one pass over its lines with the columns found by
-// header name. Numbers are parsed with std::from_chars, strings stay views into the text
-// until a row keeps them.
+// Reading kerneldb tables (kerneldb.hpp): each file's text (kernel_table.hpp), then one
+// pass over its lines with the columns found by header name. Numbers are parsed with
+// std::from_chars, strings stay views into the text until a row keeps them.
 #include "hdlab/calibration/kerneldb.hpp"
 
-#include <zlib.h>
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <charconv>
 #include <cmath>
-#include <cstring>
 #include <filesystem>
 #include <limits>
-#include <memory>
 
-#include "hdlab/model/error.hpp"
+#include "kernel_table.hpp"
 
 namespace hdlab::calibration {
 
 namespace {
 
 namespace fs = std::filesystem;
+using detail::CsvTable;
+using detail::DeviceCheck;
 using model::ConfigError;
-
-// A table larger than this (uncompressed) is refused before it is read further: the
-// largest real one (h100_sxm/moe_perf) is 16.5 MB, so this is far above any real table
-// and still bounds what a wrong or hostile file can make us allocate.
-constexpr std::size_t max_table_bytes = std::size_t{256} << 20;
 
 struct KnownPrecision {
   std::string_view name;
@@ -40,210 +31,6 @@ constexpr KnownPrecision precisions[] = {
     {"bfloat16", {2, 2}},  {"half", {2, 2}},        {"int8", {1, 1}},          {"fp8", {1, 1}},
     {"fp8_block", {1, 1}}, {"nvfp4", {0.5, 0.5}},  {"sq", {1, 1}},            {"int8_wo", {2, 1}},
     {"int4_wo", {2, 0.5}}, {"w4a16_mxfp4", {2, 0.5}}, {"w4a8_mxfp4_mxfp8", {1, 0.5}},
-};
-
-std::string known_list() {
-  std::string out;
-  for (const KnownPrecision& p : precisions) out += (out.empty() ? "" : ", ") + std::string(p.name);
-  return out;
-}
-
-std::int64_t count_lines(std::string_view text) {
-  return static_cast<std::int64_t>(std::count(text.begin(), text.end(), '\n'));
-}
-
-std::string place(const std::string& path, std::int64_t line) { return path + ":" + std::to_string(line); }
-
-// The file's bytes, decompressed when it is gzip; `truncated` when a gzip stream ends
-// before its end marker (the bytes up to there are kept, for the error's line number).
-struct TableText {
-  std::string text;
-  bool truncated = false;
-};
-
-TableText read_table_text(const std::string& path) {
-  errno = 0;
-  std::unique_ptr<gzFile_s, int (*)(gzFile)> file(gzopen(path.c_str(), "rb"), gzclose);
-  if (!file) throw ConfigError(path, std::string("cannot open: ") + (errno ? std::strerror(errno) : "out of memory"));
-  gzbuffer(file.get(), 1 << 18);
-  TableText out;
-  constexpr std::size_t chunk = std::size_t{1} << 20;
-  for (;;) {
-    // Never more than one byte past the cap: enough to tell that the file goes on.
-    const std::size_t old = out.text.size(), want = std::min(chunk, max_table_bytes + 1 - old);
-    out.text.resize(old + want);
-    const int n = gzread(file.get(), out.text.data() + old, static_cast<unsigned>(want));
-    out.text.resize(old + static_cast<std::size_t>(std::max(n, 0)));
-    if (n < 0) {
-      int code = Z_OK;
-      const char* message = gzerror(file.get(), &code);
-      throw ConfigError(place(path, count_lines(out.text) + 1),
-                        std::string("not a readable gzip file (") + message + "): the data breaks off in this line");
-    }
-    if (out.text.size() > max_table_bytes)
-      throw ConfigError(place(path, count_lines(out.text) + 1),
-                        "the table is larger than 256 MiB uncompressed (the largest real kerneldb table is 17 MB): "
-                        "not read further");
-    if (n == 0) break;
-  }
-  int code = Z_OK;
-  gzerror(file.get(), &code);
-  out.truncated = code == Z_BUF_ERROR;
-  return out;
-}
-
-// One table's text, walked row by row. Every error names the file, the line and the
-// column: ConfigError("FILE:LINE", "column \"NAME\": why").
-class CsvTable {
- public:
-  CsvTable(std::string path, TableText content) : path_(std::move(path)), text_(std::move(content.text)) {
-    if (text_.empty()) throw ConfigError(place(path_, 1), "the file is empty: no header line, no rows");
-    std::string_view header_line = next_line();
-    split(header_line);
-    for (std::string_view f : fields_) {
-      if (std::find(header_.begin(), header_.end(), f) != header_.end())
-        throw ConfigError(place(path_, 1), "column \"" + std::string(f) + "\": named twice in the header");
-      header_.emplace_back(f);
-    }
-    fields_.clear();  // views into text_: a moved table re-splits before it reads a field
-    if (content.truncated) fail_truncated();
-  }
-
-  const std::string& path() const { return path_; }
-  std::int64_t line() const { return line_; }
-  std::size_t row_estimate() const { return static_cast<std::size_t>(count_lines(text_)); }
-
-  std::size_t column(std::string_view name) const {
-    const auto it = std::find(header_.begin(), header_.end(), name);
-    if (it == header_.end())
-      throw ConfigError(place(path_, 1), "column \"" + std::string(name) + "\": missing from the header");
-    return static_cast<std::size_t>(it - header_.begin());
-  }
-  bool has_column(std::string_view name) const { return std::find(header_.begin(), header_.end(), name) != header_.end(); }
-
-  // Moves to the next non-blank row; false at the end of the file.
-  bool next() {
-    while (pos_ < text_.size()) {
-      const std::string_view row = next_line();
-      if (row.find_first_not_of(" \t") == std::string_view::npos) continue;
-      split(row);
-      if (fields_.size() < header_.size())
-        fail(fields_.size(), "missing: the row has " + std::to_string(fields_.size()) + " fields, the header " +
-                                 std::to_string(header_.size()));
-      if (fields_.size() > header_.size())
-        fail(header_.size() - 1, "the row has " + std::to_string(fields_.size()) + " fields, the header only " +
-                                     std::to_string(header_.size()) + " (an extra field after this column)");
-      ++rows_;
-      return true;
-    }
-    if (rows_ == 0) throw ConfigError(place(path_, line_ + 1), "the table has a header but no rows");
-    return false;
-  }
-
-  std::string_view text(std::size_t col) const {
-    if (fields_[col].empty()) fail(col, "empty");
-    return fields_[col];
-  }
-
-  // A finite number of at least `min`.
-  double number(std::size_t col, double min) const {
-    const double v = finite(col);
-    if (v < min) fail(col, std::string(fields_[col]) + " is below " + std::to_string(static_cast<long long>(min)));
-    return v;
-  }
-  // A whole number of at least `min` and at most 2^53 (so the double holds it exactly).
-  double whole(std::size_t col, double min) const {
-    const double v = number(col, min);
-    if (v != std::floor(v)) fail(col, std::string(fields_[col]) + " is not a whole number");
-    if (v > 9007199254740992.0) fail(col, std::string(fields_[col]) + " is larger than 2^53");
-    return v;
-  }
-  // The latency column: milliseconds in the file, > 0; seconds out.
-  double seconds(std::size_t col) const {
-    const double ms = finite(col);
-    if (ms <= 0) fail(col, std::string(fields_[col]) + " ms is not a positive time");
-    return ms / 1000;  // correctly rounded (x 1e-3 would round twice: 1e-3 is inexact)
-  }
-  // A precision name whose size we know (precision_size), kept as written.
-  std::string precision(std::size_t col) const {
-    const std::string_view f = text(col);
-    for (const KnownPrecision& p : precisions)
-      if (p.name == f) return std::string(f);
-    fail(col, "unknown precision \"" + std::string(f) + "\" (known: " + known_list() + ")");
-  }
-
-  [[noreturn]] void fail(std::size_t col, const std::string& why) const {
-    const std::string name = col < header_.size() ? "\"" + header_[col] + "\"" : std::to_string(col + 1);
-    throw ConfigError(place(path_, line_), "column " + name + ": " + why);
-  }
-
- private:
-  double finite(std::size_t col) const {
-    const std::string_view f = fields_[col];
-    double v = 0;
-    const auto [end, ec] = std::from_chars(f.data(), f.data() + f.size(), v);
-    if (f.empty() || ec != std::errc{} || end != f.data() + f.size() || !std::isfinite(v))
-      fail(col, "\"" + std::string(f) + "\" is not a number");
-    return v;
-  }
-
-  std::string_view next_line() {
-    const std::size_t end = std::min(text_.find('\n', pos_), text_.size());
-    std::string_view row(text_.data() + pos_, end - pos_);
-    pos_ = end + 1;
-    ++line_;
-    if (!row.empty() && row.back() == '\r') row.remove_suffix(1);
-    return row;
-  }
-
-  void split(std::string_view row) {
-    fields_.clear();
-    if (row.find('"') != std::string_view::npos) {
-      const std::size_t col = static_cast<std::size_t>(std::count(row.begin(), row.begin() + row.find('"'), ','));
-      fail(col, "a quoted field (kerneldb tables have none; this reader does not unquote)");
-    }
-    std::size_t start = 0;
-    for (;;) {
-      const std::size_t comma = row.find(',', start);
-      fields_.push_back(row.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
-      if (comma == std::string_view::npos) break;
-      start = comma + 1;
-    }
-  }
-
-  // The gzip stream broke off: name the line it broke off in and the column of its last
-  // (partial) field.
-  [[noreturn]] void fail_truncated() {
-    const std::size_t last_newline = text_.rfind('\n');
-    const std::size_t tail = last_newline == std::string::npos ? 0 : last_newline + 1;
-    line_ = count_lines(text_) + 1;
-    const auto col = static_cast<std::size_t>(std::count(text_.begin() + static_cast<std::ptrdiff_t>(tail), text_.end(), ','));
-    fail(col, "the gzip stream ends early (a truncated file?): the data breaks off in this line");
-  }
-
-  std::string path_, text_;
-  std::vector<std::string> header_;
-  std::vector<std::string_view> fields_;
-  std::size_t pos_ = 0;
-  std::int64_t line_ = 0;
-  std::int64_t rows_ = 0;
-};
-
-// Every row of every table must come from one device (a folder mixing two would fit one
-// profile to both).
-class DeviceCheck {
- public:
-  explicit DeviceCheck(std::string& name) : name_(name) {}
-  void start(const CsvTable& t) { col_ = t.column("device"); }
-  void check(const CsvTable& t) {
-    const std::string_view d = t.text(col_);
-    if (name_.empty()) name_ = std::string(d);
-    else if (d != name_) t.fail(col_, "\"" + std::string(d) + "\" where the rows before say \"" + name_ + "\"");
-  }
-
- private:
-  std::string& name_;
-  std::size_t col_ = 0;
 };
 
 std::vector<GemmRow> read_gemm(CsvTable& t, DeviceCheck& device) {
@@ -414,43 +201,6 @@ std::vector<Mamba2Row> read_mamba2(CsvTable& t, DeviceCheck& device) {
   });
 }
 
-std::vector<MhcRow> read_mhc(CsvTable& t, DeviceCheck& device) {
-  device.start(t);
-  const std::size_t op = t.column("op_name"), kernel = t.column("kernel_source"), tokens = t.column("num_tokens"),
-                    sites = t.column("num_sites"), streams = t.column("hc_mult"), hidden = t.column("hidden_size"),
-                    iters = t.column("sinkhorn_iters"), latency = t.column("latency");
-  std::vector<MhcRow> rows;
-  while (t.next()) {
-    MhcRow& r = rows.emplace_back();
-    r.op = std::string(t.text(op));
-    if (r.op != "pre" && r.op != "post") t.fail(op, "is \"" + r.op + "\", not pre or post");
-    r.kernel = std::string(t.text(kernel));
-    r.tokens = t.whole(tokens, 1);
-    r.sites = t.whole(sites, 1);
-    r.streams = t.whole(streams, 1);
-    r.hidden = t.whole(hidden, 1);
-    r.sinkhorn_iters = t.whole(iters, 1);
-    r.seconds = t.seconds(latency);
-    r.line = t.line();
-    device.check(t);
-  }
-  return rows;
-}
-
-// FOLDER/NAME.csv or FOLDER/NAME.csv.gz; nullopt when neither exists.
-std::optional<std::string> find_table(const fs::path& folder, const std::string& name) {
-  const fs::path plain = folder / (name + ".csv"), gz = folder / (name + ".csv.gz");
-  std::error_code ec;
-  const bool has_plain = fs::exists(plain, ec), has_gz = fs::exists(gz, ec);
-  if (has_plain && has_gz)
-    throw ConfigError(plain.string(), "both " + name + ".csv and " + name +
-                                          ".csv.gz are here: keep one, so that it is clear which is read");
-  if (!has_plain && !has_gz) return std::nullopt;
-  const fs::path path = has_plain ? plain : gz;
-  if (!fs::is_regular_file(path, ec)) throw ConfigError(path.string(), "not a regular file");
-  return path.string();
-}
-
 std::string folder_listing(const fs::path& dir) {
   std::vector<std::string> names;
   std::error_code ec;
@@ -510,10 +260,10 @@ KernelDb read_kerneldb(const std::string& dir, const std::string& device) {
   DeviceCheck check(db.device_name);
   // Opens a table when it is there: the file's text, or nullopt.
   auto open = [&](const std::string& name) -> std::optional<CsvTable> {
-    const std::optional<std::string> path = find_table(folder, name);
+    const std::optional<std::string> path = detail::find_table(folder, name);
     if (!path) return std::nullopt;
     db.files[name] = *path;
-    return CsvTable(*path, read_table_text(*path));
+    return CsvTable(*path, detail::read_table_text(*path));
   };
   std::optional<CsvTable> gemm = open("gemm_perf");
   if (!gemm)
@@ -529,7 +279,6 @@ KernelDb read_kerneldb(const std::string& dir, const std::string& device) {
   if (auto t = open("moe_perf")) db.moe = read_moe(*t, check);
   if (auto t = open("gdn_perf")) db.gdn = read_gdn(*t, check);
   if (auto t = open("mamba2_perf")) db.mamba2 = read_mamba2(*t, check);
-  if (auto t = open("mhc_module_perf")) db.mhc = read_mhc(*t, check);
   return db;
 }
 

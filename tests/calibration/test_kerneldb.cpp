@@ -111,7 +111,7 @@ TEST_CASE("kerneldb: the bundled H100 tables read with the row counts of the sou
   CHECK(db.collectives.size() == 504 + 69);  // nccl_perf + custom_allreduce_perf
   CHECK(db.moe.size() == 126360);
   CHECK(db.files.at("gemm_perf") == bundled + "/h100_sxm/gemm_perf.csv.gz");
-  CHECK(db.files.size() == 9);  // with gdn_perf, mamba2_perf and mhc_module_perf
+  CHECK(db.files.size() == 8);  // with gdn_perf and mamba2_perf (mhc_module_perf is the mHC module's)
   // gdn_perf: 1,796 rows; line 2: causal_conv1d_fn,context,1,1,1,1024,4,16,128,16,128,Qwen/Qwen3.5-0.8B,0.00546...
   REQUIRE(db.gdn.size() == 1796);
   const GdnRow& gdn = db.gdn.front();

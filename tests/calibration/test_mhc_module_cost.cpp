@@ -10,11 +10,16 @@
 // are pinned so that a change of the cost model shows here; they were not tuned.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <tuple>
 
 #include "hdlab/calibration/kernel_validation.hpp"
+#include "hdlab/calibration/designs/mhc.hpp"
 #include "hdlab/calibration/kerneldb.hpp"
 #include "hdlab/model/config_io.hpp"
 #include "hdlab/model/layer_program.hpp"
@@ -54,7 +59,8 @@ calibration::KernelValidation validate(const std::string& device, const std::str
       model::read_json_file(source_dir + "/profiles/hardware/" + hw_name + ".json"));
   using Shape = std::tuple<double, double, double, double, double>;  // tokens, streams, hidden, iters, sites
   std::map<Shape, std::map<std::string, const calibration::MhcRow*>> by_shape;
-  for (const auto& r : db.mhc) by_shape[{r.tokens, r.streams, r.hidden, r.sinkhorn_iters, r.sites}][r.op] = &r;
+  const std::vector<calibration::MhcRow> rows = calibration::read_mhc_module_perf(db);
+  for (const auto& r : rows) by_shape[{r.tokens, r.streams, r.hidden, r.sinkhorn_iters, r.sites}][r.op] = &r;
   std::vector<calibration::KernelCase> cases;
   for (const auto& [shape, ops] : by_shape) {
     if (ops.size() != 2) continue;  // a shape with only one of pre / post measured
@@ -115,4 +121,37 @@ TEST_CASE("mHC module cost against DeepSeek-V4's measured mHC kernels", "[kernel
     CHECK(v.all.max_abs_error == Approx(e.max_abs).margin(0.0005));
     CHECK(v.all.median_signed_error == Approx(e.median_signed).margin(0.0005));
   }
+}
+
+// The module reads its own table as kerneldb reads the others: rows of the folder's
+// device only, each error naming the file, the line and the column.
+TEST_CASE("mHC's kernel table: rows of another device or op are refused by line and column", "[kerneldb][mhc][bad-input]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("hdlab_mhc_table_" + std::to_string(::getpid())) / "h100_sxm";
+  fs::remove_all(dir.parent_path());
+  fs::create_directories(dir);
+  std::ofstream(dir / "gemm_perf.csv") << "framework,version,device,op_name,kernel_source,gemm_dtype,m,n,k,latency\n"
+                                          "TRTLLM,1,NVIDIA H100 80GB HBM3,gemm,torch_flow,bfloat16,16,16,16,0.01\n";
+  const std::string header =
+      "framework,version,device,op_name,kernel_source,num_tokens,num_sites,hc_mult,hidden_size,sinkhorn_iters,latency\n";
+  auto thrown = [&](const std::string& rows) {
+    std::ofstream(dir / "mhc_module_perf.csv") << header << rows;
+    try {
+      const auto read = calibration::read_mhc_module_perf(
+          calibration::read_kerneldb(dir.parent_path().string(), dir.filename().string()));
+      return "(read " + std::to_string(read.size()) + " rows)";
+    } catch (const model::ConfigError& e) {
+      return std::string(e.what());
+    }
+  };
+  CHECK(thrown("TRTLLM,1,NVIDIA H100 80GB HBM3,pre,k,128,2,4,4096,20,0.05\n") == "(read 1 rows)");
+  CHECK_THAT(thrown("TRTLLM,1,NVIDIA B200,pre,k,128,2,4,4096,20,0.05\n"),
+             Catch::Contains("mhc_module_perf.csv:2") && Catch::Contains("\"device\"") && Catch::Contains("NVIDIA B200"));
+  CHECK_THAT(thrown("TRTLLM,1,NVIDIA H100 80GB HBM3,mid,k,128,2,4,4096,20,0.05\n"),
+             Catch::Contains("mhc_module_perf.csv:2") && Catch::Contains("\"op_name\"") && Catch::Contains("not pre or post"));
+  CHECK_THAT(thrown(""), Catch::Contains("mhc_module_perf.csv") && Catch::Contains("a header but no rows"));
+  fs::remove(dir / "mhc_module_perf.csv");
+  CHECK(calibration::read_mhc_module_perf(
+            calibration::read_kerneldb(dir.parent_path().string(), dir.filename().string())).empty());  // no table: none
+  fs::remove_all(dir.parent_path());
 }

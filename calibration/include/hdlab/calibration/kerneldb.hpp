@@ -100,19 +100,6 @@ struct MoeRow {
   bool operator==(const MoeRow&) const = default;
 };
 
-// mhc_module_perf: DeepSeek-V4's mHC kernels (TensorRT-LLM) around the n = hc_mult
-// streams of D = hidden_size, timed over num_sites hyper-connections (2: attention and
-// FFN of a layer). op "pre": the coefficients (norm, projection, Sinkhorn) and the
-// sublayer input; "post": the stream mixing plus the sublayer output written back.
-struct MhcRow {
-  std::string op;      // pre, post
-  std::string kernel;  // kernel_source
-  double tokens = 0, sites = 0, streams = 0, hidden = 0, sinkhorn_iters = 0;
-  double seconds = 0;
-  std::int64_t line = 0;
-  bool operator==(const MhcRow&) const = default;
-};
-
 // What every linear-attention layer table (gdn_perf, mamba2_perf) gives of a row: which
 // kernel in which phase for which model's layer, the batch of sequences and their length,
 // the hidden size and the conv's taps, the time.
@@ -153,12 +140,11 @@ struct KernelDb {
   std::vector<MoeRow> moe;
   std::vector<GdnRow> gdn;  // gdn_perf (optional table)
   std::vector<Mamba2Row> mamba2;  // mamba2_perf (optional table)
-  std::vector<MhcRow> mhc;
 };
 
 // Reads DIR/DEVICE/*.csv[.gz]: gemm_perf (required), context_attention_perf,
 // generation_attention_perf, nccl_perf, custom_allreduce_perf, moe_perf, gdn_perf,
-// mamba2_perf, mhc_module_perf. Every row of
+// mamba2_perf (a design module reads its own tables: calibration/designs/). Every row of
 // every table must name the same device. ConfigError naming the file, line and column on
 // bad input; a folder holding both NAME.csv and NAME.csv.gz is refused (which is meant?).
 KernelDb read_kerneldb(const std::string& dir, const std::string& device);

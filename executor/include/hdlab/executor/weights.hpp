@@ -40,9 +40,8 @@
 //   model.layers.{l}.hdlab_ghc.{attn,ffn}.norm.weight     [D/m]        (dynamic GHC)
 //   model.layers.{l}.hdlab_ghc.{attn,ffn}.dynamic.weight  [D/m, 2m+n] [in, out] = [W_a | W_b]
 //   model.layers.{l}.hdlab_ghc.{attn,ffn}.dynamic.scale   [2]   (S_a, S_b)
-//   model.layers.{l}.hdlab_mhc.{attn,ffn}.phi    [n*D, n^2+2n] mHC coefficients [in, out]: pre | post | res
-//   model.layers.{l}.hdlab_mhc.{attn,ffn}.bias   [n^2+2n]
-//   model.layers.{l}.hdlab_mhc.{attn,ffn}.scale  [3]   (pre, post, res)
+//   model.layers.{l}.hdlab_<design>.*               a design module's own tensors of the layer
+//     (design_tensor_prefix; each module lists its names: mHC's in executor/designs/mhc_op.hpp)
 //   hdlab.vwn.embed_proj.weight                     [D', D] VWN projected embedding
 //   hdlab.vwn.group_norm.weight / .bias             [D']    VWN output GroupNorm (groups of D)
 //   hdlab.vwn.reduce.weight                         [D, D'] VWN D' -> D
