@@ -4,23 +4,35 @@
 
 #include <iterator>
 #include <stdexcept>
+#include <type_traits>
 #include <variant>
 
 #include "hdlab/executor/designs/mhc_op.hpp"
 
 namespace hdlab::executor {
 
+// The registry's optional questions: these templates (declared, never defined) are what
+// overload resolution finds for a design without an answer; a module's overload on its
+// own struct is preferred to them.
+namespace designs {
+struct NoAnswer {};
+template <class D>
+NoAnswer add_layer_weights(const D&, const model::Backbone&, const std::string&, std::vector<WeightSpec>&);
+template <class D>
+NoAnswer mixing(const D&, Backend&, const DesignTensors&, bool, const Tensor&, float, const Tensor&, const Tensor&);
+}  // namespace designs
+
 namespace {
 
 // One entry per design module with ops of its own.
 using CasesOf = std::vector<OpCase> (*)(ScalarType);
-constexpr CasesOf kDesignCases[] = {&mhc_op_cases};
+const std::vector<CasesOf> design_cases = {&mhc_op_cases};
 
 }  // namespace
 
 std::vector<OpCase> design_op_cases(ScalarType type) {
   std::vector<OpCase> out;
-  for (CasesOf cases_of : kDesignCases) {
+  for (CasesOf cases_of : design_cases) {
     auto cases = cases_of(type);
     std::move(cases.begin(), cases.end(), std::back_inserter(out));
   }
@@ -31,7 +43,7 @@ void add_design_layer_weights(const model::Method& m, const model::Backbone& b, 
                               std::vector<WeightSpec>& out) {
   std::visit(
       [&](const auto& d) {
-        if constexpr (requires { designs::add_layer_weights(d, b, prefix, out); })
+        if constexpr (!std::is_same_v<decltype(designs::add_layer_weights(d, b, prefix, out)), designs::NoAnswer>)
           designs::add_layer_weights(d, b, prefix, out);
       },
       m);
@@ -41,7 +53,8 @@ void design_mixing(const model::Method& m, Backend& backend, const DesignTensors
                    const Tensor& h, float eps, const Tensor& alpha, const Tensor& beta) {
   std::visit(
       [&](const auto& d) {
-        if constexpr (requires { designs::mixing(d, backend, layer, attention, h, eps, alpha, beta); })
+        using Answer = decltype(designs::mixing(d, backend, layer, attention, h, eps, alpha, beta));
+        if constexpr (!std::is_same_v<Answer, designs::NoAnswer>)
           designs::mixing(d, backend, layer, attention, h, eps, alpha, beta);
         else
           throw std::logic_error(std::string(model::method_name(m)) + " has no mixing op of its own in the executor");

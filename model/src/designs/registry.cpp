@@ -176,12 +176,22 @@ void designs::common::note_default(DesignDefaults& defaults, const ObjectReader&
   if (!r.has(key)) defaults[r.at(key)] = value + " (hdlab's default)";
 }
 
+// An optional question: only a design with its own mixing op answers it. The template
+// (declared, never defined) is what overload resolution finds for the others; a module's
+// overload on its own struct is preferred to it.
+namespace designs {
+struct NoAnswer {};
+template <class D>
+NoAnswer mixing_ops(const D&, const OpDims&, double, OpNode&);
+}  // namespace designs
+
 void design_mixing_ops(const Method& m, const OpDims& s, double rows, OpNodes& out) {
   std::visit(
       [&](const auto& d) {
-        // An optional question: only a design with its own mixing op answers it.
-        if constexpr (requires { designs::mixing_ops(d, s, rows, node(out, OpKind::ghc_dynamic)); })
-          designs::mixing_ops(d, s, rows, node(out, OpKind::ghc_dynamic));
+        OpNode& coefficients = node(out, OpKind::ghc_dynamic);
+        using Answer = decltype(designs::mixing_ops(d, s, rows, coefficients));
+        if constexpr (!std::is_same_v<Answer, designs::NoAnswer>)
+          designs::mixing_ops(d, s, rows, coefficients);
         else if (designs::features(d).module_mixing)
           throw std::logic_error(std::string(method_name(m)) + " says module_mixing but has no mixing_ops");
       },

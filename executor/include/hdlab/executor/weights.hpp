@@ -41,7 +41,7 @@
 //   model.layers.{l}.hdlab_ghc.{attn,ffn}.dynamic.weight  [D/m, 2m+n] [in, out] = [W_a | W_b]
 //   model.layers.{l}.hdlab_ghc.{attn,ffn}.dynamic.scale   [2]   (S_a, S_b)
 //   model.layers.{l}.hdlab_<design>.*               a design module's own tensors of the layer
-//     (design_tensor_prefix; each module lists its names: mHC's in executor/designs/mhc_op.hpp)
+//     (design_tensor_prefix; each module lists its own names, executor/designs/*.hpp)
 //   hdlab.vwn.embed_proj.weight                     [D', D] VWN projected embedding
 //   hdlab.vwn.group_norm.weight / .bias             [D']    VWN output GroupNorm (groups of D)
 //   hdlab.vwn.reduce.weight                         [D, D'] VWN D' -> D
@@ -99,7 +99,7 @@ struct LayerNames {
 };
 LayerNames layer_names(const model::Backbone& b, std::int64_t l);
 // Where a design module's own tensors of a layer sit: "model.layers.{l}.hdlab_<key>."
-// (<key> the method's JSON key, e.g. hdlab_mhc.attn.phi).
+// (<key> the method's JSON key).
 std::string design_tensor_prefix(const LayerNames& n, const model::Method& method);
 
 // Every tensor of a design on `backbone` (the effective, grown backbone for a Config), in
@@ -238,7 +238,7 @@ struct GhcWeights {  // one generalized hyper-connection (VWN)
   Tensor scale;      // [2m+n] f32: S_a on the m+n alpha columns, S_b on the m beta columns
 };
 // A layer's tensors of a design module's own, by their name after the layer's design
-// prefix (design_tensor_prefix: mHC's "attn.phi", "ffn.scale", ...).
+// prefix (design_tensor_prefix), as the module named them.
 using DesignTensors = std::map<std::string, Tensor>;
 // Multi-head latent attention (DeepSeek), regrouped at upload for the runner's ops
 // (runner_mla.cpp): each query head [rope | nope] (RoPE turns a head's first dims), the
@@ -269,7 +269,7 @@ struct LayerWeights {
   FfnWeights dense;                  // dense layers
   std::optional<MoeWeights> moe;     // MoE layers
   GhcWeights ghc_attn, ghc_ffn;      // VWN
-  DesignTensors design;              // a design module's own (mHC's hyper-connections)
+  DesignTensors design;              // a design module's own
 };
 struct ModelWeights {
   std::vector<Tensor> embed;  // one table; HD: n tables (stream k); VWN full: [V, D']
