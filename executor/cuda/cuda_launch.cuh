@@ -1,7 +1,7 @@
 #pragma once
-// What the small kernels' files share: the block size, the grid for n items, the
-// grid-stride loop, and the dispatch over the tensor storage types (cuda_ops.cu,
-// cuda_linear.cu).
+// What the small kernels' files share: the block size, the grid for n items, a block's
+// sum, the grid-stride loop, and the dispatch over the tensor storage types (cuda_ops.cu,
+// cuda_linear.cu, design modules' kernels).
 #include <cuda_bf16.h>
 
 #include <cstdint>
@@ -17,6 +17,21 @@ inline constexpr int kBlock = 256;
 inline unsigned blocks_for(std::int64_t n) {
   const std::int64_t b = (n + kBlock - 1) / kBlock;
   return static_cast<unsigned>(b < 1 ? 1 : (b > 65535 ? 65535 : b));
+}
+
+// The sum of every thread's `v` over the block (blockDim.x a power of two), through
+// `partial` [blockDim.x] of shared memory: every thread gets it, and partial is free for
+// the next sum.
+__device__ inline float block_sum(float v, float* partial) {
+  partial[threadIdx.x] = v;
+  __syncthreads();
+  for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) partial[threadIdx.x] += partial[threadIdx.x + half];
+    __syncthreads();
+  }
+  const float total = partial[0];
+  __syncthreads();
+  return total;
 }
 
 }  // namespace hdlab::executor::cuda

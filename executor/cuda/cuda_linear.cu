@@ -46,19 +46,6 @@ __global__ void causal_conv1d_kernel(const T* x, const T* w, const float* bias, 
   }
 }
 
-// Sum of v over the block's threads (every thread gets it); `partial` holds blockDim floats.
-__device__ float block_sum(float v, float* partial) {
-  partial[threadIdx.x] = v;
-  __syncthreads();
-  for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half) partial[threadIdx.x] += partial[threadIdx.x + half];
-    __syncthreads();
-  }
-  const float total = partial[0];
-  __syncthreads();
-  return total;
-}
-
 // Block h: value head h (q/k head h / (hv / hk)); thread j < dv: column j of S.
 template <class T>
 __global__ void gated_delta_rule_kernel(GdnLaunch a) {

@@ -40,13 +40,7 @@ __global__ void rms_norm_kernel(const T* x, const float* w, T* out, std::int64_t
   const T* xr = x + blockIdx.x * dim;
   float sq = 0.0f;
   for (std::int64_t d = threadIdx.x; d < dim; d += blockDim.x) sq += to_float(xr[d]) * to_float(xr[d]);
-  partial[threadIdx.x] = sq;
-  __syncthreads();
-  for (int half = kBlock / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half) partial[threadIdx.x] += partial[threadIdx.x + half];
-    __syncthreads();
-  }
-  const float inv = rsqrtf(partial[0] / static_cast<float>(dim) + eps);
+  const float inv = rsqrtf(block_sum(sq, partial) / static_cast<float>(dim) + eps);
   for (std::int64_t d = threadIdx.x; d < dim; d += blockDim.x)
     out[blockIdx.x * dim + d] = from_float<T>(to_float(xr[d]) * inv * w[d]);
 }
@@ -59,26 +53,15 @@ __global__ void group_norm_kernel(const T* x, std::int64_t group_size, const flo
   const std::int64_t groups = width / group_size;
   const std::int64_t base = (blockIdx.x / groups) * width + (blockIdx.x % groups) * group_size;
   const std::int64_t g0 = (blockIdx.x % groups) * group_size;
-  auto block_sum = [&](float v) {
-    partial[threadIdx.x] = v;
-    __syncthreads();
-    for (int half = kBlock / 2; half > 0; half /= 2) {
-      if (threadIdx.x < half) partial[threadIdx.x] += partial[threadIdx.x + half];
-      __syncthreads();
-    }
-    const float total = partial[0];
-    __syncthreads();  // partial is reused by the next sum
-    return total;
-  };
   float s = 0.0f;
   for (std::int64_t i = threadIdx.x; i < group_size; i += blockDim.x) s += to_float(x[base + i]);
-  const float mean = block_sum(s) / static_cast<float>(group_size);
+  const float mean = block_sum(s, partial) / static_cast<float>(group_size);
   float sq = 0.0f;
   for (std::int64_t i = threadIdx.x; i < group_size; i += blockDim.x) {
     const float dev = to_float(x[base + i]) - mean;
     sq += dev * dev;
   }
-  const float inv = rsqrtf(block_sum(sq) / static_cast<float>(group_size) + eps);
+  const float inv = rsqrtf(block_sum(sq, partial) / static_cast<float>(group_size) + eps);
   for (std::int64_t i = threadIdx.x; i < group_size; i += blockDim.x)
     out[base + i] = from_float<T>((to_float(x[base + i]) - mean) * inv * w[g0 + i] + b[g0 + i]);
 }

@@ -26,24 +26,13 @@ __global__ void mhc_coefficients_kernel(const T* h, const T* phi, const float* b
   __shared__ float partial[kBlock];
   const std::int64_t wide = n * D, c = n * n + 2 * n, t = blockIdx.x;
   const T* ht = h + t * wide;
-  auto block_sum = [&](float v) {
-    partial[threadIdx.x] = v;
-    __syncthreads();
-    for (int half = kBlock / 2; half > 0; half /= 2) {
-      if (threadIdx.x < half) partial[threadIdx.x] += partial[threadIdx.x + half];
-      __syncthreads();
-    }
-    const float total = partial[0];
-    __syncthreads();
-    return total;
-  };
   float sq = 0.0f;
   for (std::int64_t d = threadIdx.x; d < wide; d += blockDim.x) sq += to_float(ht[d]) * to_float(ht[d]);
-  const float inv = rsqrtf(block_sum(sq) / static_cast<float>(wide) + eps);
+  const float inv = rsqrtf(block_sum(sq, partial) / static_cast<float>(wide) + eps);
   for (std::int64_t k = 0; k < c; ++k) {
     float dot = 0.0f;
     for (std::int64_t d = threadIdx.x; d < wide; d += blockDim.x) dot += to_float(ht[d]) * to_float(phi[d * c + k]);
-    const float total = block_sum(dot);
+    const float total = block_sum(dot, partial);
     if (threadIdx.x == 0) logits[k] = total * inv;
   }
   if (threadIdx.x == 0)
