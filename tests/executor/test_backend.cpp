@@ -9,6 +9,7 @@
 
 #include "hdlab/executor/backends.hpp"
 #include "hdlab/executor/designs/mhc_op.hpp"
+#include "hdlab/executor/designs/registry.hpp"
 #include "hdlab/executor/reference.hpp"
 
 using namespace hdlab::executor;
@@ -138,6 +139,13 @@ TEST_CASE("module ops check owners, shapes and types before running", "[executor
   CHECK_FALSE(be->supports(mhc_coefficients_op(), ScalarType::bf16));
   CHECK_THAT(message([&] { mhc_coefficients(*be, h16, phi16, bias, scale, 2, 1e-6f, alpha, beta); }),
              Catch::Contains("does not support mhc_dynamic in bf16"));
+  // The executor's design registry runs it for mHC's layers, and refuses a design that has
+  // no mixing op of its own.
+  const DesignTensors layer = {{"ffn.phi", phi}, {"ffn.bias", bias}, {"ffn.scale", scale}};
+  CHECK_NOTHROW(design_mixing(hdlab::model::MhcDesign{n, 2}, *be, layer, false, h, 1e-6f, alpha, beta));
+  CHECK_THAT(message([&] { design_mixing(hdlab::model::MhcDesign{n, 2}, *be, layer, true, h, 1e-6f, alpha, beta); }),
+             Catch::Contains("attn.phi"));
+  CHECK_THROWS_AS(design_mixing(hdlab::model::VwnDesign{}, *be, layer, false, h, 1e-6f, alpha, beta), std::logic_error);
   const Tensor none = f32(*be, {0, n, D});
   CHECK_NOTHROW(mhc_coefficients(*be, none, phi, bias, scale, 2, 1e-6f, f32(*be, {0, n, 1 + n}), f32(*be, {0, 1, n})));
 }

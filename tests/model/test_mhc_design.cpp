@@ -101,6 +101,13 @@ TEST_CASE("mHC ops in the layer program, FLOPs by hand", "[mhc][layer-program]")
   // 10 tokens, two connections.
   CHECK(node(t, OpKind::ghc_dynamic).cost.flops == 2 * 10 * 1026.0);
   CHECK(node(t, OpKind::ghc_dynamic).params == 2 * 378.0);
+  // That node is the module's answer to the registry; a design without its own mixing op
+  // answers nothing.
+  OpNodes asked{}, none{};
+  design_mixing_ops(c.design.method, s, 10, asked);
+  CHECK(node(asked, OpKind::ghc_dynamic).cost.flops == node(t, OpKind::ghc_dynamic).cost.flops);
+  design_mixing_ops(Method{VwnDesign{}}, s, 10, none);
+  CHECK(node(none, OpKind::ghc_dynamic).cost.flops == 0);
   CHECK(node(t, OpKind::ghc_width).cost.flops == 2 * 10 * 2.0 * 4 * 24);  // 2(1+n)nD
   CHECK(node(t, OpKind::ghc_depth).cost.flops == 2 * 10 * 2.0 * 3 * 8);   // 2nD
   CHECK(node(t, OpKind::ghc_width).params == 0);

@@ -221,7 +221,8 @@ void mixing(const model::MhcDesign& d, Backend& backend, const DesignTensors& la
     if (it == layer.end()) throw BackendError(std::string("mhc: the layer has no weight ") + site + name);
     return it->second;
   };
-  mhc_coefficients(backend, h, tensor("phi"), tensor("bias"), tensor("scale"), d.sinkhorn_iters, eps, alpha, beta);
+  const Tensor phi = tensor("phi"), bias = tensor("bias"), scale = tensor("scale");  // in this order
+  mhc_coefficients(backend, h, phi, bias, scale, d.sinkhorn_iters, eps, alpha, beta);
 }
 
 }  // namespace hdlab::executor::designs
