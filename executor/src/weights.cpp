@@ -180,17 +180,6 @@ void add_attention(std::vector<WeightSpec>& out, const std::string& p, const Bac
   if (b.output_bias) out.push_back({p + "o_proj.bias", {D}, WeightInit::normal, 0.02});
 }
 
-// One generalized hyper-connection of a widened residual (n slots of D/m).
-void add_ghc(std::vector<WeightSpec>& out, const std::string& p, const model::DesignFeatures& f, std::int64_t D) {
-  const std::int64_t m = f.width_m, n = f.width_n, s = D / f.width_m;
-  out.push_back({p + "static_a", {n, m + n}, WeightInit::ghc_static_a, 0, true});
-  out.push_back({p + "static_b", {m, n}, WeightInit::ghc_static_b, 0, true});
-  if (!f.dynamic_mixing) return;
-  out.push_back({p + "norm.weight", {s}, WeightInit::ones, 0, true});
-  out.push_back({p + "dynamic.weight", {s, 2 * m + n}, WeightInit::ghc_dynamic, 0});
-  out.push_back({p + "dynamic.scale", {2}, WeightInit::ones, 0, true});
-}
-
 void add_ffn_of_layer(std::vector<WeightSpec>& out, const Backbone& b, std::int64_t l, const std::string& p,
                       double depth) {
   const std::int64_t D = b.hidden;
@@ -230,10 +219,6 @@ void add_layer(std::vector<WeightSpec>& out, const Backbone& b, const model::Met
     if (!norm->empty()) out.push_back({*norm, {D}, WeightInit::ones, 0, true});
   if (b.has_ffn(l)) add_ffn_of_layer(out, b, l, n.ffn, depth);
   add_design_layer_weights(method, b, design_tensor_prefix(n, method), out);
-  if (const model::DesignFeatures f = model::design_features(method); f.wide_residual && !f.module_mixing) {
-    add_ghc(out, n.prefix + "hdlab_ghc.attn.", f, D);
-    add_ghc(out, n.prefix + "hdlab_ghc.ffn.", f, D);
-  }
 }
 
 // Box-Muller over a splitmix64 stream: the same numbers on every platform.
@@ -261,10 +246,6 @@ struct NormalStream {
 };
 
 }  // namespace
-
-std::string design_tensor_prefix(const LayerNames& n, const model::Method& method) {
-  return n.prefix + "hdlab_" + model::method_name(method) + ".";
-}
 
 LayerNames layer_names(const Backbone& b, std::int64_t l) {
   LayerNames n;
@@ -313,22 +294,9 @@ std::vector<WeightSpec> weight_specs(const Backbone& b, const model::Method& met
   // A copied embedding (mHC) looks the backbone's D-wide table up for each slot.
   const bool wide_table = f.wide_residual && !f.projected_embedding && !f.copied_embedding;
   out.push_back({"model.embed_tokens.weight", {V, wide_table ? wide : D}, WeightInit::normal, 1.0});
-  // HD: one more table per stream.
-  for (std::int64_t k = 1; k < f.input_tables; ++k)
-    out.push_back({"hdlab.hd.embed_tokens." + std::to_string(k) + ".weight", {V, D}, WeightInit::normal, 1.0});
-  if (f.wide_residual && f.projected_embedding)
-    out.push_back({"hdlab.vwn.embed_proj.weight", {wide, D}, WeightInit::normal, 1.0 / std::sqrt(static_cast<double>(D))});
+  add_design_model_weights(method, b, WeightsAt::input, out);
   for (std::int64_t l = 0; l < b.num_layers; ++l) add_layer(out, b, method, l);
-  if (f.wide_residual && !f.summed_readout) {  // VWN's readout (a summed one has no weights)
-    const std::int64_t s = D / f.width_m;
-    out.push_back({"hdlab.vwn.group_norm.weight", {wide}, WeightInit::ones, 0, true});
-    out.push_back({"hdlab.vwn.group_norm.bias", {wide}, WeightInit::zeros, 0, true});
-    out.push_back({"hdlab.vwn.reduce.weight", {D, wide}, WeightInit::normal, 1.0 / std::sqrt(static_cast<double>(wide))});
-    if (f.mtp)
-      out.push_back({"hdlab.vwn.mtp.weight", {s, 2 * s}, WeightInit::normal, 1.0 / std::sqrt(2.0 * static_cast<double>(s))});
-  }
-  if (f.input_injection)
-    out.push_back({"hdlab.loop.injection.weight", {D, 2 * D}, WeightInit::injection, 0});
+  add_design_model_weights(method, b, WeightsAt::output, out);
   out.push_back({"model.norm.weight", {D}, WeightInit::ones, 0, true});
   if (!b.tie_embeddings)
     out.push_back({"lm_head.weight", {V, D}, WeightInit::normal, 1.0 / std::sqrt(static_cast<double>(D))});
@@ -345,11 +313,7 @@ std::size_t weight_bytes(const std::vector<WeightSpec>& specs, ScalarType type) 
 }
 
 std::size_t device_weight_bytes(const model::Config& c, ScalarType type) {
-  std::size_t bytes = weight_bytes(weight_specs(c), type);
-  const model::DesignFeatures f = model::design_features(c.design.method);
-  if (f.wide_residual && f.dynamic_mixing)  // VWN's scales expanded per column
-    bytes += static_cast<std::size_t>(2 * c.effective.num_layers * (2 * f.width_m + f.width_n - 2)) * 4;
-  return bytes;
+  return weight_bytes(weight_specs(c), type) + design_extra_device_bytes(c.design.method, c.effective);
 }
 
 std::vector<float> RandomWeights::values(const WeightSpec& spec) {

@@ -1,9 +1,10 @@
 // Device copies of a design's weights in the layout the runner's ops want: gate and up
 // fused into one [2F, D] matrix, biases as [1, out] rows (added by a rank-1 GEMM), the
-// GHC scale pair spread over the 2m+n coefficient columns, and the two halves of the
-// looped injection and VWN MTP matrices split so each is one GEMM (x W^T accumulates).
+// backbone's regrouped projections (gated q, Gated DeltaNet, Mamba-2, MLA); a design
+// module places its own tensors (designs/registry.hpp: place_design_weight).
 #include <map>
 
+#include "hdlab/executor/designs/registry.hpp"
 #include "hdlab/executor/weights.hpp"
 #include "hdlab/model/error.hpp"
 
@@ -227,6 +228,10 @@ bool place_regrouped(Uploader& up, const WeightSpec& spec, const std::vector<flo
 void place(Uploader& up, const WeightSpec& spec, std::vector<float> v, std::vector<float>& pending_gate,
            const model::Config& c) {
   const std::string& name = spec.name;
+  const PutTensor put = [&](const std::string& n, Shape shape, const std::vector<float>& values, bool keep_f32) {
+    up.put(n, std::move(shape), values, keep_f32);
+  };
+  if (place_design_weight(c.design.method, spec, v, put)) return;
   if (place_regrouped(up, spec, v, c)) return;
   if (ends_with(name, ".gate_proj.weight") || ends_with(name, ".gate_proj.bias")) {
     pending_gate = std::move(v);  // fused with the up_proj that follows it in spec order
@@ -249,20 +254,6 @@ void place(Uploader& up, const WeightSpec& spec, std::vector<float> v, std::vect
     up.put(name, {1, spec.shape[0]}, v, false);
     return;
   }
-  if (ends_with(name, "dynamic.scale")) {  // (S_a, S_b) -> per coefficient column [2m+n]
-    const model::DesignFeatures f = model::design_features(c.design.method);
-    const std::int64_t m = f.width_m, n = f.width_n;
-    std::vector<float> per_column(static_cast<std::size_t>(2 * m + n), v[1]);
-    for (std::int64_t j = 0; j < m + n; ++j) per_column[static_cast<std::size_t>(j)] = v[0];
-    up.put(name, {2 * m + n}, per_column, true);
-    return;
-  }
-  if (name == "hdlab.loop.injection.weight" || name == "hdlab.vwn.mtp.weight") {
-    const std::int64_t rows = spec.shape[0], half = spec.shape[1] / 2;
-    up.put(name + ".h", {rows, half}, columns(v, rows, 2 * half, 0, half), false);
-    up.put(name + ".e", {rows, half}, columns(v, rows, 2 * half, half, half), false);
-    return;
-  }
   up.put(name, spec.shape, v, spec.keep_f32);
 }
 
@@ -274,12 +265,6 @@ FfnWeights ffn_of(const Uploader& up, const std::string& prefix) {
 LinearAttentionWeights linear_of(const Uploader& up, const std::string& p) {
   return {up.get(p + "qkv"),   up.get(p + "z"),       up.get(p + "ba"),          up.get(p + "conv"),
           up.get(p + "A_log"), up.get(p + "dt_bias"), up.get(p + "norm.weight"), up.get(p + "out_proj.weight")};
-}
-
-GhcWeights ghc_of(const Uploader& up, const std::string& p) {
-  GhcWeights g{up.get(p + "static_a"), up.get(p + "static_b"), up.get(p + "norm.weight"), up.get(p + "dynamic.weight"),
-               up.get(p + "dynamic.scale")};
-  return g;
 }
 
 Mamba2Weights mamba2_of(const Uploader& up, const std::string& p) {
@@ -339,13 +324,18 @@ LayerWeights layer_of(const Uploader& up, const model::Backbone& b, const model:
   } else if (b.has_ffn(l)) {
     w.dense = ffn_of(up, n.ffn);
   }
-  w.ghc_attn = ghc_of(up, n.prefix + "hdlab_ghc.attn.");
-  w.ghc_ffn = ghc_of(up, n.prefix + "hdlab_ghc.ffn.");
   w.design = up.under(design_tensor_prefix(n, method));
+  bind_design_layer_weights(method, w);
   return w;
 }
 
 }  // namespace
+
+void put_column_halves(const WeightSpec& spec, const std::vector<float>& values, const PutTensor& put) {
+  const std::int64_t rows = spec.shape[0], half = spec.shape[1] / 2;
+  put(spec.name + ".h", {rows, half}, columns(values, rows, 2 * half, 0, half), false);
+  put(spec.name + ".e", {rows, half}, columns(values, rows, 2 * half, half, half), false);
+}
 
 ModelWeights upload_weights(Backend& backend, const model::Config& config, WeightSource& source, ScalarType type) {
   const std::vector<WeightSpec> specs = weight_specs(config);
@@ -363,17 +353,7 @@ ModelWeights upload_weights(Backend& backend, const model::Config& config, Weigh
   const model::Backbone& b = config.effective;
   ModelWeights w;
   w.embed.push_back(up.get("model.embed_tokens.weight"));
-  // HD: one more table per stream.
-  for (std::int64_t k = 1; k < model::design_features(config.design.method).input_tables; ++k)
-    w.embed.push_back(up.get("hdlab.hd.embed_tokens." + std::to_string(k) + ".weight"));
-  w.embed_proj = up.get("hdlab.vwn.embed_proj.weight");
-  w.group_norm_weight = up.get("hdlab.vwn.group_norm.weight");
-  w.group_norm_bias = up.get("hdlab.vwn.group_norm.bias");
-  w.reduce = up.get("hdlab.vwn.reduce.weight");
-  w.mtp_h = up.get("hdlab.vwn.mtp.weight.h");
-  w.mtp_e = up.get("hdlab.vwn.mtp.weight.e");
-  w.inject_h = up.get("hdlab.loop.injection.weight.h");
-  w.inject_e = up.get("hdlab.loop.injection.weight.e");
+  bind_design_weights(config.design.method, [&](const std::string& name) { return up.get(name); }, w);
   for (std::int64_t l = 0; l < b.num_layers; ++l) w.layers.push_back(layer_of(up, b, config.design.method, l));
   w.final_norm = up.get("model.norm.weight");
   w.lm_head = b.tie_embeddings ? w.embed[0] : up.get("lm_head.weight");

@@ -316,3 +316,28 @@ TEST_CASE("code shape: mHC's code is confined to its design modules", "[code-sha
   INFO("files outside mHC's modules naming it:" << listed);
   CHECK(naming.empty());
 }
+
+// A design's tensors are named by its executor module alone: the weights, their upload and
+// the runner ask the design registry, so a new design's tensors touch no shared file.
+TEST_CASE("code shape: design tensor names appear only in the design modules", "[code-shape][designs]") {
+  const std::regex design_tensor(R"(hdlab\.(hd|vwn|loop)\.|hdlab_(ghc|mhc))");
+  std::vector<std::string> naming;
+  int module_files = 0;
+  for (const auto& f : source_files()) {
+    const std::string rel = source_name(f);
+    if (rel.rfind("tests/", 0) == 0) continue;
+    std::istringstream lines(read(f));
+    bool names_it = false;
+    for (std::string line; std::getline(lines, line);) {
+      const std::size_t comment = line.find("//");  // the names hold no "//": what follows is a comment
+      names_it = names_it || std::regex_search(line.substr(0, comment), design_tensor);
+    }
+    if (rel.find("/designs/") != std::string::npos) module_files += names_it;
+    else if (names_it) naming.push_back(rel);
+  }
+  CHECK(module_files >= 3);  // the scan sees the modules' names (HD, VWN, looped; mHC's are built from its key)
+  std::string listed;
+  for (const auto& n : naming) listed += "\n  " + n;
+  INFO("files outside the design modules naming a design's tensors:" << listed);
+  CHECK(naming.empty());
+}

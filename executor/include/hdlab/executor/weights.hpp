@@ -6,7 +6,6 @@
 // Tensor names (HF-like for the backbone; "hdlab." or "hdlab_" for design extras).
 // Matrices are stored [out, in] (y = x W^T) unless marked [in, out].
 //   model.embed_tokens.weight                       [V, D]  (VWN full embedding: [V, D'])
-//   hdlab.hd.embed_tokens.{k}.weight                [V, D]  HD stream k = 1..n-1 (stream 0: model.embed_tokens)
 //   model.layers.{l}.input_layernorm.weight         [D]     pre-attention RMSNorm
 //   model.layers.{l}.self_attn.q_proj.weight        [H*hd, D]   (+ .bias [H*hd] with attention_bias;
 //     attention_output_gate: [2*H*hd, D], each head's rows [query hd | gate hd] as HF's Qwen3-Next)
@@ -35,18 +34,11 @@
 //     (+ .bias [F], [F], [D] with expert_bias: gpt-oss's, stored per expert, not packed)
 //   model.layers.{l}.mlp.shared_experts.{s}.{gate,up,down}_proj.weight   shared expert s
 //   model.layers.{l}.mlp.shared_expert_gate.weight  [1, D]  sigmoid gate of the shared experts (Qwen3-Next)
-//   model.layers.{l}.hdlab_ghc.{attn,ffn}.static_a  [n, m+n] VWN GHC around attention / FFN
-//   model.layers.{l}.hdlab_ghc.{attn,ffn}.static_b  [m, n]
-//   model.layers.{l}.hdlab_ghc.{attn,ffn}.norm.weight     [D/m]        (dynamic GHC)
-//   model.layers.{l}.hdlab_ghc.{attn,ffn}.dynamic.weight  [D/m, 2m+n] [in, out] = [W_a | W_b]
-//   model.layers.{l}.hdlab_ghc.{attn,ffn}.dynamic.scale   [2]   (S_a, S_b)
-//   model.layers.{l}.hdlab_<design>.*               a design module's own tensors of the layer
-//     (design_tensor_prefix; each module lists its own names, executor/designs/*.hpp)
-//   hdlab.vwn.embed_proj.weight                     [D', D] VWN projected embedding
-//   hdlab.vwn.group_norm.weight / .bias             [D']    VWN output GroupNorm (groups of D)
-//   hdlab.vwn.reduce.weight                         [D, D'] VWN D' -> D
-//   hdlab.vwn.mtp.weight                            [D/m, 2D/m] VWN MTP mixing, input [h block | next-token e block]
-//   hdlab.loop.injection.weight                     [D, 2D] looped input injection, input [h; e]
+//   model.layers.{l}.hdlab_<group>.*                a design module's own tensors of the layer
+//     (design_tensor_prefix: VWN's hyper-connections under hdlab_ghc, mHC's under hdlab_mhc)
+//   hdlab.<design>.*                                a design module's model-wide tensors, after the input
+//     table (HD's tables, VWN's projection) or after the last layer (VWN's readout and MTP, the looped
+//     injection adapter); each module lists its names: executor/designs/{hd,vwn,looped}_weights.hpp, mhc_op.hpp
 //   model.norm.weight                               [D]
 //   lm_head.weight                                  [V, D]  (absent when tied: model.embed_tokens is the head)
 // V is the padded vocabulary; D' = D n/m.
@@ -98,9 +90,8 @@ struct LayerNames {
   std::string mixer, ffn;                    // prefixes of the sublayers' tensors
 };
 LayerNames layer_names(const model::Backbone& b, std::int64_t l);
-// Where a design module's own tensors of a layer sit: "model.layers.{l}.hdlab_<key>."
-// (<key> the method's JSON key).
-std::string design_tensor_prefix(const LayerNames& n, const model::Method& method);
+// Where a design module's own tensors of a layer sit: design_tensor_prefix
+// (designs/registry.hpp).
 
 // Every tensor of a design on `backbone` (the effective, grown backbone for a Config), in
 // a fixed order. Throws model::ConfigError for backbones the runner does not execute
@@ -111,8 +102,8 @@ std::vector<WeightSpec> weight_specs(const model::Backbone& backbone, const mode
 std::vector<WeightSpec> weight_specs(const model::Config& c);
 // Bytes the specs take on a backend storing matrices as `type` (keep_f32 ones as f32).
 std::size_t weight_bytes(const std::vector<WeightSpec>& specs, ScalarType type);
-// Bytes upload_weights allocates for `c` (the specs' bytes plus the GHC scale pairs
-// spread over their 2m+n coefficient columns).
+// Bytes upload_weights allocates for `c`: the specs' bytes plus what the design's module
+// spreads out at placement (design_extra_device_bytes: VWN's scale pairs over 2m+n columns).
 std::size_t device_weight_bytes(const model::Config& c, ScalarType type);
 
 // Where values come from: one tensor at a time, so nothing holds a whole model on the host.
