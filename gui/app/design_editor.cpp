@@ -37,6 +37,29 @@ QLabel* error_label() {
   return l;
 }
 
+using gui_core::edits_layer_kinds;
+
+// The per-layer stream kinds of a design whose page edits them; empty for the others.
+std::vector<model::HdLayerKind> stream_kinds(const model::Config& c) {
+  std::vector<model::HdLayerKind> kinds;
+  if (!edits_layer_kinds(model::method_name(c.design.method))) return kinds;
+  for (std::int64_t l = 0; l < c.effective.num_layers; ++l)
+    kinds.push_back(model::layer_role(c.design.method, c.effective, l).stream_kind);
+  return kinds;
+}
+
+// Sets the field `name` (a spin box of the method's page) to its minimum, where it reads
+// as not given (its min_text: "auto", "backbone's").
+void show_not_given(const QWidget* page, const QString& name) {
+  if (auto* box = page->findChild<QSpinBox*>(name)) {
+    const QSignalBlocker block(box);
+    box->setValue(box->minimum());
+  } else if (auto* real = page->findChild<QDoubleSpinBox*>(name)) {
+    const QSignalBlocker block(real);
+    real->setValue(real->minimum());
+  }
+}
+
 }  // namespace
 
 QString backbone_summary(const model::Backbone& b) {
@@ -265,25 +288,11 @@ void DesignEditor::loadDesign(const model::Design& d, const model::Json& written
   name_->setText(QString::fromStdString(d.name));
   set_choice(method_box_, model::method_name(d.method));
   pages_->load(d.method);
-  if (const auto* hd = std::get_if<model::HdDesign>(&d.method)) {
-    // A window the parser derived (the backbone's, in tokens, times n) shows as "auto",
-    // so that changing n keeps the window's span in tokens.
-    std::int64_t backbone_window = 0;
-    for (const auto& l : base_.layers)
-      if (l.kind == model::AttentionKind::sliding) backbone_window = l.window;
-    if (backbone_window > 0 && hd->window == backbone_window * hd->n) {
-      auto* window = findChild<QSpinBox*>("/design/hd/window");
-      const QSignalBlocker block(window);
-      window->setValue(0);
-    }
-    // Likewise a theta equal to the backbone's shows as "backbone's", so that it follows
-    // the next backbone (the parser fills in the backbone's when left out).
-    if (hd->rope_theta == base_.rope_theta) {
-      auto* theta = findChild<QDoubleSpinBox*>("/design/hd/rope_theta");
-      const QSignalBlocker block(theta);
-      theta->setValue(0);
-    }
-  }
+  // Values the parser derived show as not given, so that they follow the next backbone or
+  // size (HD's window keeps its span in tokens when n changes).
+  const std::string method = model::method_name(d.method);
+  for (const std::string& key : model::derived_fields(d.method, base_))
+    show_not_given(this, QString::fromStdString("/design/" + method + "/" + key));
   name_from_file_ = !d.name.empty();
   growth_->setChecked(d.growth.has_value());
   const model::GrowthDesign g = d.growth.value_or(model::GrowthDesign{});
@@ -292,22 +301,23 @@ void DesignEditor::loadDesign(const model::Design& d, const model::Json& written
   width_factor_->setValue(static_cast<int>(g.width_factor));
   noise_alpha_->setValue(g.noise_alpha);
   kinds_.clear();
-  if (const auto* hd = std::get_if<model::HdDesign>(&d.method)) kinds_ = hd->layer_kinds;
-  showRule(d, written);
+  if (edits_layer_kinds(method)) {
+    const model::Config config = model::make_config(base_, d);
+    kinds_ = stream_kinds(config);
+    showRule(config, written);
+  }
 }
 
-void DesignEditor::showRule(const model::Design& d, const model::Json& written) {
-  const auto* hd = std::get_if<model::HdDesign>(&d.method);
-  if (!hd) return;
+void DesignEditor::showRule(const model::Config& c, const model::Json& written) {
   // The rule as written where the fields can hold it, else one fitted to the kinds; the
   // check keeps "Apply" from changing the kinds just loaded.
-  const model::Backbone effective = model::make_config(base_, d).effective;
+  const std::string method = model::method_name(c.design.method);
   const model::Json* layers = nullptr;
-  if (written.is_object() && written.contains("hd") && written["hd"].is_object() && written["hd"].contains("layers"))
-    layers = &written["hd"]["layers"];
+  if (written.is_object() && written.contains(method) && written[method].is_object() &&
+      written[method].contains("layers"))
+    layers = &written[method]["layers"];
   std::optional<gui_core::HdRule> rule = gui_core::rule_from_layers_json(layers);
-  if (!rule || gui_core::apply_rule(*rule, effective) != hd->layer_kinds)
-    rule = gui_core::fit_rule(hd->layer_kinds, effective);
+  if (!rule || gui_core::apply_rule(*rule, c.effective) != kinds_) rule = gui_core::fit_rule(kinds_, c.effective);
   if (rule) pages_->setHdRule(*rule);
 }
 
@@ -325,7 +335,7 @@ model::Json DesignEditor::designJson() const {
   if (!name_->text().trimmed().isEmpty()) d["name"] = name_->text().trimmed().toStdString();
   const std::string method = pages_->method().toStdString();
   model::Json body = pages_->methodJson();
-  if (method == "hd") {
+  if (edits_layer_kinds(method)) {
     if (static_cast<std::int64_t>(kinds_.size()) == expectedLayers()) {
       model::Json list = model::Json::array();
       for (auto k : kinds_) list.push_back(model::to_string(k));
@@ -350,8 +360,8 @@ void DesignEditor::rebuild() {
     const model::Design d = model::parse_design(designJson(), base_, "/design");
     const model::Config c = model::make_config(base_, d);
     QString summary = QString::fromStdString(model::describe(c.design));
-    if (const auto* hd = std::get_if<model::HdDesign>(&c.design.method)) {
-      kinds_ = hd->layer_kinds;
+    if (std::vector<model::HdLayerKind> kinds = stream_kinds(c); !kinds.empty()) {
+      kinds_ = std::move(kinds);
       if (gui_core::apply_rule(pages_->hdRule(), c.effective) != kinds_)
         summary += tr(" - set layer by layer; Apply rule replaces them with the rule above");
     }
@@ -373,7 +383,7 @@ void DesignEditor::rebuild() {
 void DesignEditor::setLayerKind(int layer, model::HdLayerKind kind) { setLayerKinds({layer}, kind); }
 
 void DesignEditor::setLayerKinds(const QList<int>& layers, model::HdLayerKind kind) {
-  if (pages_->method() != "hd") return;
+  if (!edits_layer_kinds(pages_->method().toStdString())) return;
   bool changed = false;
   for (const int layer : layers) {
     if (layer < 0 || layer >= static_cast<int>(kinds_.size())) continue;

@@ -71,7 +71,7 @@ class DesignEditor : public QWidget {
   // Widgets from a parsed design; `written` is the design's JSON as read (its "hd"
   // "layers" value sets the rule fields).
   void loadDesign(const model::Design& d, const model::Json& written);
-  void showRule(const model::Design& d, const model::Json& written);
+  void showRule(const model::Config& c, const model::Json& written);
   // The design no longer is the preset the box shows (an edit, or a design from a file).
   void leavePreset();
   model::Json designJson() const;

@@ -15,6 +15,7 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
+#include "hdlab/gui_core/hd_rule.hpp"
 #include "layer_strip_widget.hpp"
 #include "layer_table_model.hpp"
 
@@ -120,12 +121,12 @@ QList<int> LayerPanel::selectedLayers() const {
 
 void LayerPanel::setSelectedKind(model::HdLayerKind kind) {
   const QList<int> layers = selectedLayers();
-  if (!layers.isEmpty() && model_->strip().method == "hd") emit kindsRequested(layers, kind);
+  if (!layers.isEmpty() && gui_core::edits_layer_kinds(model_->strip().method)) emit kindsRequested(layers, kind);
 }
 
 void LayerPanel::showContextMenu(const QPoint& pos) {
   const QList<int> layers = selectedLayers();
-  if (layers.isEmpty() || model_->strip().method != "hd") return;
+  if (layers.isEmpty() || !gui_core::edits_layer_kinds(model_->strip().method)) return;
   QMenu menu(this);
   for (const auto& [name, kind] : hd_kinds) {
     QAction* a = menu.addAction(tr("Set %n selected layer(s) to %1", "", static_cast<int>(layers.size())).arg(name));
@@ -135,7 +136,7 @@ void LayerPanel::showContextMenu(const QPoint& pos) {
 }
 
 void LayerPanel::syncKindControls() {
-  const bool hd = model_->strip().method == "hd";
+  const bool hd = gui_core::edits_layer_kinds(model_->strip().method);
   kind_->setEnabled(hd);
   set_kind_->setEnabled(hd);
 }

@@ -12,6 +12,7 @@
 #include <QPainterPath>
 #include <QToolTip>
 
+#include "hdlab/gui_core/hd_rule.hpp"
 #include "layer_table_model.hpp"
 #include "session.hpp"
 
@@ -268,7 +269,7 @@ void LayerStripWidget::mousePressEvent(QMouseEvent* e) {
 void LayerStripWidget::contextMenuEvent(QContextMenuEvent* e) {
   const int l = layerAt(e->pos().x());
   QMenu menu(this);
-  if (l >= 0 && strip_.method == "hd") {
+  if (l >= 0 && gui_core::edits_layer_kinds(strip_.method)) {
     const std::pair<const char*, model::HdLayerKind> kinds[] = {
         {"full", model::HdLayerKind::full}, {"local", model::HdLayerKind::local}, {"intra", model::HdLayerKind::intra}};
     for (const auto& [name, kind] : kinds) {

@@ -3,6 +3,7 @@
 #include <QAbstractItemView>
 #include <QComboBox>
 
+#include "hdlab/gui_core/hd_rule.hpp"
 #include "hdlab/gui_core/units.hpp"
 #include "session.hpp"
 
@@ -202,7 +203,7 @@ QVariant LayerTableModel::costData(const gui_core::LayerCost& c, int column, int
 
 Qt::ItemFlags LayerTableModel::flags(const QModelIndex& index) const {
   Qt::ItemFlags f = QAbstractTableModel::flags(index);
-  if (index.isValid() && index.column() == Attention && strip_.method == "hd") f |= Qt::ItemIsEditable;
+  if (index.isValid() && index.column() == Attention && gui_core::edits_layer_kinds(strip_.method)) f |= Qt::ItemIsEditable;
   return f;
 }
 

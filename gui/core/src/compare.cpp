@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <variant>
 
 #include "hdlab/model/error.hpp"
 #include "hdlab/simulator/pipeline_cost.hpp"
@@ -21,17 +20,7 @@ bool label_taken(const std::vector<PinList::Entry>& entries, const std::string& 
 
 std::string pin_label(const std::string& backbone, const model::Design& design, const std::string& hardware) {
   std::string method = short_label(design);
-  // HD designs differ by their layer kinds as much as by n: name the mix unless all are full.
-  if (const auto* hd = std::get_if<model::HdDesign>(&design.method)) {
-    const model::HdLayerKind kinds[] = {model::HdLayerKind::intra, model::HdLayerKind::local, model::HdLayerKind::full};
-    std::string mix;
-    for (model::HdLayerKind k : kinds) {
-      const auto n = std::count(hd->layer_kinds.begin(), hd->layer_kinds.end(), k);
-      if (n > 0) mix += (mix.empty() ? "" : ", ") + std::to_string(n) + " " + model::to_string(k);
-    }
-    if (std::any_of(hd->layer_kinds.begin(), hd->layer_kinds.end(), [](auto k) { return k != model::HdLayerKind::full; }))
-      method += " (" + mix + ")";
-  }
+  if (const std::string detail = model::label_detail(design.method); !detail.empty()) method += " (" + detail + ")";
   return backbone + " + " + method + " on " + hardware;
 }
 

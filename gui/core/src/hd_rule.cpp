@@ -1,6 +1,14 @@
 #include "hdlab/gui_core/hd_rule.hpp"
 
+#include <algorithm>
+
 namespace hdlab::gui_core {
+
+bool edits_layer_kinds(const std::string& key) {
+  const std::vector<std::string> keys = model::design_keys();
+  return std::find(keys.begin(), keys.end(), key) != keys.end() && model::design_form(key).layer_kinds;
+}
+
 namespace {
 
 std::optional<model::HdLayerKind> kind_named(const model::Json& v) {

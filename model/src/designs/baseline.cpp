@@ -13,6 +13,7 @@ void parse(ObjectReader r, const Backbone&, DesignDefaults&, BaselineDesign&) { 
 Json block_json(const BaselineDesign&) { return Json::object(); }
 void describe(const BaselineDesign&, std::ostream& s) { s << "baseline"; }
 std::string short_label(const BaselineDesign&) { return "baseline"; }
+std::string label_detail(const BaselineDesign&) { return ""; }
 DesignFeatures features(const BaselineDesign&) { return {}; }
 LayerSchedule layer_schedule(const BaselineDesign&, std::int64_t) { return {}; }
 std::vector<LayerRun> layer_runs(const BaselineDesign&, std::int64_t num_layers) {
@@ -43,5 +44,7 @@ DesignForm form(const BaselineDesign&) {
             "model.";
   return f;
 }
+
+std::vector<std::string> derived_fields(const BaselineDesign&, const Backbone&) { return {}; }
 
 }  // namespace hdlab::model::designs

@@ -1,5 +1,6 @@
 // The Hidden Decoding module (methods.md section 1): n streams per token, a per-layer
 // attention kind, optional KV mirroring of the backbone's mirrored layers.
+#include <algorithm>
 #include <cmath>
 #include <ostream>
 
@@ -103,13 +104,19 @@ std::vector<HdLayerKind> parse_layers(const Json* layers, const std::string& ptr
   return kinds;
 }
 
+// The backbone's sliding window in tokens (its last sliding layer's); 0 when it has none.
+std::int64_t backbone_sliding_window(const Backbone& b) {
+  std::int64_t window = 0;
+  for (const auto& l : b.layers)
+    if (l.kind == AttentionKind::sliding) window = l.window;
+  return window;
+}
+
 // The local window in expanded positions: given, or the backbone's sliding window x n.
 std::int64_t parse_window(ObjectReader& r, const HdDesign& hd, const Backbone& b, DesignDefaults& defaults) {
   bool any_local = false;
   for (auto k : hd.layer_kinds) any_local = any_local || k == HdLayerKind::local;
-  std::int64_t backbone_window = 0;
-  for (const auto& l : b.layers)
-    if (l.kind == AttentionKind::sliding) backbone_window = l.window;
+  const std::int64_t backbone_window = backbone_sliding_window(b);
   if (const Json* w = r.find("window")) {
     const std::int64_t window = read_integer(*w, r.at("window"), 1, Limits::max_window);
     if (!any_local) fail(r.at("window"), "is set but no layer is local");
@@ -191,6 +198,18 @@ void describe(const HdDesign& hd, std::ostream& s) {
 }
 
 std::string short_label(const HdDesign& hd) { return "HD n=" + num(hd.n); }
+
+// HD designs of one n differ by their layer kinds: the mix, unless every layer is full.
+std::string label_detail(const HdDesign& hd) {
+  if (std::all_of(hd.layer_kinds.begin(), hd.layer_kinds.end(), [](auto k) { return k == HdLayerKind::full; }))
+    return "";
+  std::string mix;
+  for (HdLayerKind k : {HdLayerKind::intra, HdLayerKind::local, HdLayerKind::full}) {
+    const auto count = std::count(hd.layer_kinds.begin(), hd.layer_kinds.end(), k);
+    if (count > 0) mix += (mix.empty() ? "" : ", ") + num(count) + " " + to_string(k);
+  }
+  return mix;
+}
 
 DesignFeatures features(const HdDesign& hd) {
   DesignFeatures f;
@@ -329,6 +348,16 @@ DesignForm form(const HdDesign&) {
   theta.min_text = "backbone's";
   f.fields.push_back(theta);
   return f;
+}
+
+// The window a parser derives is the backbone's in tokens x n, the theta the backbone's:
+// shown as "auto" / "backbone's", they follow n and the next backbone.
+std::vector<std::string> derived_fields(const HdDesign& hd, const Backbone& b) {
+  std::vector<std::string> keys;
+  const std::int64_t backbone_window = backbone_sliding_window(b);
+  if (backbone_window > 0 && hd.window == backbone_window * hd.n) keys.push_back("window");
+  if (hd.rope_theta == b.rope_theta) keys.push_back("rope_theta");
+  return keys;
 }
 
 }  // namespace hdlab::model::designs

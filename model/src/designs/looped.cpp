@@ -57,6 +57,7 @@ void describe(const LoopedDesign& l, std::ostream& s) {
 }
 
 std::string short_label(const LoopedDesign& l) { return "looped x" + num(l.iterations); }
+std::string label_detail(const LoopedDesign&) { return ""; }
 
 DesignFeatures features(const LoopedDesign& l) {
   DesignFeatures f;
@@ -138,5 +139,7 @@ DesignForm form(const LoopedDesign&) {
                  "re-inject the embedding each iteration (2D -> D adapter)")};
   return f;
 }
+
+std::vector<std::string> derived_fields(const LoopedDesign&, const Backbone&) { return {}; }
 
 }  // namespace hdlab::model::designs

@@ -68,6 +68,7 @@ void describe(const MhcDesign& d, std::ostream& s) {
 }
 
 std::string short_label(const MhcDesign& d) { return "mHC n=" + num(d.n); }
+std::string label_detail(const MhcDesign&) { return ""; }
 
 DesignFeatures features(const MhcDesign& d) {
   DesignFeatures f;
@@ -142,5 +143,7 @@ DesignForm form(const MhcDesign&) {
                                     "matrices (the paper: 20)")};
   return f;
 }
+
+std::vector<std::string> derived_fields(const MhcDesign&, const Backbone&) { return {}; }
 
 }  // namespace hdlab::model::designs

@@ -101,6 +101,7 @@ void describe(const PhdDesign& phd, std::ostream& s) {
 std::string short_label(const PhdDesign& p) {
   return std::string("PHD-") + to_string(p.variant) + " K=" + common::num(p.K);
 }
+std::string label_detail(const PhdDesign&) { return ""; }
 
 DesignFeatures features(const PhdDesign& p) {
   DesignFeatures f;
@@ -197,5 +198,7 @@ DesignForm form(const PhdDesign&) {
   f.fields.back().when_values = {"cswa"};
   return f;
 }
+
+std::vector<std::string> derived_fields(const PhdDesign&, const Backbone&) { return {}; }
 
 }  // namespace hdlab::model::designs

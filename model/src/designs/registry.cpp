@@ -43,6 +43,8 @@ concept DesignModule =
       designs::set_size(d, 0.0);
       { designs::conformance_examples(cd) } -> std::same_as<std::vector<std::string>>;
       { designs::form(cd) } -> std::same_as<DesignForm>;
+      { designs::label_detail(cd) } -> std::same_as<std::string>;
+      { designs::derived_fields(cd, b) } -> std::same_as<std::vector<std::string>>;
     };
 
 template <class... D>
@@ -98,6 +100,14 @@ DesignFeatures design_features(const Method& m) {
 
 std::string method_label(const Method& m) {
   return std::visit([](const auto& d) { return designs::short_label(d); }, m);
+}
+
+std::string label_detail(const Method& m) {
+  return std::visit([](const auto& d) { return designs::label_detail(d); }, m);
+}
+
+std::vector<std::string> derived_fields(const Method& m, const Backbone& b) {
+  return std::visit([&](const auto& d) { return designs::derived_fields(d, b); }, m);
 }
 
 std::optional<SizeKnob> size_knob(const Method& m) {

@@ -63,6 +63,7 @@ void describe(const VwnDesign& v, std::ostream& s) {
 }
 
 std::string short_label(const VwnDesign& v) { return "VWN n/m=" + num(v.n) + "/" + num(v.m); }
+std::string label_detail(const VwnDesign&) { return ""; }
 
 DesignFeatures features(const VwnDesign& v) {
   DesignFeatures f;
@@ -139,5 +140,7 @@ DesignForm form(const VwnDesign&) {
       flag_field("mtp", "MTP", false, "Multi-token prediction head", "multi-token prediction head")};
   return f;
 }
+
+std::vector<std::string> derived_fields(const VwnDesign&, const Backbone&) { return {}; }
 
 }  // namespace hdlab::model::designs

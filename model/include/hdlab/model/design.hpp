@@ -49,6 +49,13 @@ DesignForm design_form(const std::string& key);
 DesignFeatures design_features(const Method& m);
 // A short label for charts: "HD n=4", "PHD-swa K=2", "VWN n/m=4/2", "looped x3", "baseline".
 std::string method_label(const Method& m);
+// What, beside method_label, tells apart designs of one method and size in a comparison
+// ("30 intra, 6 full" of an HD design); "" when the label says it all.
+std::string label_detail(const Method& m);
+// Keys of the method's JSON block whose values are those its parser derives from backbone
+// `b` when the key is left out (HD's window and RoPE theta): the editor shows them as not
+// given (the field's min_text), so that they follow the next backbone or size.
+std::vector<std::string> derived_fields(const Method& m, const Backbone& b);
 // The method's part of describe(): "hd n=4 (20 intra, 10 local, 6 full)".
 void describe_method(const Method& m, std::ostream& s);
 // The knob that sizes the method; nullopt for the baseline. with_size sets it to x (HD

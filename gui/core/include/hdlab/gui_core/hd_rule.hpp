@@ -7,6 +7,7 @@
 // design's intent over to that backbone's layer count.
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "hdlab/model/backbone.hpp"
@@ -14,6 +15,11 @@
 #include "hdlab/model/config_io.hpp"
 
 namespace hdlab::gui_core {
+
+// Whether the method registered under `key` has per-layer stream kinds the editor, the
+// layer strip and the layer table edit (its DesignForm::layer_kinds; HD's, under its
+// block's "layers" key); false for an unknown key.
+bool edits_layer_kinds(const std::string& key);
 
 struct HdRule {
   model::HdLayerKind sliding = model::HdLayerKind::local;  // the backbone's sliding-window layers

@@ -14,6 +14,7 @@ void parse(ObjectReader r, const Backbone& b, DesignDefaults& defaults, Baseline
 Json block_json(const BaselineDesign& d);
 void describe(const BaselineDesign& d, std::ostream& s);
 std::string short_label(const BaselineDesign& d);
+std::string label_detail(const BaselineDesign& d);
 DesignFeatures features(const BaselineDesign& d);
 LayerSchedule layer_schedule(const BaselineDesign& d, std::int64_t layer);
 std::vector<LayerRun> layer_runs(const BaselineDesign& d, std::int64_t num_layers);
@@ -29,6 +30,7 @@ std::optional<SizeKnob> size_knob(const BaselineDesign& d);
 void set_size(BaselineDesign& d, double x);
 std::vector<std::string> conformance_examples(const BaselineDesign& d);
 DesignForm form(const BaselineDesign& d);  // the editor page
+std::vector<std::string> derived_fields(const BaselineDesign& d, const Backbone& b);
 }  // namespace designs
 
 }  // namespace hdlab::model

@@ -30,6 +30,7 @@ void parse(ObjectReader r, const Backbone& b, DesignDefaults& defaults, HdDesign
 Json block_json(const HdDesign& d);
 void describe(const HdDesign& d, std::ostream& s);
 std::string short_label(const HdDesign& d);
+std::string label_detail(const HdDesign& d);
 DesignFeatures features(const HdDesign& d);
 LayerSchedule layer_schedule(const HdDesign& d, std::int64_t layer);
 std::vector<LayerRun> layer_runs(const HdDesign& d, std::int64_t num_layers);
@@ -45,6 +46,7 @@ std::optional<SizeKnob> size_knob(const HdDesign& d);
 void set_size(HdDesign& d, double x);
 std::vector<std::string> conformance_examples(const HdDesign& d);
 DesignForm form(const HdDesign& d);  // the editor page
+std::vector<std::string> derived_fields(const HdDesign& d, const Backbone& b);
 }  // namespace designs
 
 }  // namespace hdlab::model

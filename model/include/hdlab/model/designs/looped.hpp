@@ -26,6 +26,7 @@ void parse(ObjectReader r, const Backbone& b, DesignDefaults& defaults, LoopedDe
 Json block_json(const LoopedDesign& d);
 void describe(const LoopedDesign& d, std::ostream& s);
 std::string short_label(const LoopedDesign& d);
+std::string label_detail(const LoopedDesign& d);
 DesignFeatures features(const LoopedDesign& d);
 LayerSchedule layer_schedule(const LoopedDesign& d, std::int64_t layer);
 std::vector<LayerRun> layer_runs(const LoopedDesign& d, std::int64_t num_layers);
@@ -41,6 +42,7 @@ std::optional<SizeKnob> size_knob(const LoopedDesign& d);
 void set_size(LoopedDesign& d, double x);
 std::vector<std::string> conformance_examples(const LoopedDesign& d);
 DesignForm form(const LoopedDesign& d);  // the editor page
+std::vector<std::string> derived_fields(const LoopedDesign& d, const Backbone& b);
 }  // namespace designs
 
 }  // namespace hdlab::model

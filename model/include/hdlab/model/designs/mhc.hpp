@@ -20,6 +20,7 @@ void parse(ObjectReader r, const Backbone& b, DesignDefaults& defaults, MhcDesig
 Json block_json(const MhcDesign& d);
 void describe(const MhcDesign& d, std::ostream& s);
 std::string short_label(const MhcDesign& d);
+std::string label_detail(const MhcDesign& d);
 DesignFeatures features(const MhcDesign& d);
 LayerSchedule layer_schedule(const MhcDesign& d, std::int64_t layer);
 std::vector<LayerRun> layer_runs(const MhcDesign& d, std::int64_t num_layers);
@@ -35,6 +36,7 @@ std::optional<SizeKnob> size_knob(const MhcDesign& d);
 void set_size(MhcDesign& d, double x);
 std::vector<std::string> conformance_examples(const MhcDesign& d);
 DesignForm form(const MhcDesign& d);  // the editor page
+std::vector<std::string> derived_fields(const MhcDesign& d, const Backbone& b);
 // Parameters of one hyper-connection (two per layer) on a D-wide backbone: the projection
 // of the flattened n*D state to the n + n + n^2 coefficient logits, their biases and the
 // three scales (pre, post, res).

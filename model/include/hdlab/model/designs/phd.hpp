@@ -34,6 +34,7 @@ void parse(ObjectReader r, const Backbone& b, DesignDefaults& defaults, PhdDesig
 Json block_json(const PhdDesign& d);
 void describe(const PhdDesign& d, std::ostream& s);
 std::string short_label(const PhdDesign& d);
+std::string label_detail(const PhdDesign& d);
 DesignFeatures features(const PhdDesign& d);
 LayerSchedule layer_schedule(const PhdDesign& d, std::int64_t layer);
 std::vector<LayerRun> layer_runs(const PhdDesign& d, std::int64_t num_layers);
@@ -49,6 +50,7 @@ std::optional<SizeKnob> size_knob(const PhdDesign& d);
 void set_size(PhdDesign& d, double x);
 std::vector<std::string> conformance_examples(const PhdDesign& d);
 DesignForm form(const PhdDesign& d);  // the editor page
+std::vector<std::string> derived_fields(const PhdDesign& d, const Backbone& b);
 }  // namespace designs
 
 }  // namespace hdlab::model

@@ -25,6 +25,7 @@ void parse(ObjectReader r, const Backbone& b, DesignDefaults& defaults, VwnDesig
 Json block_json(const VwnDesign& d);
 void describe(const VwnDesign& d, std::ostream& s);
 std::string short_label(const VwnDesign& d);
+std::string label_detail(const VwnDesign& d);
 DesignFeatures features(const VwnDesign& d);
 LayerSchedule layer_schedule(const VwnDesign& d, std::int64_t layer);
 std::vector<LayerRun> layer_runs(const VwnDesign& d, std::int64_t num_layers);
@@ -40,6 +41,7 @@ std::optional<SizeKnob> size_knob(const VwnDesign& d);
 void set_size(VwnDesign& d, double x);
 std::vector<std::string> conformance_examples(const VwnDesign& d);
 DesignForm form(const VwnDesign& d);  // the editor page
+std::vector<std::string> derived_fields(const VwnDesign& d, const Backbone& b);
 }  // namespace designs
 
 }  // namespace hdlab::model
