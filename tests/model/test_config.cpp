@@ -119,6 +119,35 @@ TEST_CASE("HD layer kinds: names, lists and rules", "[config][hd]") {
   }
 }
 
+TEST_CASE("the registry's editor and pin questions: derived fields and label detail", "[config][hd]") {
+  SECTION("HD: the window and theta its parser derived are reported; given ones are not") {
+    const Config derived = config_of(tiny_backbone(), Json::parse(R"({"hd": {"n": 4}})"));
+    CHECK(derived_fields(derived.design.method, derived.base) == std::vector<std::string>{"window", "rope_theta"});
+    const Config given =
+        config_of(tiny_backbone(), Json::parse(R"({"hd": {"n": 4, "window": 5, "rope_theta": 50000}})"));
+    CHECK(derived_fields(given.design.method, given.base).empty());
+    // A window that happens to equal the derived one (8 tokens x 4) reads as derived.
+    const Config same = config_of(tiny_backbone(), Json::parse(R"({"hd": {"n": 4, "window": 32}})"));
+    CHECK(derived_fields(same.design.method, same.base) == std::vector<std::string>{"window", "rope_theta"});
+  }
+  SECTION("HD's pins name the layer mix unless every layer is full") {
+    const Config mixed =
+        config_of(tiny_backbone(), Json::parse(R"({"hd": {"n": 2, "layers": ["intra", "full", "local", "intra"]}})"));
+    CHECK(label_detail(mixed.design.method) == "2 intra, 1 local, 1 full");
+    const Config full = config_of(tiny_backbone(), Json::parse(R"({"hd": {"n": 2, "layers": "full"}})"));
+    CHECK(label_detail(full.design.method).empty());
+  }
+  SECTION("other designs derive nothing and their label says it all") {
+    for (const char* design : {R"({})", R"({"phd": {"K": 2}})", R"({"vwn": {"m": 2, "n": 4}})",
+                               R"({"looped": {"prelude": 1, "recurrent": 2, "coda": 1, "iterations": 2}})"}) {
+      INFO(design);
+      const Config c = config_of(tiny_backbone(), Json::parse(design));
+      CHECK(derived_fields(c.design.method, c.base).empty());
+      CHECK(label_detail(c.design.method).empty());
+    }
+  }
+}
+
 TEST_CASE("every design round-trips through JSON exactly", "[config][roundtrip]") {
   const std::vector<std::pair<Json, const char*>> cases = {
       {tiny_backbone(), R"({})"},
