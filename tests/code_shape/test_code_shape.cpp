@@ -15,6 +15,7 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -268,6 +269,32 @@ TEST_CASE("code shape: no function or test case over 80 lines", "[code-shape]") 
   CHECK(long_bodies.empty());
 }
 
+namespace {
+
+// The product files (tests left out) whose text `names_it` flags: how many are design
+// modules' files (under a designs/ folder), and the others, but for `registry`.
+struct Naming {
+  int module_files = 0;
+  std::vector<std::string> outside;
+  std::string listed() const {
+    std::string s;
+    for (const auto& n : outside) s += "\n  " + n;
+    return s;
+  }
+};
+Naming scan_naming(const std::function<bool(const std::string& text)>& names_it, const std::string& registry = "") {
+  Naming out;
+  for (const auto& f : source_files()) {
+    const std::string rel = source_name(f);
+    if (rel.rfind("tests/", 0) == 0 || rel == registry || !names_it(read(f))) continue;
+    if (rel.find("/designs/") != std::string::npos) ++out.module_files;
+    else out.outside.push_back(rel);
+  }
+  return out;
+}
+
+}  // namespace
+
 TEST_CASE("code shape: the design structs are named only in their modules and the registry", "[code-shape]") {
   // The registered designs, read from the variant that lists them.
   const std::string registry = read(root / "model/include/hdlab/model/design.hpp");
@@ -277,17 +304,12 @@ TEST_CASE("code shape: the design structs are named only in their modules and th
   std::string names = m[1].str();
   names = std::regex_replace(names, std::regex(R"(\s*,\s*)"), "|");
   const std::regex design_struct("\\b(" + trim(names) + ")\\b");
-  std::vector<std::string> naming;
-  for (const auto& f : source_files()) {
-    const std::string rel = source_name(f);
-    const bool exempt = rel.rfind("tests/", 0) == 0 || rel.find("/designs/") != std::string::npos ||
-                        rel == "model/include/hdlab/model/design.hpp";
-    if (!exempt && std::regex_search(code_only(read(f)), design_struct)) naming.push_back(rel);
-  }
-  std::string listed;
-  for (const auto& n : naming) listed += "\n  " + n;
-  INFO("files naming " << trim(names) << ":" << listed);
-  CHECK(naming.empty());
+  const Naming naming = scan_naming(
+      [&](const std::string& text) { return std::regex_search(code_only(text), design_struct); },
+      "model/include/hdlab/model/design.hpp");
+  CHECK(naming.module_files >= 12);  // the scan sees the modules (a header and a source each)
+  INFO("files naming " << trim(names) << ":" << naming.listed());
+  CHECK(naming.outside.empty());
 }
 
 // Issue 13's proof design: mHC's code lives in its modules (the designs/ folders of the
@@ -297,46 +319,25 @@ TEST_CASE("code shape: the design structs are named only in their modules and th
 // such as MhcDesign, mhc_coefficients or sinkhorn_iters do.
 TEST_CASE("code shape: mHC's code is confined to its design modules", "[code-shape][mhc]") {
   const std::regex mhc_word(R"([A-Za-z0-9_]*([Mm]hc|MHC|[Ss]inkhorn)[A-Za-z0-9_]*)");
-  std::vector<std::string> naming;
-  int module_files = 0;
-  for (const auto& f : source_files()) {
-    const std::string rel = source_name(f);
-    const bool names_it = std::regex_search(code_only(read(f)), mhc_word);
-    if (rel.find("/designs/") != std::string::npos) {
-      module_files += names_it;
-      continue;
-    }
-    if (rel.rfind("tests/", 0) == 0 || rel == "model/include/hdlab/model/design.hpp") continue;
-    if (names_it) naming.push_back(rel);
-  }
-  CHECK(module_files >= 6);  // the scan sees the modules' own code (model, executor, calibration parts)
-  std::string listed;
-  for (const auto& n : naming) listed += "\n  " + n;
-  INFO("files outside mHC's modules naming it:" << listed);
-  CHECK(naming.empty());
+  const Naming naming = scan_naming(
+      [&](const std::string& text) { return std::regex_search(code_only(text), mhc_word); },
+      "model/include/hdlab/model/design.hpp");
+  CHECK(naming.module_files >= 6);  // the scan sees the modules' own code (model, executor, calibration parts)
+  INFO("files outside mHC's modules naming it:" << naming.listed());
+  CHECK(naming.outside.empty());
 }
 
 // A design's tensors are named by its executor module alone: the weights, their upload and
 // the runner ask the design registry, so a new design's tensors touch no shared file.
 TEST_CASE("code shape: design tensor names appear only in the design modules", "[code-shape][designs]") {
   const std::regex design_tensor(R"(hdlab\.(hd|vwn|loop)\.|hdlab_(ghc|mhc))");
-  std::vector<std::string> naming;
-  int module_files = 0;
-  for (const auto& f : source_files()) {
-    const std::string rel = source_name(f);
-    if (rel.rfind("tests/", 0) == 0) continue;
-    std::istringstream lines(read(f));
-    bool names_it = false;
-    for (std::string line; std::getline(lines, line);) {
-      const std::size_t comment = line.find("//");  // the names hold no "//": what follows is a comment
-      names_it = names_it || std::regex_search(line.substr(0, comment), design_tensor);
-    }
-    if (rel.find("/designs/") != std::string::npos) module_files += names_it;
-    else if (names_it) naming.push_back(rel);
-  }
-  CHECK(module_files >= 3);  // the scan sees the modules' names (HD, VWN, looped; mHC's are built from its key)
-  std::string listed;
-  for (const auto& n : naming) listed += "\n  " + n;
-  INFO("files outside the design modules naming a design's tensors:" << listed);
-  CHECK(naming.empty());
+  const Naming naming = scan_naming([&](const std::string& text) {
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);)  // the names hold no "//": what follows is a comment
+      if (std::regex_search(line.substr(0, line.find("//")), design_tensor)) return true;
+    return false;
+  });
+  CHECK(naming.module_files >= 3);  // the scan sees the modules' names (HD, VWN, looped; mHC's are built from its key)
+  INFO("files outside the design modules naming a design's tensors:" << naming.listed());
+  CHECK(naming.outside.empty());
 }
