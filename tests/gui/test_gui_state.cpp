@@ -186,6 +186,27 @@ TEST_CASE("a saved config (kinds per layer) shows its rule and theta follows the
   CHECK(count_kind(test::hd_of(w->session()), model::HdLayerKind::full) == 15);  // 61 / 4
 }
 
+TEST_CASE("a saved HD window the parser derived shows as auto and follows n - a given one shows its value",
+          "[gui][state][hd]") {
+  auto w = test::started_window();
+  const auto dir = test::temp_dir("state_derived_window");
+  const auto save = [&](const char* design) {
+    const auto path = dir / "config.json";
+    std::ofstream(path) << model::to_json(test::with_design(test::profile_config("gpt-oss-20b.json"), design)).dump(2);
+    return QString::fromStdString(path.string());
+  };
+  gui::DesignEditor* editor = w->designEditor();
+  // to_json writes the derived window (128 tokens x 4 = 512 positions) explicitly.
+  REQUIRE(editor->loadModelFile(save(R"({"hd": {"n": 4}})")));
+  CHECK(test::hd_of(w->session()).window == 512);
+  CHECK(named<QSpinBox>(editor, "/design/hd/window")->value() == 0);  // "auto (backbone window x n)"
+  named<QSpinBox>(editor, "/design/hd/n")->setValue(2);
+  CHECK(test::hd_of(w->session()).window == 256);  // the span in tokens kept
+  REQUIRE(editor->loadModelFile(save(R"({"hd": {"n": 4, "window": 300}})")));
+  CHECK(named<QSpinBox>(editor, "/design/hd/window")->value() == 300);
+  CHECK(test::hd_of(w->session()).window == 300);
+}
+
 TEST_CASE("an invalid design marks every view over the last valid one as stale until it is valid again",
           "[gui][state][stale]") {
   auto w = test::started_window();
