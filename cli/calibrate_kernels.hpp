@@ -9,6 +9,7 @@ namespace hdlab::cli {
 
 struct KernelCalibrateCli {
   std::string kerneldb, device, datasheet, derive_from, output;
+  int threads = 0;  // fits at once (0: one per core)
 };
 
 int calibrate_from_kerneldb(const KernelCalibrateCli& o);

@@ -174,7 +174,7 @@ Verb add_calibrate(CLI::App& app) {
       ->check(non_empty());
   sub->add_option("--name", o->name, "the profile's name (default: the CPU model or GPU, threads)")->check(non_empty());
   auto* threads =
-      sub->add_option("--threads", o->threads, "cpu threads (0: all)")->capture_default_str()->check(thread_count());
+      sub->add_option("--threads", o->threads, "threads measuring (--backend cpu) or fitting (--from-kerneldb); 0: all")->capture_default_str()->check(thread_count());
   auto* quick = sub->add_flag("--quick", o->quick, "a smaller plan (CI smoke runs: under a minute on 2 cores)");
   // --refit measures nothing: the options that shape a measurement would be ignored.
   auto* refit = sub->add_option("--refit", o->refit, "fit the samples of this calibrated profile again, measuring nothing")
@@ -199,10 +199,12 @@ Verb add_calibrate(CLI::App& app) {
                       "datasheet profile to fit or derive onto (default with --from-kerneldb: "
                       "profiles/hardware/datasheet/ of the device)")
       ->check(non_empty());
-  for (CLI::Option* opt : {from, derive}) opt->excludes(backend)->excludes(threads)->excludes(quick)->excludes(refit);
+  for (CLI::Option* opt : {from, derive}) opt->excludes(backend)->excludes(quick)->excludes(refit);
+  derive->excludes(threads);  // derives by datasheet ratios: nothing to run at once
   return {sub, [o, k] {
             if (!k->kerneldb.empty() || !k->derive_from.empty()) {
               k->output = o->output;
+              k->threads = o->threads;
               if (k->output.empty()) throw model::ConfigError("-o", "give the profile to write, e.g. -o profiles/hardware/h100-sxm.json");
               if (!k->kerneldb.empty() && k->device.empty())
                 throw model::ConfigError("--device", "give the kerneldb device folder to fit (h100_sxm, a100_sxm, b200_sxm)");

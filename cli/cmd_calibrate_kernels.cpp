@@ -1,4 +1,4 @@
-// hdlab calibrate --from-kerneldb DIR --device NAME [--datasheet PROFILE] -o PROFILE
+// hdlab calibrate --from-kerneldb DIR --device NAME [--datasheet PROFILE] [--threads N] -o PROFILE
 // hdlab calibrate --derive-from FITTED --datasheet PROFILE -o PROFILE
 // GPU profiles fitted to measured kernels (calibration/kernel_fit.hpp): the datasheet
 // profile of the device (default: profiles/hardware/datasheet/<device>.json) with kernel
@@ -65,7 +65,9 @@ int calibrate_from_kerneldb(const KernelCalibrateCli& o) {
   }();
   const auto t0 = std::chrono::steady_clock::now();
   const KernelDb db = read_kerneldb(o.kerneldb, o.device);
-  const simulator::KernelModels models = fit_kernel_models(db, facts);
+  KernelFitOptions fit;
+  fit.threads = o.threads;
+  const simulator::KernelModels models = fit_kernel_models(db, facts, fit);
   const simulator::HardwareProfile h = fitted_profile(datasheet, db, models);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   write_profile(h, o.output);

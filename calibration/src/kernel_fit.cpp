@@ -2,6 +2,11 @@
 #include "hdlab/calibration/kernel_fit.hpp"
 
 #include <algorithm>
+#include <array>
+#include <atomic>
+#include <exception>
+#include <optional>
+#include <thread>
 #include <limits>
 #include <cmath>
 #include <functional>
@@ -426,32 +431,78 @@ DeviceFacts device_facts(const simulator::HardwareProfile& h) {
   return f;
 }
 
+namespace {
+
+// Runs independent fits on up to `threads` threads (0: one per core), taking them in the
+// order given (the longest first keeps the last one short). Each writes only its own
+// result and the models are pure functions (their memos are per thread), so the fit is
+// the same for any thread count. The error of the first failed fit, in the order given, is
+// rethrown: the same message however the fits interleave.
+void run_fits(const std::vector<std::function<void()>>& fits, int threads) {
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t n = std::min(fits.size(), static_cast<std::size_t>(threads > 0 ? threads : cores));
+  std::vector<std::exception_ptr> errors(fits.size());
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t i = next++; i < fits.size(); i = next++) try {
+        fits[i]();
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+  };
+  std::vector<std::thread> helpers;
+  for (std::size_t t = 1; t < n; ++t) helpers.emplace_back(work);
+  work();
+  for (std::thread& t : helpers) t.join();
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
+}
+
+}  // namespace
+
 KernelModels fit_kernel_models(const KernelDb& db, const DeviceFacts& facts, const KernelFitOptions& o) {
   KernelModels k;
   k.device = db.device;
   k.sms = facts.sms;
-  for (const char* name : {"bfloat16", "fp8"}) {
+  // Each fit below fills its own slot; the maps are filled after, on this thread.
+  struct Slots {
+    std::optional<simulator::GemmKernel> gemm;
+    std::optional<simulator::PrefillAttentionKernel> prefill;
+    std::optional<simulator::DecodeAttentionKernel> decode;
+  };
+  const std::array<const char*, 2> names = {"bfloat16", "fp8"};
+  std::array<Slots, 2> slots;
+  std::vector<std::function<void()>> decode_fits, other_fits;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const char* name = names[i];
     const model::DType d = *detail::model_dtype(name);
-    const bool present = std::any_of(db.gemm.begin(), db.gemm.end(), [&](const GemmRow& r) { return r.dtype == name; });
-    if (present && facts.peak_tflop_per_s.count(d)) k.gemm[d] = fit_gemm(db.gemm, d, name, facts, o);
-  }
-  if (!k.gemm.count(model::DType::bf16))
-    throw model::ConfigError(db.folder + "/gemm_perf.csv", "has no bfloat16 rows: nothing to anchor the models on");
-  k.gemm[model::DType::fp16] = k.gemm[model::DType::bf16];  // the same tensor-core rate and width
-  for (const char* name : {"bfloat16", "fp8"}) {
-    const model::DType d = *detail::model_dtype(name);
-    const bool present =
+    const bool rate = facts.peak_tflop_per_s.count(d) > 0;
+    if (rate && std::any_of(db.gemm.begin(), db.gemm.end(), [&](const GemmRow& r) { return r.dtype == name; }))
+      other_fits.push_back([&, i, d, name] { slots[i].gemm = fit_gemm(db.gemm, d, name, facts, o); });
+    const bool prefill =
         std::any_of(db.context_attention.begin(), db.context_attention.end(), [&](const AttentionRow& r) {
           const auto a = detail::model_dtype(r.attn_dtype), kv = detail::model_dtype(r.kv_dtype);
           return a && kv && simulator::prefill_kernel_dtype(*a, *kv) == d;
         });
-    if (present && facts.peak_tflop_per_s.count(d))
-      k.prefill_attention[d] = fit_prefill(db.context_attention, d, facts, o);
-    const bool kv = std::any_of(db.generation_attention.begin(), db.generation_attention.end(),
-                                [&](const AttentionRow& r) { return r.kv_dtype == name; });
-    if (kv) k.decode_attention[d] = fit_decode(db.generation_attention, name, facts, o);
+    if (rate && prefill)
+      other_fits.push_back([&, i, d] { slots[i].prefill = fit_prefill(db.context_attention, d, facts, o); });
+    if (std::any_of(db.generation_attention.begin(), db.generation_attention.end(),
+                    [&](const AttentionRow& r) { return r.kv_dtype == name; }))
+      decode_fits.push_back([&, i, name] { slots[i].decode = fit_decode(db.generation_attention, name, facts, o); });
   }
-  fit_collectives(db.collectives, facts.nvlink_gb_per_s, o, k);
+  if (std::none_of(db.gemm.begin(), db.gemm.end(), [](const GemmRow& r) { return r.dtype == "bfloat16"; }))
+    throw model::ConfigError(db.folder + "/gemm_perf.csv", "has no bfloat16 rows: nothing to anchor the models on");
+  other_fits.push_back([&] { fit_collectives(db.collectives, facts.nvlink_gb_per_s, o, k); });
+  std::vector<std::function<void()>> fits = std::move(decode_fits);  // the decode fits take longest
+  fits.insert(fits.end(), other_fits.begin(), other_fits.end());
+  run_fits(fits, o.threads);
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const model::DType d = *detail::model_dtype(names[i]);
+    if (slots[i].gemm) k.gemm[d] = *slots[i].gemm;
+    if (slots[i].prefill) k.prefill_attention[d] = *slots[i].prefill;
+    if (slots[i].decode) k.decode_attention[d] = *slots[i].decode;
+  }
+  k.gemm[model::DType::fp16] = k.gemm[model::DType::bf16];  // the same tensor-core rate and width
   // No table times element-wise kernels alone (kernel_fit.hpp): a streaming kernel's
   // bandwidth and a short kernel's latency.
   k.vector.memory_gb_per_s = k.decode_attention.count(model::DType::bf16)

@@ -62,6 +62,7 @@ DeviceFacts device_facts(const simulator::HardwareProfile& datasheet);
 struct KernelFitOptions {
   std::size_t max_rows = 3000;  // rows per fitted model (an even subsample beyond)
   int max_evaluations = 3000;   // objective evaluations per model
+  int threads = 0;              // fits run at once (0: one per core); the models do not depend on it
 };
 
 // Fits every model the tables support. ConfigError when the GEMM table has no bfloat16
