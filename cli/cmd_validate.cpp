@@ -12,7 +12,7 @@
 // calibration measured); one that is not is refused (exit 2) unless --allow-overlap.
 // Exit 3 when --max-median-error is given and the median |time error| exceeds it.
 //
-// hdlab validate --kerneldb DIR --hw PROFILE --device NAME -o OUT/ [--worst N]
+// hdlab validate --kerneldb DIR --hw PROFILE [--device NAME] -o OUT/ [--worst N]
 //                [--max-median-error X]
 // Kernel-level validation instead: the profile's kernel models predict every row of the
 // measured GPU kernel tables DIR/NAME/*.csv[.gz] (calibration/kerneldb.hpp), and the rows
@@ -304,16 +304,35 @@ void write_kernel_outputs(const KernelValidation& v, const std::string& dir) {
 #endif
 }
 
+// Without --device: the kerneldb folder the profile's kernel models were fitted on
+// (kernel_models.fit.data.device, which hdlab calibrate --from-kerneldb records), when
+// `kerneldb` holds it. A derived profile was fitted on no device of its own: --device
+// names the one it is held against.
+std::string fitted_device(const simulator::HardwareProfile& hw, const std::string& kerneldb) {
+  const std::string hint = " (h100_sxm, a100_sxm, b200_sxm for the bundled profiles/kerneldb)";
+  const nlohmann::json* data = nullptr;
+  if (hw.kernel_models && hw.kernel_models->fit.contains("data")) data = &hw.kernel_models->fit.at("data");
+  if (!data || !data->contains("device") || !data->at("device").is_string())
+    throw model::ConfigError("--device", "give the device folder of " + kerneldb + " to validate against" + hint + ": " +
+                                             hw.name + " was not fitted on one (" +
+                                             (hw.kernel_models ? "its kernel models are derived" : "no kernel models") +
+                                             ")");
+  const std::string device = data->at("device").get<std::string>();
+  if (!std::filesystem::is_directory(std::filesystem::path(kerneldb) / device))
+    throw model::ConfigError("--device", hw.name + " was fitted on kerneldb device \"" + device + "\", which " +
+                                             kerneldb + " does not hold: give the device folder to validate against" +
+                                             hint);
+  std::cout << "--device " << device << ": the kerneldb device " << hw.name << " was fitted on\n";
+  return device;
+}
+
 int validate_kerneldb(const ValidateCli& o) {
   if (o.output.empty()) throw model::ConfigError("-o", "give the folder to write the report to");
   if (o.hardware.empty()) throw model::ConfigError("--hw", "give the profile whose kernel models predict the kerneldb rows");
-  if (o.device.empty())
-    throw model::ConfigError("--device", "give the device folder of " + o.kerneldb +
-                                             " to validate against (h100_sxm, a100_sxm, b200_sxm for the bundled "
-                                             "profiles/kerneldb); profiles do not name their kerneldb device yet");
   const simulator::HardwareProfile hw = load_hardware(o.hardware);
+  const std::string device = o.device.empty() ? fitted_device(hw, o.kerneldb) : o.device;
   const auto t0 = std::chrono::steady_clock::now();
-  const KernelDb db = read_kerneldb(o.kerneldb, o.device);
+  const KernelDb db = read_kerneldb(o.kerneldb, device);
   const double read_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::cout << fmt::format("hdlab validate --kerneldb: {} ({}): {} gemm, {} prefill and {} decode attention, {} collective, "
                            "{} moe rows read in {:.1f} s; predicted with {}\n",
@@ -371,7 +390,7 @@ Verb add_validate(CLI::App& app) {
       ->excludes(overlap)
       ->excludes(backend)
       ->excludes(threads);
-  kernels->add_option("--device", o->device, "kerneldb device folder, e.g. h100_sxm (required with --kerneldb)")->needs("--kerneldb");
+  kernels->add_option("--device", o->device, "kerneldb device folder, e.g. h100_sxm (default: the one --hw was fitted on)")->needs("--kerneldb");
   auto* gdn = kernels->add_flag("--gdn", o->gdn, "validate the Gated DeltaNet kernels (gdn_perf) against the layer "
                                 "program's costs on the roofline, instead of the kernel models")
       ->needs("--kerneldb");

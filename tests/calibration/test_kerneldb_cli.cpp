@@ -1,5 +1,6 @@
 // `hdlab validate --kerneldb` as a user runs it: a bad kerneldb table exits 2 naming the
-// file, line and column; missing or conflicting flags exit 2 naming the flag.
+// file, line and column; missing or conflicting flags exit 2 naming the flag. Without
+// --device a fitted profile is held against the kerneldb folder it was fitted on.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -43,7 +44,16 @@ TEST_CASE("hdlab validate --kerneldb: bad tables and flags exit 2 naming the pla
       {"unknown device folder",
        {"validate", "--kerneldb", dir, "--device", "h800_sxm", "--hw", "h100-sxm", "-o", out},
        dir + "/h800_sxm: no such kerneldb device folder (devices in " + dir + ": h100_sxm)"},
-      {"no --device", {"validate", "--kerneldb", dir, "--hw", "h100-sxm", "-o", out}, "--device: give the device folder"},
+      {"no --device: the folder the profile was fitted on is read",
+       {"validate", "--kerneldb", dir, "--hw", "h100-sxm", "-o", out},
+       dir + "/h100_sxm/gemm_perf.csv:3: column \"latency\": \"fast\" is not a number"},
+      {"no --device with a derived profile",
+       {"validate", "--kerneldb", dir, "--hw", "h200", "-o", out},
+       "--device: give the device folder of " + dir + " to validate against (h100_sxm, a100_sxm, b200_sxm for the "
+       "bundled profiles/kerneldb): NVIDIA H200 SXM 141GB was not fitted on one (its kernel models are derived)"},
+      {"no --device with a profile fitted on a device the folder lacks",
+       {"validate", "--kerneldb", dir, "--hw", "b200", "-o", out},
+       "--device: NVIDIA B200 180GB was fitted on kerneldb device \"b200_sxm\", which " + dir + " does not hold"},
       {"no --hw", {"validate", "--kerneldb", dir, "--device", "h100_sxm", "-o", out}, "--hw: give the profile"},
       {"no -o", {"validate", "--kerneldb", dir, "--device", "h100_sxm", "--hw", "h100-sxm"}, "-o: give the folder"},
       {"no folder", {"validate", "--kerneldb", dir + "/nowhere", "--device", "h100_sxm", "--hw", "h100-sxm", "-o", out},
@@ -76,5 +86,13 @@ TEST_CASE("hdlab validate --kerneldb: bad tables and flags exit 2 naming the pla
   CHECK(r.err.find("/h100_sxm/mamba2_perf.csv: no rows: the device folder has no mamba2_perf table") !=
         std::string::npos);
   CHECK_FALSE(fs::exists(out));
+  // Without --device a fitted profile validates against the folder it was fitted on.
+  const CliResult ok = run_cli({"validate", "--kerneldb", valid, "--hw", "h100-sxm", "-o", out});
+  CAPTURE(ok.err);
+  CHECK(ok.exit_code == 0);
+  CHECK(ok.out.find("--device h100_sxm: the kerneldb device NVIDIA H100 SXM5 80GB was fitted on") != std::string::npos);
+  CHECK(ok.out.find("h100_sxm (NVIDIA H100 80GB HBM3): 2 gemm") != std::string::npos);
+  CHECK(fs::exists(fs::path(out) / "kernels.json"));
+  fs::remove_all(out);
   fs::remove_all(dir);
 }
