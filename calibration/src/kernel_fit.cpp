@@ -6,6 +6,7 @@
 #include <atomic>
 #include <exception>
 #include <optional>
+#include <system_error>
 #include <thread>
 #include <limits>
 #include <cmath>
@@ -444,14 +445,22 @@ void run_fits(const std::vector<std::function<void()>>& fits, int threads) {
   std::vector<std::exception_ptr> errors(fits.size());
   std::atomic<std::size_t> next{0};
   auto work = [&] {
-    for (std::size_t i = next++; i < fits.size(); i = next++) try {
+    for (std::size_t i = next++; i < fits.size(); i = next++) {
+      try {
         fits[i]();
       } catch (...) {
         errors[i] = std::current_exception();
       }
+    }
   };
   std::vector<std::thread> helpers;
-  for (std::size_t t = 1; t < n; ++t) helpers.emplace_back(work);
+  for (std::size_t t = 1; t < n; ++t) {
+    try {
+      helpers.emplace_back(work);
+    } catch (const std::system_error&) {  // no thread to be had: fewer run the same fits
+      break;
+    }
+  }
   work();
   for (std::thread& t : helpers) t.join();
   for (const std::exception_ptr& e : errors)
