@@ -173,8 +173,10 @@ Verb add_calibrate(CLI::App& app) {
   sub->add_option("-o,--output", o->output, "the profile to write (JSON), e.g. profiles/hardware/cpu-NAME.json")
       ->check(non_empty());
   sub->add_option("--name", o->name, "the profile's name (default: the CPU model or GPU, threads)")->check(non_empty());
-  auto* threads =
-      sub->add_option("--threads", o->threads, "threads measuring (--backend cpu) or fitting (--from-kerneldb); 0: all")->capture_default_str()->check(thread_count());
+  auto* threads = sub->add_option("--threads", o->threads,
+                                  "threads measuring (--backend cpu) or fitting (--from-kerneldb); 0: all")
+                      ->capture_default_str()
+                      ->check(thread_count());
   auto* quick = sub->add_flag("--quick", o->quick, "a smaller plan (CI smoke runs: under a minute on 2 cores)");
   // --refit measures nothing: the options that shape a measurement would be ignored.
   auto* refit = sub->add_option("--refit", o->refit, "fit the samples of this calibrated profile again, measuring nothing")

@@ -318,11 +318,12 @@ std::string fitted_device(const simulator::HardwareProfile& hw, const std::strin
                                              (hw.kernel_models ? "its kernel models are derived" : "no kernel models") +
                                              ")");
   const std::string device = data->at("device").get<std::string>();
-  if (!std::filesystem::is_directory(std::filesystem::path(kerneldb) / device))
+  if (!fs::is_directory(fs::path(kerneldb) / device))
     throw model::ConfigError("--device", hw.name + " was fitted on kerneldb device \"" + device + "\", which " +
                                              kerneldb + " does not hold: give the device folder to validate against" +
                                              hint);
-  std::cout << "--device " << device << ": the kerneldb device " << hw.name << " was fitted on\n";
+  std::cout << "no --device: validating against " << device << ", the kerneldb device " << hw.name
+            << " was fitted on\n";
   return device;
 }
 
